@@ -1,0 +1,123 @@
+import { align8, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE } from '../schema/record-abi.js';
+import { FairQueue } from './fair-queue.js';
+import { CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, type SessionMemory, SlotF64, SlotI32 } from './session-memory.js';
+
+export interface RecordVisitor {
+  /** A metadata record: `u8[start, start+len)` is a varint type index followed by a descriptor. */
+  metadata(slot: number, u8: Uint8Array, start: number, len: number): void;
+  /** An event record; its payload is `u8[start, start+len)`. */
+  event(slot: number, typeIndex: number, timestampMs: number, seq: number, u8: Uint8Array, start: number, len: number): void;
+}
+
+export interface SlotProgress {
+  readonly slot: number;
+  readonly threadId: number;
+  readonly nextSeq: number;
+  readonly dropped: number;
+  readonly originDeltaNs: number;
+}
+
+/**
+ * The drain's side of the buffer: visits every committed record, thread by thread in each thread's
+ * chunk order, and returns sealed chunks to the budget once read (waking the first parked producer).
+ * Only the drain thread uses it.
+ */
+export class ChunkScanner {
+  private readonly nextChunkSeq: Int32Array;
+  private readonly current: Int32Array;
+  private readonly consumed: Int32Array;
+  private readonly nextSeq: Float64Array;
+  private readonly queue: FairQueue;
+  private readonly bySlot: number[][] = [];
+  corruptChunks = 0;
+
+  constructor(private readonly m: SessionMemory) {
+    this.nextChunkSeq = new Int32Array(m.maxSlots);
+    this.current = new Int32Array(m.maxSlots).fill(-1);
+    this.consumed = new Int32Array(m.maxSlots);
+    this.nextSeq = new Float64Array(m.maxSlots);
+    this.queue = new FairQueue(m);
+  }
+
+  /** One pass over everything committed so far; returns the number of records visited. */
+  scan(v: RecordVisitor): number {
+    const m = this.m;
+    const i32 = m.i32;
+    const slots = m.slotCount;
+    for (let s = 0; s < slots; s++) (this.bySlot[s] ??= []).length = 0;
+    for (let c = 0; c < m.chunkCount; c++) {
+      const hi = m.chunkBase(c) >> 2;
+      if (Atomics.load(i32, hi + ChunkI32.State) === ChunkState.Free) continue;
+      const owner = i32[hi + ChunkI32.Owner]!;
+      if (owner >= 0 && owner < slots) this.bySlot[owner]!.push(c);
+    }
+    let visited = 0;
+    for (let s = 0; s < slots; s++) visited += this.drainSlot(s, v);
+    return visited;
+  }
+
+  private drainSlot(s: number, v: RecordVisitor): number {
+    const m = this.m;
+    const { i32, u32, f64, u8 } = m;
+    const chunks = this.bySlot[s]!;
+    let visited = 0;
+    for (;;) {
+      let c = this.current[s]!;
+      if (c < 0) {
+        const want = this.nextChunkSeq[s]!;
+        c = chunks.find((k) => i32[(m.chunkBase(k) >> 2) + ChunkI32.ChunkSeq] === want) ?? -1;
+        if (c < 0) return visited;
+        this.current[s] = c;
+        this.consumed[s] = m.chunkBase(c) + CHUNK_HEADER_BYTES;
+        this.nextSeq[s] = f64[(m.chunkBase(c) >> 3) + ChunkF64.FirstSeq]!;
+      }
+      const base = m.chunkBase(c);
+      const hi = base >> 2;
+      const state = Atomics.load(i32, hi + ChunkI32.State);
+      const committed = Atomics.load(i32, hi + ChunkI32.Committed);
+      const limit = base + m.chunkSize;
+      let r = this.consumed[s]!;
+      let seq = this.nextSeq[s]!;
+      while (r < committed) {
+        const len = u32[r >> 2]!;
+        if (len < RECORD_HEADER_SIZE || r + len > Math.min(committed, limit)) {
+          // Cannot happen with a correct producer; never trust shared memory blindly though.
+          this.corruptChunks++;
+          r = committed;
+          break;
+        }
+        const type = u32[(r >> 2) + 1]!;
+        if (type === METADATA_TYPE_INDEX) v.metadata(s, u8, r + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE);
+        else {
+          v.event(s, type, f64[(r >> 3) + 1]!, seq++, u8, r + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE);
+          visited++;
+        }
+        r += align8(len);
+      }
+      this.consumed[s] = r;
+      this.nextSeq[s] = seq;
+      if (state !== ChunkState.Sealed) return visited;
+      this.current[s] = -1;
+      this.nextChunkSeq[s]++;
+      m.releaseChunk(c);
+      this.queue.wakeHead();
+    }
+  }
+
+  /** What each producing thread has attempted and dropped, as far as the drain can tell. */
+  progress(): SlotProgress[] {
+    const m = this.m;
+    const out: SlotProgress[] = [];
+    for (let s = 0; s < m.slotCount; s++) {
+      const published = m.f64[m.slotF64(s, SlotF64.NextSeq)]!;
+      out.push({
+        slot: s,
+        threadId: m.i32[m.slotI32(s, SlotI32.ThreadId)]!,
+        nextSeq: Math.max(published, this.nextSeq[s]!),
+        dropped: m.f64[m.slotF64(s, SlotF64.Dropped)]!,
+        originDeltaNs: m.f64[m.slotF64(s, SlotF64.OriginDeltaNs)]!,
+      });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,172 @@
+import { METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, type RecordTarget } from '../schema/record-abi.js';
+import { ByteWriter } from '../format/byte-writer.js';
+import { encodeDescriptor } from '../format/metadata-codec.js';
+import type { EventType } from '../schema/event-type.js';
+import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, SessionMemory, SessionState, SlotF64, SlotI32 } from './session-memory.js';
+import { FairQueue } from './fair-queue.js';
+
+/**
+ * One thread's tenancy in one session's buffer (Phosphor's ChunkTenant): it borrows a chunk, copies
+ * records into it, seals it when full and borrows the next. What happens when no chunk is free is
+ * decided here: Drop counts the attempt and moves on; Block parks in FIFO order until the drain
+ * frees one (see docs/BUFFERING.md).
+ */
+export class ThreadBuffer implements RecordTarget {
+  pos = 0;
+  end = 0;
+  commitIndex = 0;
+  seq = 0;
+  readonly u8: Uint8Array;
+  readonly i8: Int8Array;
+  readonly u16: Uint16Array;
+  readonly i16: Int16Array;
+  readonly u32: Uint32Array;
+  readonly i32: Int32Array;
+  readonly f32: Float32Array;
+  readonly f64: Float64Array;
+  readonly b64: BigInt64Array;
+
+  dropped = 0;
+  private chunk = -1;
+  private chunkSeq = 0;
+  private pending: Uint8Array[] = [];
+  private readonly described = new Set<number>();
+  private readonly queue: FairQueue;
+  detached = false;
+  /** Set while this thread writes rundown for a stopping session: such writes must never park. */
+  neverBlock = false;
+
+  constructor(
+    readonly memory: SessionMemory,
+    readonly slot: number,
+    private readonly onDetach: () => void,
+  ) {
+    const sab = memory.sab;
+    this.u8 = memory.u8;
+    this.i8 = new Int8Array(sab);
+    this.u16 = new Uint16Array(sab);
+    this.i16 = new Int16Array(sab);
+    this.u32 = memory.u32;
+    this.i32 = memory.i32;
+    this.f32 = new Float32Array(sab);
+    this.f64 = memory.f64;
+    this.b64 = new BigInt64Array(sab);
+    this.queue = new FairQueue(memory);
+  }
+
+  /** Makes sure the drain learns `type`'s metadata before its first event from this thread. */
+  describe(type: EventType): void {
+    if (this.described.has(type.typeIndex)) return;
+    this.described.add(type.typeIndex);
+    const w = new ByteWriter(256);
+    w.varint(type.typeIndex);
+    encodeDescriptor(type, w);
+    const payload = w.take();
+    if (this.chunk >= 0 && this.pos + RECORD_HEADER_SIZE + payload.length <= this.end) {
+      this.writeMetadata(payload);
+    } else {
+      this.pending.push(payload);
+      // Send the next write down the slow path, which writes pending metadata first.
+      this.end = this.pos;
+    }
+  }
+
+  private writeMetadata(payload: Uint8Array): void {
+    const p = this.pos;
+    this.u32[(p >> 2) + 1] = METADATA_TYPE_INDEX;
+    this.f64[(p >> 3) + 1] = 0;
+    this.u8.set(payload, p + RECORD_HEADER_SIZE);
+    const len = RECORD_HEADER_SIZE + payload.length;
+    this.u32[p >> 2] = len;
+    this.pos = (p + len + 7) & -8;
+    this.u32[this.commitIndex] = this.pos;
+  }
+
+  reserve(size: number): number {
+    const m = this.memory;
+    this.seal();
+    if (m.state >= SessionState.Stopping) {
+      this.detach();
+      return -1;
+    }
+    let need = size;
+    for (const p of this.pending) need += RECORD_HEADER_SIZE + p.length + 8;
+    if (need > m.chunkCapacity) return this.drop();
+    let c = m.acquireChunk();
+    if (c < 0) {
+      if (m.mode !== BufferingMode.Block || this.neverBlock) return this.drop();
+      c = this.park();
+      if (c < 0) return this.drop();
+    }
+    this.take(c);
+    for (const p of this.pending) this.writeMetadata(p);
+    this.pending = [];
+    return this.pos;
+  }
+
+  /** Block mode: wait, first in first out, until the drain frees a chunk or the session goes away. */
+  private park(): number {
+    const m = this.memory;
+    const started = performance.now();
+    const c = this.queue.wait(this.slot, () => m.state >= SessionState.Stopping);
+    const waited = (performance.now() - started) * 1e6;
+    const f = m.f64;
+    const longest = m.slotF64(this.slot, SlotF64.LongestParkNs);
+    if (waited > f[longest]!) f[longest] = waited;
+    f[m.slotF64(this.slot, SlotF64.Parks)]! += 1;
+    return c;
+  }
+
+  private take(c: number): void {
+    const m = this.memory;
+    const base = m.chunkBase(c);
+    const hi = base >> 2;
+    this.i32[hi + ChunkI32.Owner] = this.slot;
+    this.i32[hi + ChunkI32.ChunkSeq] = this.chunkSeq++;
+    this.f64[(base >> 3) + ChunkF64.FirstSeq] = this.seq;
+    this.pos = base + CHUNK_HEADER_BYTES;
+    this.end = base + m.chunkSize;
+    this.commitIndex = hi + ChunkI32.Committed;
+    this.u32[this.commitIndex] = this.pos;
+    Atomics.store(this.i32, hi + ChunkI32.State, ChunkState.Owned);
+    this.chunk = c;
+  }
+
+  /** Hands the current chunk to the drain. */
+  seal(): void {
+    if (this.chunk < 0) return;
+    Atomics.store(this.i32, (this.memory.chunkBase(this.chunk) >> 2) + ChunkI32.State, ChunkState.Sealed);
+    this.chunk = -1;
+    this.pos = this.end = 0;
+    this.memory.wakeDrain();
+  }
+
+  private drop(): number {
+    const m = this.memory;
+    this.seq++;
+    this.dropped++;
+    m.f64[m.slotF64(this.slot, SlotF64.Dropped)] = this.dropped;
+    m.f64[m.slotF64(this.slot, SlotF64.NextSeq)] = this.seq;
+    return -1;
+  }
+
+  /** The session is gone: stop targeting it. */
+  detach(): void {
+    if (this.detached) return;
+    this.detached = true;
+    this.chunk = -1;
+    this.pos = this.end = 0;
+    this.onDetach();
+  }
+
+  /** Publishes this thread's position so a stop sees attempts made after its last chunk. */
+  publish(): void {
+    const m = this.memory;
+    m.f64[m.slotF64(this.slot, SlotF64.NextSeq)] = this.seq;
+    Atomics.store(m.i32, m.slotI32(this.slot, SlotI32.State), 2);
+  }
+
+  get sessionState(): number {
+    return Atomics.load(this.i32, Ctl.State);
+  }
+}

@@ -1,0 +1,167 @@
+import { ByteReader } from '../format/byte-reader.js';
+import { LossTracker } from '../format/loss-tracker.js';
+import { decodeDescriptor } from '../format/metadata-codec.js';
+import type { HeaderInfo } from '../format/stream-header.js';
+import { TraceWriter, type ThreadProgress } from '../format/trace-writer.js';
+import { ChunkScanner, type RecordVisitor } from '../buffers/chunk-scanner.js';
+import { FairQueue } from '../buffers/fair-queue.js';
+import { Ctl, type SessionMemory, SessionState } from '../buffers/session-memory.js';
+import type { EventDescriptor } from '../schema/event-type.js';
+import type { Sink } from './sink.js';
+
+const IDLE_WAIT_MS = 100;
+const FLUSH_BYTES = 1 << 20;
+
+export interface DrainResult {
+  readonly eventsWritten: number;
+  readonly eventsDropped: number;
+  readonly bytesWritten: number;
+  readonly maxLatenessNs: number;
+  readonly error?: string;
+}
+
+function descriptorKey(d: EventDescriptor): string {
+  return `${d.provider}\0${d.name}\0${d.id}\0${d.version}\0${d.level}\0${d.keywords}\0${d.fields.map((f) => f.join(':')).join(',')}`;
+}
+
+/**
+ * Empties one session's buffer into a sink: merges every thread's committed records, puts their
+ * timestamps on the trace clock, gives each event type one stream-wide id (metadata first), and
+ * closes each pass with a sequence point. Runs on its own thread so producers only ever copy bytes.
+ */
+export class DrainLoop implements RecordVisitor {
+  private readonly scanner: ChunkScanner;
+  private readonly writer = new TraceWriter();
+  private readonly loss = new LossTracker();
+  private readonly typeIds = new Map<string, number>();
+  /** Per slot: thread-local type index → stream type id. */
+  private readonly slotTypes: Map<number, number>[] = [];
+  private readonly threadIds: number[] = [];
+  private readonly originDelta: number[] = [];
+  private lastSequencePointNs = -Infinity;
+  private maxLatenessNs = 0;
+  private eventsWritten = 0;
+  private lastEventNs = 0;
+
+  constructor(
+    private readonly memory: SessionMemory,
+    private readonly sink: Sink,
+    header: HeaderInfo,
+    /** This thread's performance.now() origin relative to the trace origin, in ns. */
+    private readonly clockDeltaNs: number,
+  ) {
+    this.scanner = new ChunkScanner(memory);
+    this.writer.header(header);
+    this.flush();
+  }
+
+  private nowNs(): number {
+    return Math.round(performance.now() * 1e6 + this.clockDeltaNs);
+  }
+
+  private refreshSlots(): void {
+    for (const p of this.scanner.progress()) {
+      this.threadIds[p.slot] = p.threadId;
+      this.originDelta[p.slot] = p.originDeltaNs;
+    }
+  }
+
+  metadata(slot: number, u8: Uint8Array, start: number, len: number): void {
+    const r = new ByteReader(u8, start, start + len);
+    const typeIndex = r.varint();
+    const d = decodeDescriptor(r);
+    const key = descriptorKey(d);
+    let id = this.typeIds.get(key);
+    if (id === undefined) {
+      id = this.typeIds.size + 1;
+      this.typeIds.set(key, id);
+      this.writer.metadata(id, d);
+    }
+    (this.slotTypes[slot] ??= new Map()).set(typeIndex, id);
+  }
+
+  event(slot: number, typeIndex: number, timestampMs: number, seq: number, u8: Uint8Array, start: number, len: number): void {
+    const typeId = this.slotTypes[slot]?.get(typeIndex);
+    if (typeId === undefined) return; // A producer always describes a type first; never trust shared memory blindly.
+    const tsNs = Math.round(timestampMs * 1e6 + this.originDelta[slot]!);
+    const late = this.lastSequencePointNs - tsNs;
+    if (late > this.maxLatenessNs) this.maxLatenessNs = late;
+    const thread = this.threadIds[slot]!;
+    this.writer.event(typeId, thread, seq, tsNs, u8, start, len);
+    this.loss.observe(thread, seq);
+    this.eventsWritten++;
+    if (tsNs > this.lastEventNs) this.lastEventNs = tsNs;
+    if (this.writer.pendingBytes > FLUSH_BYTES) this.flush();
+  }
+
+  private flush(): void {
+    const bytes = this.writer.take();
+    if (bytes) this.sink.write(bytes);
+  }
+
+  private progress(): ThreadProgress[] {
+    return this.scanner.progress().map((p) => ({ threadId: p.threadId, nextSeq: p.nextSeq, dropped: p.dropped }));
+  }
+
+  /** One pass: everything committed when it started is in the stream when it ends. */
+  private pass(force: boolean): number {
+    const passStartNs = this.nowNs();
+    this.refreshSlots();
+    const visited = this.scanner.scan(this);
+    if (visited > 0 || force) {
+      const progress = this.progress();
+      this.loss.progress(progress);
+      this.writer.sequencePoint(passStartNs, Math.max(0, this.maxLatenessNs), progress);
+      this.lastSequencePointNs = passStartNs;
+    }
+    this.flush();
+    return visited;
+  }
+
+  /** Runs until the session stops or the sink fails; never throws. */
+  run(): DrainResult {
+    const m = this.memory;
+    let error: string | undefined;
+    try {
+      let lastVisited = 0;
+      for (;;) {
+        const wake = Atomics.load(m.i32, Ctl.DrainWake);
+        const state = m.state;
+        if (state >= SessionState.Stopping) break;
+        if (!this.sink.congested) lastVisited = this.pass(lastVisited > 0);
+        Atomics.wait(m.i32, Ctl.DrainWake, wake, IDLE_WAIT_MS);
+      }
+      if (m.state === SessionState.Failed) throw new Error('session failed');
+      // Final pass: producers have been told to stop; take everything they committed.
+      this.pass(true);
+      this.loss.finish();
+      this.writer.end({
+        events: this.eventsWritten,
+        dropped: this.loss.dropped,
+        endTimeNs: Math.max(this.lastEventNs, this.nowNs()),
+        maxLatenessNs: Math.max(0, this.maxLatenessNs),
+        threads: this.threadIds.length,
+        eventTypes: this.typeIds.size,
+      });
+      this.flush();
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
+      m.setState(SessionState.Failed);
+      new FairQueue(m).wakeAll();
+    }
+    try {
+      this.sink.close();
+    } catch (e) {
+      error ??= e instanceof Error ? e.message : String(e);
+    }
+    // Lets an owner that is exiting (and so cannot receive messages) wait for the flush in shared memory.
+    if (error === undefined) m.setState(SessionState.Stopped);
+    return {
+      eventsWritten: this.eventsWritten,
+      eventsDropped: this.loss.dropped,
+      bytesWritten: this.writer.bytesTaken,
+      maxLatenessNs: Math.max(0, this.maxLatenessNs),
+      ...(error === undefined ? {} : { error }),
+    };
+  }
+}

@@ -1,0 +1,53 @@
+import type { ThreadProgress } from './trace-writer.js';
+
+export interface DropRange {
+  readonly threadId: number;
+  /** First and last sequence numbers that never arrived. */
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly count: number;
+}
+
+/** Turns per-thread sequence numbers into drop ranges: every gap is a lost attempt, and where it was. */
+export class LossTracker {
+  private readonly nextSeq = new Map<number, number>();
+  private lastProgress: readonly ThreadProgress[] = [];
+  readonly ranges: DropRange[] = [];
+  dropped = 0;
+
+  observe(threadId: number, seq: number): void {
+    const expected = this.nextSeq.get(threadId) ?? 0;
+    if (seq > expected) this.gap(threadId, expected, seq - 1);
+    if (seq + 1 > expected) this.nextSeq.set(threadId, seq + 1);
+  }
+
+  progress(threads: readonly ThreadProgress[]): void {
+    this.lastProgress = threads;
+  }
+
+  /** At the end of the stream, attempts after a thread's last event that never arrived were dropped too. */
+  finish(): void {
+    for (const t of this.lastProgress) {
+      const expected = this.nextSeq.get(t.threadId) ?? 0;
+      if (t.nextSeq > expected) {
+        this.gap(t.threadId, expected, t.nextSeq - 1);
+        this.nextSeq.set(t.threadId, t.nextSeq);
+      }
+    }
+  }
+
+  private gap(threadId: number, fromSeq: number, toSeq: number): void {
+    const count = toSeq - fromSeq + 1;
+    this.dropped += count;
+    const last = this.ranges[this.ranges.length - 1];
+    if (last && last.threadId === threadId && last.toSeq + 1 === fromSeq) {
+      this.ranges[this.ranges.length - 1] = { threadId, fromSeq: last.fromSeq, toSeq, count: last.count + count };
+    } else this.ranges.push({ threadId, fromSeq, toSeq, count });
+  }
+
+  droppedBy(threadId: number): number {
+    let n = 0;
+    for (const r of this.ranges) if (r.threadId === threadId) n += r.count;
+    return n;
+  }
+}

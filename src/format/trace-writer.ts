@@ -1,0 +1,164 @@
+import type { EventDescriptor } from '../schema/event-type.js';
+import { BLOCK_HEADER_SIZE, BlockKind, END_OF_STREAM_PAYLOAD } from './block.js';
+import { ByteWriter } from './byte-writer.js';
+import { crc32 } from './crc32.js';
+import { encodeDescriptor } from './metadata-codec.js';
+import { encodeHeader, type HeaderInfo } from './stream-header.js';
+import { zigzag } from './varint.js';
+
+/** Event header flags: a flag is set only when the value differs from the previous event's. */
+export const EventFlag = {
+  NewType: 1,
+  NewThread: 2,
+  SequenceJump: 4,
+} as const;
+
+export interface ThreadProgress {
+  readonly threadId: number;
+  /** The sequence number this thread's next attempt will get. */
+  readonly nextSeq: number;
+  /** Attempts this thread has dropped so far in this session. */
+  readonly dropped: number;
+}
+
+export interface StreamTotals {
+  readonly events: number;
+  readonly dropped: number;
+  readonly endTimeNs: number;
+  readonly maxLatenessNs: number;
+  readonly threads: number;
+  readonly eventTypes: number;
+}
+
+/**
+ * Bytes out: encodes the header, metadata, events with compressed headers, sequence points and the
+ * end-of-stream block into one reusable buffer; the caller take()s the bytes and sends them to a sink.
+ */
+export class TraceWriter {
+  private readonly out = new ByteWriter(256 * 1024);
+  private blockStart = -1;
+  private prevTs = 0;
+  private prevThread = -1;
+  private prevType = -1;
+  private prevSeq = 0;
+  bytesTaken = 0;
+
+  constructor(private readonly maxEventBlock = 64 * 1024) {}
+
+  header(info: HeaderInfo): void {
+    encodeHeader(info, this.out);
+  }
+
+  private openBlock(kind: number): void {
+    const o = this.out;
+    o.ensure(BLOCK_HEADER_SIZE);
+    this.blockStart = o.pos;
+    o.buf[o.pos] = kind;
+    o.buf.fill(0, o.pos + 1, o.pos + BLOCK_HEADER_SIZE);
+    o.pos += BLOCK_HEADER_SIZE;
+  }
+
+  private closeBlock(): void {
+    if (this.blockStart < 0) return;
+    const o = this.out;
+    const payloadStart = this.blockStart + BLOCK_HEADER_SIZE;
+    o.view.setUint32(this.blockStart + 4, o.pos - payloadStart, true);
+    o.view.setUint32(this.blockStart + 8, crc32(o.buf.subarray(payloadStart, o.pos)), true);
+    this.blockStart = -1;
+    this.prevThread = -1;
+    this.prevType = -1;
+  }
+
+  metadata(typeId: number, d: EventDescriptor): void {
+    this.closeBlock();
+    this.openBlock(BlockKind.Metadata);
+    this.out.varint(1);
+    this.out.varint(typeId);
+    encodeDescriptor(d, this.out);
+    this.closeBlock();
+  }
+
+  /** Appends one event; its payload is copied from `src[start, start+len)`. */
+  event(typeId: number, threadId: number, seq: number, tsNs: number, src: Uint8Array, start: number, len: number): void {
+    const o = this.out;
+    if (this.blockStart < 0 || o.pos - this.blockStart > this.maxEventBlock) {
+      this.closeBlock();
+      this.openBlock(BlockKind.Events);
+      o.varint(zigzag(tsNs));
+      this.prevTs = tsNs;
+    }
+    o.ensure(48 + len);
+    const b = o.buf;
+    const flagsAt = o.pos++;
+    let flags = 0;
+    if (typeId !== this.prevType) {
+      flags |= EventFlag.NewType;
+      o.varint(typeId);
+      this.prevType = typeId;
+    }
+    if (threadId !== this.prevThread) {
+      flags |= EventFlag.NewThread;
+      o.varint(threadId);
+      o.varint(seq);
+      this.prevThread = threadId;
+    } else if (seq !== this.prevSeq + 1) {
+      flags |= EventFlag.SequenceJump;
+      o.varint(seq - this.prevSeq - 1);
+    }
+    this.prevSeq = seq;
+    b[flagsAt] = flags;
+    o.varint(zigzag(tsNs - this.prevTs));
+    this.prevTs = tsNs;
+    o.varint(len);
+    let p = o.pos;
+    if (len <= 64) {
+      for (let i = 0; i < len; i++) b[p + i] = src[start + i]!;
+    } else {
+      b.set(src.subarray(start, start + len), p);
+    }
+    o.pos = p + len;
+  }
+
+  sequencePoint(timeNs: number, maxLatenessNs: number, threads: readonly ThreadProgress[]): void {
+    this.closeBlock();
+    this.openBlock(BlockKind.SequencePoint);
+    const o = this.out;
+    o.varint(zigzag(timeNs));
+    o.varint(maxLatenessNs);
+    o.varint(threads.length);
+    for (const t of threads) {
+      o.varint(t.threadId);
+      o.varint(t.nextSeq);
+      o.varint(t.dropped);
+    }
+    this.closeBlock();
+  }
+
+  end(t: StreamTotals): void {
+    this.closeBlock();
+    this.openBlock(BlockKind.EndOfStream);
+    const o = this.out;
+    const start = o.pos;
+    o.f64(t.events);
+    o.f64(t.dropped);
+    o.f64(t.endTimeNs);
+    o.f64(t.maxLatenessNs);
+    o.f64(t.threads);
+    o.f64(t.eventTypes);
+    if (o.pos - start !== END_OF_STREAM_PAYLOAD) throw new Error('end-of-stream payload size drifted from the format');
+    this.closeBlock();
+  }
+
+  /** Pending bytes, if any block is complete (an open events block is closed first). */
+  take(): Uint8Array | undefined {
+    this.closeBlock();
+    if (this.out.pos === 0) return undefined;
+    const bytes = this.out.take();
+    this.bytesTaken += bytes.length;
+    return bytes;
+  }
+
+  get pendingBytes(): number {
+    return this.out.pos;
+  }
+}

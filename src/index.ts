@@ -1,0 +1,13 @@
+// Public API: re-exports only; each concept lives in its layer's folder.
+export { Level, levelName } from './schema/level.js';
+export { FIELD_TYPES, type FieldType, type FieldSpec, type FieldValue } from './schema/field-type.js';
+export { defineProvider, type Provider, type ProviderBase, type EventSpec, type EnableContext, type ProviderDefinition } from './schema/provider.js';
+export type { TraceEventType, EventDescriptor, ArgsOf } from './schema/event-type.js';
+export { startSession, liveSessions, TraceSession, SessionError, type SessionOptions, type SessionResult } from './session/session.js';
+export type { SessionOutput } from './session/session-output.js';
+export { parseProviderSpec, ProviderSpecError, type ProviderRequest, type ProviderConfig } from './session/provider-spec.js';
+export { readTrace, type TraceReadable, type TraceSummary, type ThreadSummary, type ReadOptions, type ByteSource } from './format/trace-reader.js';
+export type { TraceEvent } from './format/trace-event.js';
+export type { TraceHeader } from './format/stream-header.js';
+export type { DropRange } from './format/loss-tracker.js';
+export { TraceFormatError, type TraceErrorCode } from './format/format-error.js';

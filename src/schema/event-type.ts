@@ -1,0 +1,62 @@
+import { type FieldSpec, type FieldType, type FieldValue } from './field-type.js';
+import { type Level } from './level.js';
+import { computePayloadLayout, type PayloadLayout } from './payload-layout.js';
+import type { RecordTarget } from './record-abi.js';
+import { generateWriter } from './event-writer.js';
+
+export type ArgsOf<F> = F extends readonly FieldSpec[]
+  ? { -readonly [K in keyof F]: F[K] extends readonly [string, infer T extends FieldType] ? FieldValue<T> : never }
+  : [];
+
+/** Everything a reader needs to decode an event type: it travels in the trace as metadata. */
+export interface EventDescriptor {
+  readonly provider: string;
+  readonly name: string;
+  readonly id: number;
+  readonly version: number;
+  readonly level: Level;
+  readonly keywords: bigint;
+  readonly fields: readonly FieldSpec[];
+}
+
+/** One declared event: its descriptor, its enabled flag and its generated writers. */
+export interface TraceEventType<F = readonly FieldSpec[]> extends EventDescriptor {
+  /** True when at least one session listens; recomputed only when sessions change. */
+  readonly enabled: boolean;
+  /** Positional, in field order; timestamped now. */
+  write(...args: ArgsOf<F>): void;
+  /** Same, with an explicit timestamp on this thread's performance.now() clock (for events observed late). */
+  writeAt(timestampMs: number, ...args: ArgsOf<F>): void;
+}
+
+const clock = () => performance.now();
+
+export class EventType implements TraceEventType {
+  enabled = false;
+  /** Per-session targets on this thread that currently want this event. */
+  _targets: RecordTarget[] = [];
+  readonly layout: PayloadLayout;
+  readonly write: (...args: any[]) => void;
+  readonly writeAt: (timestampMs: number, ...args: any[]) => void;
+
+  constructor(
+    readonly provider: string,
+    readonly name: string,
+    readonly id: number,
+    readonly version: number,
+    readonly level: Level,
+    readonly keywords: bigint,
+    readonly fields: readonly FieldSpec[],
+    /** Thread-local index written in each record; 0 is reserved for metadata records. */
+    readonly typeIndex: number,
+  ) {
+    this.layout = computePayloadLayout(fields);
+    this.write = generateWriter(this.layout, typeIndex, clock, false);
+    this.writeAt = generateWriter(this.layout, typeIndex, clock, true);
+  }
+
+  setTargets(targets: RecordTarget[]): void {
+    this._targets = targets;
+    this.enabled = targets.length > 0;
+  }
+}

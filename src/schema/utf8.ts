@@ -1,0 +1,51 @@
+/** UTF-8 straight into a buffer, no allocation; lone surrogates become U+FFFD as TextEncoder does. */
+export function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** Writes `s` at `pos`; the caller has checked room with utf8Length. Returns the end offset. */
+export function writeUtf8(u8: Uint8Array, pos: number, s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    let c = s.charCodeAt(i);
+    if (c < 0x80) {
+      u8[pos++] = c;
+    } else if (c < 0x800) {
+      u8[pos++] = 0xc0 | (c >> 6);
+      u8[pos++] = 0x80 | (c & 0x3f);
+    } else if (c >= 0xd800 && c <= 0xdfff) {
+      const d = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+      if (c <= 0xdbff && (d & 0xfc00) === 0xdc00) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        i++;
+        u8[pos++] = 0xf0 | (c >> 18);
+        u8[pos++] = 0x80 | ((c >> 12) & 0x3f);
+        u8[pos++] = 0x80 | ((c >> 6) & 0x3f);
+        u8[pos++] = 0x80 | (c & 0x3f);
+      } else {
+        u8[pos++] = 0xef;
+        u8[pos++] = 0xbf;
+        u8[pos++] = 0xbd;
+      }
+    } else {
+      u8[pos++] = 0xe0 | (c >> 12);
+      u8[pos++] = 0x80 | ((c >> 6) & 0x3f);
+      u8[pos++] = 0x80 | (c & 0x3f);
+    }
+  }
+  return pos;
+}
+
+const decoder = new TextDecoder('utf-8');
+export function readUtf8(u8: Uint8Array, start: number, end: number): string {
+  return decoder.decode(u8.subarray(start, end));
+}

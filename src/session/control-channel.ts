@@ -1,0 +1,60 @@
+import { BroadcastChannel, getEnvironmentData, isMainThread, setEnvironmentData } from 'node:worker_threads';
+import type { SessionDescriptor } from './session-descriptor.js';
+import { threadSessions } from './thread-sessions.js';
+
+/**
+ * How worker threads learn about sessions the main thread owns: workers created after a session
+ * started see it synchronously in their environment data; workers that exist already hear of it on a
+ * process-wide broadcast channel (when their event loop turns; until then their buffers detach on
+ * their own when they find the session stopped).
+ */
+type ControlMessage =
+  | { readonly type: 'open'; readonly desc: SessionDescriptor }
+  | { readonly type: 'close'; readonly id: number }
+  | { readonly type: 'hello' };
+
+const CHANNEL = 'tracepipe:sessions';
+const ENV_KEY = 'tracepipe:sessions';
+
+const active = new Map<number, SessionDescriptor>();
+const channel = new BroadcastChannel(CHANNEL);
+channel.onmessage = (ev: unknown) => {
+  const msg = (ev as { data: ControlMessage }).data;
+  if (!msg || typeof msg !== 'object') return;
+  if (isMainThread) {
+    if (msg.type === 'hello') for (const desc of active.values()) channel.postMessage({ type: 'open', desc } satisfies ControlMessage);
+    return;
+  }
+  if (msg.type === 'open') threadSessions.open(msg.desc);
+  else if (msg.type === 'close') threadSessions.close(msg.id);
+};
+// Never keep a process alive just to hear about sessions.
+(channel as unknown as { unref(): void }).unref();
+
+if (!isMainThread) {
+  const known = getEnvironmentData(ENV_KEY) as SessionDescriptor[] | undefined;
+  for (const desc of known ?? []) threadSessions.open(desc);
+  channel.postMessage({ type: 'hello' } satisfies ControlMessage);
+}
+
+function publishEnvironment(): void {
+  setEnvironmentData(ENV_KEY, [...active.values()] as unknown as string);
+}
+
+export function announceOpen(desc: SessionDescriptor): void {
+  active.set(desc.id, desc);
+  publishEnvironment();
+  threadSessions.open(desc);
+  channel.postMessage({ type: 'open', desc } satisfies ControlMessage);
+}
+
+export function announceClose(id: number): void {
+  active.delete(id);
+  publishEnvironment();
+  threadSessions.close(id);
+  channel.postMessage({ type: 'close', id } satisfies ControlMessage);
+}
+
+export function activeSessions(): SessionDescriptor[] {
+  return [...active.values()];
+}

@@ -1,0 +1,82 @@
+import type { Writable } from 'node:stream';
+import { Ctl, type SessionMemory } from '../buffers/session-memory.js';
+import { EventOrder } from '../format/event-order.js';
+import type { BlockEvent } from '../format/events-block.js';
+import type { TraceEvent } from '../format/trace-event.js';
+import { TraceParser } from '../format/trace-parser.js';
+
+/** Where a session's bytes end up, as the caller of startSession names it. */
+export type SessionOutput = string | { readonly stream: Writable } | { onEvent(e: TraceEvent): void };
+
+/** The owning thread's end of a stream or listener output: consumes what the drain posts. */
+export interface OutputConsumer {
+  consume(bytes: Uint8Array): void;
+  /** Resolves once everything consumed is out (the stream finished); rejects on a stream error. */
+  finish(): Promise<void>;
+}
+
+export class StreamConsumer implements OutputConsumer {
+  private failed: Error | undefined;
+
+  constructor(
+    private readonly stream: Writable,
+    private readonly memory: SessionMemory,
+    onError: (e: Error) => void,
+  ) {
+    stream.on('error', (e: Error) => {
+      this.failed = e;
+      onError(e);
+    });
+    stream.on('drain', () => {
+      Atomics.store(memory.i32, Ctl.Paused, 0);
+      memory.wakeDrain();
+    });
+  }
+
+  consume(bytes: Uint8Array): void {
+    if (this.failed || this.stream.destroyed) return;
+    if (!this.stream.write(bytes)) Atomics.store(this.memory.i32, Ctl.Paused, 1);
+  }
+
+  finish(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.failed || this.stream.destroyed || this.stream.writableFinished) return resolve();
+      this.stream.end(() => resolve());
+      this.stream.once('error', () => resolve());
+    });
+  }
+}
+
+/** Decodes the stream in the owning thread and calls back per event, in timestamp order per drain pass. */
+export class ListenerConsumer implements OutputConsumer {
+  private readonly order = new EventOrder(0);
+  private readonly ready: BlockEvent[] = [];
+  private readonly parser: TraceParser;
+  private warned = false;
+
+  constructor(private readonly onEvent: (e: TraceEvent) => void) {
+    this.parser = new TraceParser({
+      event: (e) => this.order.push(e),
+      sequencePoint: (sp) => this.order.release(sp.timeNs, this.ready),
+      end: () => this.order.releaseAll(this.ready),
+    });
+  }
+
+  consume(bytes: Uint8Array): void {
+    this.parser.push(bytes);
+    for (const e of this.ready) {
+      const { type: _type, ...event } = e;
+      try {
+        this.onEvent(event);
+      } catch (err) {
+        if (!this.warned) process.emitWarning(`tracepipe: onEvent listener threw: ${(err as Error).message}`);
+        this.warned = true;
+      }
+    }
+    this.ready.length = 0;
+  }
+
+  finish(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,250 @@
+import { hostname } from 'node:os';
+import { isMainThread, Worker } from 'node:worker_threads';
+import { BufferingMode, type BufferingModeName, Ctl, planLayout, SessionMemory, SessionState } from '../buffers/session-memory.js';
+import { FairQueue } from '../buffers/fair-queue.js';
+import type { HeaderInfo } from '../format/stream-header.js';
+import type { DataMessage } from '../sinks/port-sink.js';
+import { acknowledge } from '../sinks/port-sink.js';
+import type { SinkSpec } from '../sinks/sink-spec.js';
+import { announceClose, announceOpen } from './control-channel.js';
+import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
+import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
+import { TRACEPIPE_VERSION } from './version.js';
+
+export interface SessionOptions {
+  /** dotnet-trace syntax `Name[:HexKeywords[:Level[:key=value;...]]]`, comma separated, or a list. */
+  readonly providers: string | readonly ProviderRequest[];
+  /** A file path, `{ stream }` or `{ onEvent }`. */
+  readonly output: SessionOutput;
+  /** 'drop' (default) loses events when the buffer is full; 'block' parks producers instead. */
+  readonly bufferingMode?: BufferingModeName;
+  /** The session's whole budget: every thread's chunks come from it. Default 64. */
+  readonly bufferSizeMB?: number;
+}
+
+export interface SessionResult {
+  readonly eventsWritten: number;
+  readonly eventsDropped: number;
+  readonly bytesWritten: number;
+  readonly status: 'stopped' | 'failed';
+  readonly error?: Error;
+}
+
+interface DoneMessage {
+  readonly type: 'done';
+  readonly result: { eventsWritten: number; eventsDropped: number; bytesWritten: number; error?: string };
+}
+type DrainMessage = DataMessage | DoneMessage | { readonly type: 'running' } | { readonly type: 'failed'; readonly error: string };
+
+let nextSessionId = 1;
+const live = new Set<TraceSession>();
+const EXIT_FLUSH_MS = 3000;
+
+export class SessionError extends Error {
+  override readonly name = 'SessionError';
+}
+
+/** A running session, owned by the thread that started it (the main thread). */
+export class TraceSession {
+  readonly id: number;
+  readonly providers: readonly ProviderConfig[];
+  /** 'drop' when Block was asked for but this output has no separate drain (see docs/BUFFERING.md). */
+  readonly bufferingMode: BufferingModeName;
+  state: 'starting' | 'running' | 'stopping' | 'stopped' | 'failed' = 'starting';
+  error: Error | undefined;
+  /** Settles when the session ends, however it ends; never rejects. */
+  readonly done: Promise<SessionResult>;
+
+  private resolveDone!: (r: SessionResult) => void;
+  /** @internal The drain reported its result (its exit that follows is not a crash). */
+  reported = false;
+  private stopping: Promise<SessionResult> | undefined;
+  private consumer: OutputConsumer | undefined;
+
+  /** @internal */
+  constructor(
+    readonly memory: SessionMemory,
+    providers: readonly ProviderConfig[],
+    bufferingMode: BufferingModeName,
+    private readonly worker: Worker,
+    readonly originNs: bigint,
+  ) {
+    this.id = nextSessionId++;
+    this.providers = providers;
+    this.bufferingMode = bufferingMode;
+    this.done = new Promise((r) => (this.resolveDone = r));
+  }
+
+  /** @internal */
+  attachConsumer(c: OutputConsumer | undefined): void {
+    this.consumer = c;
+  }
+
+  /** @internal */
+  onDrainMessage(msg: DrainMessage): void {
+    if (msg.type === 'data') {
+      try {
+        this.consumer?.consume(msg.bytes);
+      } finally {
+        acknowledge(this.memory, msg.bytes.length);
+      }
+    } else if (msg.type === 'done') {
+      this.reported = true;
+      const r = msg.result;
+      if (r.error && !this.error) this.error = new SessionError(`tracepipe session ${this.id} failed: ${r.error}`);
+      void this.finish(r);
+    }
+  }
+
+  private async finish(r: { eventsWritten: number; eventsDropped: number; bytesWritten: number }): Promise<void> {
+    await this.consumer?.finish().catch(() => undefined);
+    this.end({ eventsWritten: r.eventsWritten, eventsDropped: r.eventsDropped, bytesWritten: r.bytesWritten });
+  }
+
+  /** @internal The drain is gone (finished, crashed or killed) or the output failed. */
+  end(r: { eventsWritten: number; eventsDropped: number; bytesWritten: number }): void {
+    if (this.state === 'stopped' || this.state === 'failed') return;
+    live.delete(this);
+    this.state = this.error ? 'failed' : 'stopped';
+    if (this.error) {
+      this.memory.setState(SessionState.Failed);
+      new FairQueue(this.memory).wakeAll();
+    }
+    announceClose(this.id);
+    this.worker.unref();
+    this.resolveDone({ ...r, status: this.state, ...(this.error ? { error: this.error } : {}) });
+  }
+
+  /** @internal */
+  fail(e: Error): void {
+    if (!this.error) this.error = e;
+    if (this.state === 'stopped' || this.state === 'failed') return;
+    this.memory.setState(SessionState.Failed);
+    new FairQueue(this.memory).wakeAll();
+    announceClose(this.id);
+  }
+
+  /** Flushes every event written before the call, from every thread, closes the output and resolves. */
+  stop(): Promise<SessionResult> {
+    if (this.stopping) return this.stopping;
+    if (this.state === 'running') {
+      this.state = 'stopping';
+      // This thread stops writing first so its last chunk is sealed before the drain's final pass.
+      announceClose(this.id);
+      if (this.memory.state < SessionState.Stopping) this.memory.setState(SessionState.Stopping);
+      new FairQueue(this.memory).wakeAll();
+    }
+    this.stopping = this.done;
+    return this.stopping;
+  }
+
+  /** @internal Synchronous flush when the process is exiting: file outputs get their end-of-stream block. */
+  flushOnExit(): void {
+    if (this.state !== 'running' && this.state !== 'stopping') return;
+    announceClose(this.id);
+    if (this.memory.state < SessionState.Stopping) this.memory.setState(SessionState.Stopping);
+    new FairQueue(this.memory).wakeAll();
+    const deadline = Date.now() + EXIT_FLUSH_MS;
+    while (this.memory.state === SessionState.Stopping && Date.now() < deadline) {
+      Atomics.wait(this.memory.i32, Ctl.State, SessionState.Stopping, 50);
+    }
+  }
+}
+
+process.on('exit', () => {
+  for (const s of live) s.flushOnExit();
+});
+
+function headerInfo(id: number, providers: readonly ProviderConfig[], mode: string, bufferSizeMB: number, originNs: bigint, wallNs: bigint): HeaderInfo {
+  return {
+    pid: process.pid,
+    processTitle: process.title,
+    argv: process.argv,
+    execArgv: process.execArgv,
+    nodeVersion: process.version,
+    tracepipeVersion: TRACEPIPE_VERSION,
+    platform: process.platform,
+    arch: process.arch,
+    hostname: hostname(),
+    clock: { wallClockNs: wallNs.toString(), monotonicNs: originNs.toString() },
+    session: { id, providers: formatProviderSpec(providers), bufferingMode: mode, bufferSizeMB },
+  };
+}
+
+function sinkFor(output: SessionOutput): SinkSpec {
+  if (typeof output === 'string') {
+    if (output === '') throw new SessionError('output path is empty');
+    return { kind: 'file', path: output };
+  }
+  if (output && typeof output === 'object') {
+    if ('stream' in output && output.stream && typeof output.stream.write === 'function') return { kind: 'port' };
+    if ('onEvent' in output && typeof output.onEvent === 'function') return { kind: 'port' };
+  }
+  throw new SessionError('output must be a file path, { stream: Writable } or { onEvent(e) {} }');
+}
+
+/** Starts a session; resolves once its drain is running and every thread that should is enabled. */
+export async function startSession(options: SessionOptions): Promise<TraceSession> {
+  if (!isMainThread) throw new SessionError('sessions are owned by the main thread; start them there (worker threads produce into them automatically)');
+  if (!options || typeof options !== 'object') throw new SessionError('startSession needs an options object');
+  const providers = normalizeProviders(options.providers);
+  const sink = sinkFor(options.output);
+  const requested = options.bufferingMode ?? 'drop';
+  if (requested !== 'drop' && requested !== 'block') throw new SessionError(`bufferingMode must be 'drop' or 'block', not ${JSON.stringify(requested)}`);
+  let mode: BufferingModeName = requested;
+  if (mode === 'block' && sink.kind === 'port') {
+    // Those outputs are consumed on the owning thread: a producer parked there would wait on itself.
+    mode = 'drop';
+    process.emitWarning('tracepipe: bufferingMode "block" needs an output drained off the main thread (a file); this session uses "drop"');
+  }
+  const bufferSizeMB = options.bufferSizeMB ?? 64;
+  if (typeof bufferSizeMB !== 'number' || !Number.isFinite(bufferSizeMB)) throw new SessionError('bufferSizeMB must be a number');
+  const memory = SessionMemory.create(planLayout(bufferSizeMB), mode === 'block' ? BufferingMode.Block : BufferingMode.Drop);
+  const originNs = process.hrtime.bigint();
+  const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
+  const id = nextSessionId;
+  const worker = new Worker(new URL('../workers/drain-worker.js', import.meta.url), {
+    workerData: { sab: memory.sab, sink, header: headerInfo(id, providers, mode, bufferSizeMB, originNs, wallNs), originNs: originNs.toString() },
+    execArgv: [],
+    stdout: false,
+    stderr: false,
+  });
+  const session = new TraceSession(memory, providers, mode, worker, originNs);
+  const output = options.output;
+  if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
+  else if (typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new ListenerConsumer((e) => output.onEvent(e)));
+
+  await new Promise<void>((resolve, reject) => {
+    let running = false;
+    worker.on('message', (msg: DrainMessage) => {
+      if (msg.type === 'running') {
+        running = true;
+        resolve();
+      } else if (msg.type === 'failed') {
+        reject(new SessionError(`cannot start session: ${msg.error}`));
+      } else session.onDrainMessage(msg);
+    });
+    worker.on('error', (e) => {
+      if (!running) reject(new SessionError(`cannot start session: ${e.message}`));
+      else session.fail(new SessionError(`tracepipe session ${session.id}: drain thread crashed: ${e.message}`));
+    });
+    worker.on('exit', () => {
+      if (!running) return reject(new SessionError('cannot start session: the drain thread exited'));
+      // A drain that exits without a result died: the output is incomplete but readable up to here.
+      if (!session.reported && session.state !== 'stopped' && session.state !== 'failed') {
+        session.fail(session.error ?? new SessionError(`tracepipe session ${session.id}: drain thread exited unexpectedly`));
+        session.end({ eventsWritten: 0, eventsDropped: 0, bytesWritten: 0 });
+      }
+    });
+  });
+  session.state = 'running';
+  memory.setState(SessionState.Enabled);
+  live.add(session);
+  announceOpen({ id: session.id, sab: memory.sab, providers, originNs: originNs.toString() });
+  return session;
+}
+
+/** Sessions this process is running now. */
+export function liveSessions(): readonly TraceSession[] {
+  return [...live];
+}

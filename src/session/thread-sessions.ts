@@ -1,0 +1,126 @@
+import { threadId } from 'node:worker_threads';
+import { threadOriginNs } from '../buffers/clock.js';
+import { SessionMemory, SessionState } from '../buffers/session-memory.js';
+import { ThreadBuffer } from '../buffers/thread-buffer.js';
+import type { EnableContext, ProviderImpl } from '../schema/provider.js';
+import { eventEnabledFor, providerRegistry } from '../schema/provider.js';
+import type { RecordTarget } from '../schema/record-abi.js';
+import type { SessionDescriptor } from './session-descriptor.js';
+
+interface LiveSession {
+  readonly desc: SessionDescriptor;
+  readonly memory: SessionMemory;
+  buffer: ThreadBuffer | undefined;
+}
+
+const origin = threadOriginNs();
+
+/**
+ * This thread's copy of "which sessions want what" (seed 000: the component keeps its own state and
+ * the host tells it about changes). It owns this thread's buffer in each session and recomputes every
+ * event's enabled flag and targets, only when sessions or providers change.
+ */
+class ThreadSessions {
+  private readonly live = new Map<number, LiveSession>();
+  /** Provider name → sessions whose onEnable has run for it, so every onEnable gets its onDisable. */
+  private readonly notified = new Map<string, Map<number, EnableContext>>();
+
+  constructor() {
+    providerRegistry.onDefine(() => this.recompute());
+  }
+
+  has(id: number): boolean {
+    return this.live.has(id);
+  }
+
+  open(desc: SessionDescriptor): void {
+    if (this.live.has(desc.id)) return;
+    const memory = SessionMemory.attach(desc.sab);
+    if (memory.state >= SessionState.Stopping) return;
+    this.live.set(desc.id, { desc, memory, buffer: undefined });
+    this.recompute();
+  }
+
+  close(id: number): void {
+    const s = this.live.get(id);
+    if (!s) return;
+    this.live.delete(id);
+    if (s.buffer) {
+      s.buffer.seal();
+      s.buffer.publish();
+    }
+    this.recompute();
+  }
+
+  /** This thread's buffer in a session, if it has written to it. */
+  bufferOf(id: number): ThreadBuffer | undefined {
+    return this.live.get(id)?.buffer;
+  }
+
+  private bufferFor(s: LiveSession): ThreadBuffer | undefined {
+    if (s.buffer && !s.buffer.detached) return s.buffer;
+    if (s.buffer) return undefined;
+    const slot = s.memory.allocSlot(threadId, Number(origin - BigInt(s.desc.originNs)));
+    if (slot < 0) {
+      process.emitWarning(`tracepipe: session ${s.desc.id} has no free thread slot; thread ${threadId} will not be traced in it`);
+      return undefined;
+    }
+    s.buffer = new ThreadBuffer(s.memory, slot, () => {
+      this.live.delete(s.desc.id);
+      this.recompute();
+    });
+    return s.buffer;
+  }
+
+  recompute(): void {
+    for (const p of providerRegistry.all()) this.recomputeProvider(p);
+  }
+
+  private recomputeProvider(p: ProviderImpl): void {
+    const wanting: { s: LiveSession; ctx: EnableContext }[] = [];
+    for (const s of this.live.values()) {
+      const cfg = s.desc.providers.find((c) => c.name === p.name);
+      if (cfg) wanting.push({ s, ctx: { sessionId: s.desc.id, keywords: cfg.keywords, level: cfg.level, arguments: cfg.arguments } });
+    }
+    p.enablements = wanting.map((w) => w.ctx);
+    for (const ev of p.events) {
+      const targets: RecordTarget[] = [];
+      for (const { s, ctx } of wanting) {
+        if (!eventEnabledFor(ev, ctx)) continue;
+        const b = this.bufferFor(s);
+        if (!b) continue;
+        b.describe(ev);
+        targets.push(b);
+      }
+      ev.setTargets(targets);
+    }
+    this.notify(p, wanting.map((w) => w.ctx));
+  }
+
+  /** Provider callbacks run after the targets are set, so an onEnable may write at once. */
+  private notify(p: ProviderImpl, now: EnableContext[]): void {
+    if (!p.onEnable && !p.onDisable) return;
+    const done = this.notified.get(p.name) ?? new Map<number, EnableContext>();
+    this.notified.set(p.name, done);
+    for (const [id, ctx] of [...done]) {
+      if (now.some((c) => c.sessionId === id)) continue;
+      done.delete(id);
+      safeCall(p, 'onDisable', ctx);
+    }
+    for (const ctx of now) {
+      if (done.has(ctx.sessionId)) continue;
+      done.set(ctx.sessionId, ctx);
+      safeCall(p, 'onEnable', ctx);
+    }
+  }
+}
+
+function safeCall(p: ProviderImpl, which: 'onEnable' | 'onDisable', ctx: EnableContext): void {
+  try {
+    p[which]?.(ctx);
+  } catch (e) {
+    process.emitWarning(`tracepipe: ${which} of provider '${p.name}' threw: ${(e as Error).message}`);
+  }
+}
+
+export const threadSessions = new ThreadSessions();

@@ -1,0 +1,34 @@
+/** Worker entry for a session's drain: wire shared memory, sink and loop, report the result, exit. */
+import { parentPort, workerData } from 'node:worker_threads';
+import { SessionMemory } from '../buffers/session-memory.js';
+import { threadOriginNs } from '../buffers/clock.js';
+import { DrainLoop } from '../drain/drain-loop.js';
+import type { Sink } from '../drain/sink.js';
+import type { HeaderInfo } from '../format/stream-header.js';
+import { FileSink } from '../sinks/file-sink.js';
+import { PortSink } from '../sinks/port-sink.js';
+import type { SinkSpec } from '../sinks/sink-spec.js';
+
+export interface DrainWorkerData {
+  readonly sab: SharedArrayBuffer;
+  readonly sink: SinkSpec;
+  readonly header: HeaderInfo;
+  /** Trace origin on the process monotonic clock (ns, decimal string). */
+  readonly originNs: string;
+}
+
+const data = workerData as DrainWorkerData;
+const port = parentPort!;
+const memory = SessionMemory.attach(data.sab);
+let loop: DrainLoop | undefined;
+try {
+  const sink: Sink = data.sink.kind === 'file' ? new FileSink(data.sink.path) : new PortSink(port, memory);
+  loop = new DrainLoop(memory, sink, data.header, Number(threadOriginNs() - BigInt(data.originNs)));
+} catch (e) {
+  port.postMessage({ type: 'failed', error: (e as Error).message });
+}
+if (loop) {
+  port.postMessage({ type: 'running' });
+  const result = loop.run();
+  port.postMessage({ type: 'done', result });
+}
