@@ -41,9 +41,20 @@ class ThreadSessions {
     this.recompute();
   }
 
+  /**
+   * The session is going away: providers' onDisable run first, while their events still reach it, so
+   * they can write rundown; such writes never park (they would wait on the stop that waits on them).
+   */
   close(id: number): void {
     const s = this.live.get(id);
     if (!s) return;
+    if (s.buffer) s.buffer.neverBlock = true;
+    for (const p of providerRegistry.all()) {
+      const ctx = this.notified.get(p.name)?.get(id);
+      if (!ctx) continue;
+      this.notified.get(p.name)!.delete(id);
+      safeCall(p, 'onDisable', ctx);
+    }
     this.live.delete(id);
     if (s.buffer) {
       s.buffer.seal();

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+import { TraceFormatError } from '../format/format-error.js';
+import { CliError } from './cli-error.js';
+import { demoCommand, demoUsage } from './demo-command.js';
+import { dumpCommand, dumpUsage } from './dump-command.js';
+import { statsCommand, statsUsage } from './stats-command.js';
+
+type Command = (argv: string[]) => Promise<number>;
+
+const commands: Record<string, { run: Command; usage: string }> = {
+  dump: { run: dumpCommand, usage: dumpUsage },
+  stats: { run: statsCommand, usage: statsUsage },
+  demo: { run: demoCommand, usage: demoUsage },
+};
+
+function help(): string {
+  return `usage: tracepipe <command> [options]\n\n${Object.values(commands).map((c) => `  ${c.usage}`).join('\n')}\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '-h' || name === '--help' || name === 'help') {
+    process.stdout.write(help());
+    return name ? 0 : 2;
+  }
+  if (name === '--version' || name === '-v') {
+    const { TRACEPIPE_VERSION } = await import('../session/version.js');
+    process.stdout.write(`${TRACEPIPE_VERSION}\n`);
+    return 0;
+  }
+  const cmd = commands[name];
+  if (!cmd) throw new CliError(`unknown command '${name}'; try 'tracepipe --help'`);
+  return cmd.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (e: unknown) => {
+    if (e instanceof CliError || e instanceof TraceFormatError || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+      process.stderr.write(`tracepipe: ${(e as Error).message}\n`);
+      process.exitCode = e instanceof CliError ? e.exitCode : e instanceof TraceFormatError ? 1 : 2;
+    } else {
+      process.stderr.write(`tracepipe: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
+      process.exitCode = 70;
+    }
+  },
+);

@@ -1,0 +1,40 @@
+import { parseArgs } from 'node:util';
+import { readTrace, type TraceSummary } from '../format/trace-reader.js';
+import { CliError } from './cli-error.js';
+import { formatNs } from './format-time.js';
+import { stringify } from './json-value.js';
+import { writeOut } from './output.js';
+
+export const statsUsage = 'tracepipe stats FILE [--json]                counts per event and thread, drops, duration, bytes per event';
+
+export function formatStats(s: TraceSummary): string {
+  const lines: string[] = [];
+  const h = s.header;
+  if (h) lines.push(`trace     pid ${h.pid} (${h.argv.slice(1).join(' ') || h.processTitle}), node ${h.nodeVersion}, tracepipe ${h.tracepipeVersion}, ${h.hostname}`);
+  if (h) lines.push(`session   ${h.session.providers} (${h.session.bufferingMode}, ${h.session.bufferSizeMB} MB)`);
+  lines.push(`events    ${s.events.toLocaleString('en-US')} in ${formatNs(s.durationNs)}, ${s.bytes.toLocaleString('en-US')} bytes (${s.bytesPerEvent.toFixed(1)} bytes/event)`);
+  lines.push(`dropped   ${s.dropped.toLocaleString('en-US')}${s.events + s.dropped > 0 ? ` (${((100 * s.dropped) / (s.events + s.dropped)).toFixed(2)}% of attempts)` : ''}`);
+  if (!s.complete) lines.push(`WARNING   ${s.error?.message ?? 'incomplete trace'}; counts cover the intact part`);
+  lines.push('', 'by event:');
+  const byEvent = Object.entries(s.byEvent).sort((a, b) => b[1] - a[1]);
+  const w = Math.max(5, ...byEvent.map(([k]) => k.length));
+  for (const [k, n] of byEvent) lines.push(`  ${k.padEnd(w)}  ${n.toLocaleString('en-US').padStart(12)}`);
+  lines.push('', 'by thread:');
+  for (const [t, v] of Object.entries(s.threads)) {
+    lines.push(`  thread ${t.padEnd(6)} ${v.events.toLocaleString('en-US').padStart(12)} events ${v.dropped.toLocaleString('en-US').padStart(10)} dropped`);
+  }
+  if (s.drops.length > 0) {
+    lines.push('', 'drops (thread: sequence range):');
+    for (const d of s.drops.slice(0, 20)) lines.push(`  thread ${d.threadId}: #${d.fromSeq}..#${d.toSeq} (${d.count.toLocaleString('en-US')})`);
+    if (s.drops.length > 20) lines.push(`  … ${s.drops.length - 20} more ranges`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export async function statsCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+  if (positionals.length !== 1) throw new CliError(`usage: ${statsUsage}`);
+  const s = await readTrace(positionals[0]!).summary();
+  await writeOut(values.json ? `${stringify(s, 2)}\n` : formatStats(s));
+  return s.complete ? 0 : 1;
+}
