@@ -1,0 +1,133 @@
+// Every field type survives the generated writer and the reader's payload decoder, bit for bit.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { FIELD_TYPES } from '../dist/index.js';
+import { generateWriter } from '../dist/schema/event-writer.js';
+import { computePayloadLayout } from '../dist/schema/payload-layout.js';
+import { decodePayload } from '../dist/format/payload-codec.js';
+import { fakeRecordTarget, recordAt0 } from './helpers/fake-record-target.mjs';
+
+const TWO64 = 2n ** 64n;
+const TWO63 = 2n ** 63n;
+
+// Any UTF-16 code unit (lone surrogates included, and favoured) or any astral code point.
+const utf16Unit = fc.oneof(
+  fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+  fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+  fc.integer({ min: 0x10000, max: 0x10ffff }).map((c) => String.fromCodePoint(c)),
+);
+
+/** Per type: values a caller may pass, and what a reader must hand back for each. */
+const VALUES = {
+  bool: { arb: fc.boolean(), expect: (v) => v },
+  u8: { arb: fc.integer({ min: 0, max: 0xff }), expect: (v) => v },
+  i8: { arb: fc.integer({ min: -0x80, max: 0x7f }), expect: (v) => v },
+  u16: { arb: fc.integer({ min: 0, max: 0xffff }), expect: (v) => v },
+  i16: { arb: fc.integer({ min: -0x8000, max: 0x7fff }), expect: (v) => v },
+  u32: { arb: fc.integer({ min: 0, max: 0xffffffff }), expect: (v) => v },
+  i32: { arb: fc.integer({ min: -0x80000000, max: 0x7fffffff }), expect: (v) => v },
+  u64: {
+    arb: fc.oneof(
+      fc.bigInt({ min: 0n, max: TWO64 - 1n }),
+      fc.maxSafeNat(),
+      // Large integral Numbers (exact doubles up to 2^64) take the number path too.
+      fc.bigInt({ min: 0n, max: TWO64 - 1n }).map(Number).filter((n) => n < 2 ** 64),
+    ),
+    expect: (v) => BigInt(v),
+  },
+  i64: {
+    arb: fc.oneof(
+      fc.bigInt({ min: -TWO63, max: TWO63 - 1n }),
+      fc.maxSafeInteger(),
+      fc.bigInt({ min: -TWO63, max: TWO63 - 1n }).map(Number).filter((n) => n < 2 ** 63),
+    ),
+    expect: (v) => BigInt(v),
+  },
+  f32: { arb: fc.double(), expect: (v) => Math.fround(v) },
+  f64: { arb: fc.double(), expect: (v) => v },
+  string: { arb: fc.string({ unit: utf16Unit, maxLength: 40 }), expect: (v) => new TextDecoder().decode(new TextEncoder().encode(v)) },
+  bytes: { arb: fc.uint8Array({ maxLength: 64 }), expect: (v) => v },
+};
+
+test('every field type has a value generator here', () => {
+  assert.deepEqual(Object.keys(VALUES).sort(), [...FIELD_TYPES].sort());
+});
+
+/** A random event shape: 0–10 fields of any types, with a value for each. */
+const eventShape = fc
+  .array(fc.constantFrom(...FIELD_TYPES), { maxLength: 10 })
+  .chain((types) => fc.tuple(fc.constant(types), fc.tuple(...types.map((t) => VALUES[t].arb))));
+
+function writeAndDecode(types, values, ts, typeIndex) {
+  const fields = types.map((t, i) => [`f${i}`, t]);
+  const layout = computePayloadLayout(fields);
+  const target = fakeRecordTarget();
+  const writeAt = generateWriter(layout, typeIndex, () => 0, true);
+  writeAt.call({ _targets: [target] }, ts, ...values);
+  const rec = recordAt0(target);
+  return { layout, target, rec, decoded: decodePayload(layout, target.u8, rec.payloadStart, rec.payloadLength, 0) };
+}
+
+test('write → decodePayload round-trips every field type in any combination', () => {
+  fc.assert(
+    fc.property(eventShape, fc.double({ noNaN: true }), fc.integer({ min: 1, max: 0xffff }), ([types, values], ts, typeIndex) => {
+      const { target, rec, decoded } = writeAndDecode(types, values, ts, typeIndex);
+      assert.equal(rec.typeIndex, typeIndex);
+      assert.ok(Object.is(rec.timestampMs, ts));
+      assert.equal(target.seq, 1, 'one attempt, one sequence number');
+      assert.equal(target.reserves, 1);
+      assert.equal(target.pos % 8, 0, 'the next record starts 8-byte aligned');
+      assert.equal(target.u32[target.commitIndex], target.pos, 'the commit word publishes the end of the record');
+      assert.deepEqual(Object.keys(decoded), types.map((_, i) => `f${i}`), 'fields come back in declaration order');
+      types.forEach((t, i) => {
+        const want = VALUES[t].expect(values[i]);
+        const got = decoded[`f${i}`];
+        if (t === 'f32' || t === 'f64') assert.ok(Object.is(got, want), `${t}: wrote ${values[i]}, read ${got}`);
+        else assert.deepEqual(got, want, `${t} field f${i}`);
+      });
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('strings are encoded byte-for-byte as TextEncoder would', () => {
+  fc.assert(
+    fc.property(fc.string({ unit: utf16Unit, maxLength: 60 }), (s) => {
+      const { rec, target } = writeAndDecode(['string'], [s], 0, 1);
+      const want = new TextEncoder().encode(s);
+      assert.equal(rec.payloadLength, 4 + want.length);
+      assert.equal(target.u32[4], want.length, 'the length slot holds the UTF-8 byte count');
+      assert.deepEqual(target.u8.slice(rec.payloadStart + 4, rec.payloadStart + 4 + want.length), want);
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('lone surrogates become U+FFFD', () => {
+  const { decoded } = writeAndDecode(['string', 'string', 'string'], ['a\ud800b', '\udc00', 'x\ud83d'], 0, 1);
+  assert.deepEqual(decoded, { f0: 'a\ufffdb', f1: '\ufffd', f2: 'x\ufffd' });
+});
+
+test('payload size is the fixed part plus the variable bytes, with no padding between fields', () => {
+  fc.assert(
+    fc.property(eventShape, ([types, values]) => {
+      const { layout, rec } = writeAndDecode(types, values, 0, 1);
+      const sizes = { bool: 1, u8: 1, i8: 1, u16: 2, i16: 2, u32: 4, i32: 4, f32: 4, string: 4, bytes: 4, u64: 8, i64: 8, f64: 8 };
+      assert.equal(layout.fixedSize, types.reduce((n, t) => n + sizes[t], 0));
+      for (const f of layout.fields) assert.equal(f.offset % sizes[f.type], 0, `${f.type} at ${f.offset} is naturally aligned`);
+      const variable = types.reduce((n, t, i) => n + (t === 'string' ? new TextEncoder().encode(values[i]).length : t === 'bytes' ? values[i].length : 0), 0);
+      assert.equal(rec.payloadLength, layout.fixedSize + variable);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('decodePayload rejects payloads that do not match their layout with a corrupt error', () => {
+  const { layout, target, rec } = writeAndDecode(['u32', 'string'], [7, 'hello'], 0, 1);
+  const check = (len) =>
+    assert.throws(() => decodePayload(layout, target.u8, rec.payloadStart, len, 100), (e) => e.name === 'TraceFormatError' && e.code === 'corrupt' && e.offset === 100);
+  check(layout.fixedSize - 1); // shorter than the fixed part
+  check(rec.payloadLength - 1); // string runs past the payload
+  check(rec.payloadLength + 1); // trailing bytes
+});
