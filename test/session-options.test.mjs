@@ -1,0 +1,103 @@
+// Provider spec strings and startSession's option checking: bad input gets one clear line.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { Level, liveSessions, parseProviderSpec, ProviderSpecError, SessionError, startSession } from '../dist/index.js';
+import { tempDir } from './helpers/temp-dir.mjs';
+
+const ALL = (1n << 64n) - 1n;
+
+test('dotnet-trace provider syntax: Name[:Keywords[:Level[:args]]], comma separated', () => {
+  assert.deepEqual(parseProviderSpec('Demo.App:0x1:4,Other'), [
+    { name: 'Demo.App', keywords: 1n, level: Level.Informational, arguments: {} },
+    { name: 'Other', keywords: ALL, level: Level.Verbose, arguments: {} },
+  ]);
+  assert.deepEqual(parseProviderSpec('Name:0xff:2:key=value;key2="a;b"'), [
+    { name: 'Name', keywords: 0xffn, level: Level.Error, arguments: { key: 'value', key2: 'a;b' } },
+  ]);
+});
+
+test('provider spec variants: bare hex, empty and * keywords, level names, spaces, quoted separators', () => {
+  const one = (s) => parseProviderSpec(s)[0];
+  assert.equal(one('P:ff').keywords, 0xffn);
+  assert.equal(one('P:FFFFFFFFFFFFFFFF').keywords, ALL);
+  assert.deepEqual([one('P::2').keywords, one('P::2').level], [ALL, 2]);
+  assert.deepEqual([one('P:*:warning').keywords, one('P:*:Warning').level], [ALL, Level.Warning]);
+  assert.equal(one('P:1:LogAlways').level, Level.LogAlways);
+  assert.equal(one('P:1:').level, Level.Verbose);
+  assert.deepEqual(parseProviderSpec(' A , B:0x2 ').map((p) => [p.name, p.keywords]), [['A', ALL], ['B', 2n]]);
+  assert.deepEqual(one('P:1:4:url=http://x:8080/a;list="x,y"').arguments, { url: 'http://x:8080/a', list: 'x,y' });
+  assert.deepEqual(one('P:1:4:').arguments, {});
+});
+
+test('bad provider specs fail with a one-line ProviderSpecError', () => {
+  const cases = [
+    ['', /empty provider spec/],
+    ['   ', /empty provider spec/],
+    ['A,,B', /empty provider entry in 'A,,B'/],
+    ['A,', /empty provider entry/],
+    ['1bad', /bad provider name '1bad'/],
+    [':0x1', /bad provider name ''/],
+    ['A:xyz', /bad keywords 'xyz' in 'A:xyz': expected a hex mask/],
+    ['A:0x12345678901234567', /bad keywords/],
+    ['A:-1', /bad keywords/],
+    ['A:0x1:9', /bad level '9'/],
+    ['A:0x1:Loud', /bad level 'Loud'/],
+    ['A:0x1:4:novalue', /bad argument 'novalue' in 'A:0x1:4:novalue': expected key=value/],
+    ['A:0x1:4:=v', /bad argument '=v'/],
+    ['A:0x1:4:k="open', /unterminated quote/],
+  ];
+  for (const [spec, pattern] of cases) {
+    assert.throws(
+      () => parseProviderSpec(spec),
+      (e) => e instanceof ProviderSpecError && pattern.test(e.message) && !e.message.includes('\n'),
+      `spec ${JSON.stringify(spec)}`,
+    );
+  }
+  assert.throws(() => parseProviderSpec(undefined), ProviderSpecError);
+});
+
+test('startSession rejects bad options with a one-line error and leaves no session behind', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'x.tptrace');
+  const cases = [
+    [{ providers: 'A', output: file, bufferingMode: 'fast' }, SessionError, /bufferingMode must be 'drop' or 'block', not "fast"/],
+    [{ providers: 'A', output: file, bufferingMode: 1 }, SessionError, /bufferingMode must be/],
+    [{ providers: 'A', output: '' }, SessionError, /output path is empty/],
+    [{ providers: 'A', output: {} }, SessionError, /output must be a file path, \{ stream: Writable \} or \{ onEvent\(e\) \{\} \}/],
+    [{ providers: 'A', output: { stream: {} } }, SessionError, /output must be/],
+    [{ providers: 'A', output: { onEvent: 'no' } }, SessionError, /output must be/],
+    [{ providers: 'A' }, SessionError, /output must be/],
+    [{ providers: 'A', output: 42 }, SessionError, /output must be/],
+    [{ providers: '', output: file }, ProviderSpecError, /empty provider spec/],
+    [{ providers: 'A:zz', output: file }, ProviderSpecError, /bad keywords 'zz'/],
+    [{ providers: [], output: file }, ProviderSpecError, /non-empty array/],
+    [{ providers: 42, output: file }, ProviderSpecError, /non-empty array/],
+    [{ providers: [{ name: '9' }], output: file }, ProviderSpecError, /bad provider entry "9"/],
+    [{ providers: [{ name: 'A', keywords: 1 }], output: file }, ProviderSpecError, /keywords of 'A' must be a non-negative bigint/],
+    [{ providers: [{ name: 'A', keywords: -1n }], output: file }, ProviderSpecError, /keywords of 'A'/],
+    [{ providers: [{ name: 'A', level: 6 }], output: file }, ProviderSpecError, /level of 'A' must be 0-5/],
+    [{ providers: 'A', output: file, bufferSizeMB: 'big' }, SessionError, /bufferSizeMB must be a number/],
+    [{ providers: 'A', output: file, bufferSizeMB: NaN }, SessionError, /bufferSizeMB must be a number/],
+    [{ providers: 'A', output: file, bufferSizeMB: 0.001 }, RangeError, /bufferSizeMB must be at least 1\/64/],
+    [{ providers: 'A', output: file, bufferSizeMB: 5000 }, RangeError, /bufferSizeMB must be below 4095/],
+    [undefined, SessionError, /needs an options object/],
+  ];
+  for (const [options, type, pattern] of cases) {
+    await assert.rejects(
+      startSession(options),
+      (e) => e instanceof type && pattern.test(e.message) && !e.message.includes('\n'),
+      `options ${JSON.stringify(options, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))}`,
+    );
+  }
+  assert.equal(liveSessions().length, 0);
+});
+
+test('an output file that cannot be created fails startSession with the reason', async (t) => {
+  const dir = await tempDir(t);
+  await assert.rejects(
+    startSession({ providers: 'A', output: join(dir, 'missing-dir', 'x.tptrace') }),
+    (e) => e instanceof SessionError && /^cannot start session: .*ENOENT/.test(e.message) && !e.message.includes('\n'),
+  );
+  assert.equal(liveSessions().length, 0);
+});
