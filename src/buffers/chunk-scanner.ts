@@ -65,7 +65,11 @@ export class ChunkScanner {
       let c = this.current[s]!;
       if (c < 0) {
         const want = this.nextChunkSeq[s]!;
-        c = chunks.find((k) => i32[(m.chunkBase(k) >> 2) + ChunkI32.ChunkSeq] === want) ?? -1;
+        // The list is from the start of the pass: a chunk freed since may now belong to another thread.
+        c = chunks.find((k) => {
+          const hi = m.chunkBase(k) >> 2;
+          return Atomics.load(i32, hi + ChunkI32.State) !== ChunkState.Free && i32[hi + ChunkI32.Owner] === s && i32[hi + ChunkI32.ChunkSeq] === want;
+        }) ?? -1;
         if (c < 0) return visited;
         this.current[s] = c;
         this.consumed[s] = m.chunkBase(c) + CHUNK_HEADER_BYTES;

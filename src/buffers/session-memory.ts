@@ -195,6 +195,8 @@ export class SessionMemory {
 
   /** Pops a free chunk, or -1 when the budget is exhausted or parked producers are ahead in line. */
   acquireChunk(): number {
+    // Cheap refusal first: an exhausted budget must not make every dropped event take the lock.
+    if (Atomics.load(this.i32, Ctl.FreeCount) === 0) return -1;
     this.lock();
     const n = this.i32[Ctl.FreeCount]!;
     if (n === 0 || this.i32[Ctl.WaitHead] !== this.i32[Ctl.WaitTail]) {

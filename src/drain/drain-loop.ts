@@ -34,8 +34,10 @@ export class DrainLoop implements RecordVisitor {
   private readonly writer = new TraceWriter();
   private readonly loss = new LossTracker();
   private readonly typeIds = new Map<string, number>();
-  /** Per slot: thread-local type index → stream type id. */
-  private readonly slotTypes: Map<number, number>[] = [];
+  /** Per slot: thread-local type index → stream type id (0: not described). */
+  private readonly slotTypes: number[][] = [];
+  /** Per slot: the sequence number the next event should carry; anything else is a gap. */
+  private readonly expectedSeq: number[] = [];
   private readonly threadIds: number[] = [];
   private readonly originDelta: number[] = [];
   private lastSequencePointNs = -Infinity;
@@ -63,6 +65,7 @@ export class DrainLoop implements RecordVisitor {
     for (const p of this.scanner.progress()) {
       this.threadIds[p.slot] = p.threadId;
       this.originDelta[p.slot] = p.originDeltaNs;
+      this.expectedSeq[p.slot] ??= 0;
     }
   }
 
@@ -77,18 +80,23 @@ export class DrainLoop implements RecordVisitor {
       this.typeIds.set(key, id);
       this.writer.metadata(id, d);
     }
-    (this.slotTypes[slot] ??= new Map()).set(typeIndex, id);
+    (this.slotTypes[slot] ??= [])[typeIndex] = id;
   }
 
   event(slot: number, typeIndex: number, timestampMs: number, seq: number, u8: Uint8Array, start: number, len: number): void {
-    const typeId = this.slotTypes[slot]?.get(typeIndex);
+    const types = this.slotTypes[slot];
+    const typeId = types === undefined ? undefined : types[typeIndex];
     if (typeId === undefined) return; // A producer always describes a type first; never trust shared memory blindly.
     const tsNs = Math.round(timestampMs * 1e6 + this.originDelta[slot]!);
     const late = this.lastSequencePointNs - tsNs;
     if (late > this.maxLatenessNs) this.maxLatenessNs = late;
     const thread = this.threadIds[slot]!;
     this.writer.event(typeId, thread, seq, tsNs, u8, start, len);
-    this.loss.observe(thread, seq);
+    if (seq !== this.expectedSeq[slot]) {
+      this.loss.note(thread, this.expectedSeq[slot]!);
+      this.loss.observe(thread, seq);
+    }
+    this.expectedSeq[slot] = seq + 1;
     this.eventsWritten++;
     if (tsNs > this.lastEventNs) this.lastEventNs = tsNs;
     if (this.writer.pendingBytes > FLUSH_BYTES) this.flush();
@@ -134,6 +142,7 @@ export class DrainLoop implements RecordVisitor {
       if (m.state === SessionState.Failed) throw new Error('session failed');
       // Final pass: producers have been told to stop; take everything they committed.
       this.pass(true);
+      this.expectedSeq.forEach((next, slot) => this.loss.note(this.threadIds[slot]!, next));
       this.loss.finish();
       this.writer.end({
         events: this.eventsWritten,

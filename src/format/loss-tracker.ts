@@ -21,6 +21,11 @@ export class LossTracker {
     if (seq + 1 > expected) this.nextSeq.set(threadId, seq + 1);
   }
 
+  /** For callers that check continuity themselves: `threadId`'s events so far end just before `nextSeq`. */
+  note(threadId: number, nextSeq: number): void {
+    this.nextSeq.set(threadId, nextSeq);
+  }
+
   progress(threads: readonly ThreadProgress[]): void {
     this.lastProgress = threads;
   }

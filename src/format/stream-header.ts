@@ -56,11 +56,15 @@ export function encodeHeader(info: HeaderInfo, out: ByteWriter): void {
 /** Bytes needed before the header length is known. */
 export const HEADER_PREFIX = 16;
 
-/** Returns the header's total size once `HEADER_PREFIX` bytes are available. */
-export function headerSize(prefix: Uint8Array): number {
-  for (let i = 0; i < MAGIC.length; i++) {
+/**
+ * Checks as much of the fixed prefix as arrived (a stream may end inside it): the magic, then the
+ * major version once it is complete.
+ */
+export function checkPrefix(prefix: Uint8Array): void {
+  for (let i = 0; i < Math.min(prefix.length, MAGIC.length); i++) {
     if (prefix[i] !== MAGIC[i]) throw new TraceFormatError('not-a-trace', 'not a tracepipe trace (bad magic number)', 0);
   }
+  if (prefix.length < 12) return;
   const r = new ByteReader(prefix, 8);
   const major = r.u16();
   const minor = r.u16();
@@ -68,7 +72,12 @@ export function headerSize(prefix: Uint8Array): number {
     throw new TraceFormatError('unsupported-version', `trace format ${major}.${minor} is newer than this reader supports (${FORMAT_MAJOR}.x); upgrade tracepipe`, 8);
   }
   if (major < 1) throw new TraceFormatError('not-a-trace', `not a tracepipe trace (format version ${major}.${minor})`, 8);
-  const len = r.u32();
+}
+
+/** Returns the header's total size once `HEADER_PREFIX` bytes are available. */
+export function headerSize(prefix: Uint8Array): number {
+  checkPrefix(prefix);
+  const len = new ByteReader(prefix, 12).u32();
   if (len > MAX_HEADER_JSON) throw new TraceFormatError('corrupt', `corrupt trace: header length ${len} is implausible`, 12);
   return HEADER_PREFIX + len + 4;
 }

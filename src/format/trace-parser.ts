@@ -5,7 +5,7 @@ import { ByteReader } from './byte-reader.js';
 import { decodeEventsBlock, type BlockEvent } from './events-block.js';
 import { TraceFormatError } from './format-error.js';
 import { decodeDescriptor } from './metadata-codec.js';
-import { decodeHeader, HEADER_PREFIX, headerSize, type TraceHeader } from './stream-header.js';
+import { checkPrefix, decodeHeader, HEADER_PREFIX, headerSize, type TraceHeader } from './stream-header.js';
 import type { StreamEventType } from './trace-event.js';
 import type { StreamTotals, ThreadProgress } from './trace-writer.js';
 import { unzigzag } from './varint.js';
@@ -144,7 +144,7 @@ export class TraceParser {
     const at = this.offset;
     if (!this.header) {
       if (this.end - this.start === 0) throw new TraceFormatError('not-a-trace', 'not a tracepipe trace (the file is empty)', 0);
-      if (this.end - this.start < HEADER_PREFIX) headerSize(padTo(this.buf.subarray(this.start, this.end), HEADER_PREFIX));
+      checkPrefix(this.buf.subarray(this.start, this.end));
       throw new TraceFormatError('truncated', 'truncated trace: the header is incomplete', at);
     }
     if (this.end > this.start) {
@@ -152,10 +152,4 @@ export class TraceParser {
     }
     if (!this.ended) throw new TraceFormatError('truncated', `truncated trace: no end-of-stream block (stream stops at byte ${at})`, at);
   }
-}
-
-function padTo(b: Uint8Array, n: number): Uint8Array {
-  const out = new Uint8Array(n);
-  out.set(b);
-  return out;
 }

@@ -78,7 +78,7 @@ export class TraceWriter {
     this.closeBlock();
   }
 
-  /** Appends one event; its payload is copied from `src[start, start+len)`. */
+  /** Appends one event; its payload is copied from `src[start, start+len)`. The drain's hot path. */
   event(typeId: number, threadId: number, seq: number, tsNs: number, src: Uint8Array, start: number, len: number): void {
     const o = this.out;
     if (this.blockStart < 0 || o.pos - this.blockStart > this.maxEventBlock) {
@@ -87,30 +87,57 @@ export class TraceWriter {
       o.varint(zigzag(tsNs));
       this.prevTs = tsNs;
     }
-    o.ensure(48 + len);
+    if (o.pos + 48 + len > o.buf.length) o.ensure(48 + len);
     const b = o.buf;
-    const flagsAt = o.pos++;
+    let p = o.pos;
+    const flagsAt = p++;
     let flags = 0;
     if (typeId !== this.prevType) {
       flags |= EventFlag.NewType;
+      o.pos = p;
       o.varint(typeId);
+      p = o.pos;
       this.prevType = typeId;
     }
     if (threadId !== this.prevThread) {
       flags |= EventFlag.NewThread;
+      o.pos = p;
       o.varint(threadId);
       o.varint(seq);
+      p = o.pos;
       this.prevThread = threadId;
     } else if (seq !== this.prevSeq + 1) {
       flags |= EventFlag.SequenceJump;
+      o.pos = p;
       o.varint(seq - this.prevSeq - 1);
+      p = o.pos;
     }
     this.prevSeq = seq;
     b[flagsAt] = flags;
-    o.varint(zigzag(tsNs - this.prevTs));
+    const delta = tsNs - this.prevTs;
     this.prevTs = tsNs;
-    o.varint(len);
-    let p = o.pos;
+    // Deltas between neighbouring events are small: one to three bytes without a call.
+    if (delta >= 0 && delta < 64) b[p++] = delta * 2;
+    else if (delta >= 0 && delta < 8192) {
+      const z = delta * 2;
+      b[p++] = (z & 127) | 128;
+      b[p++] = z >> 7;
+    } else if (delta >= 0 && delta < 1048576) {
+      const z = delta * 2;
+      b[p++] = (z & 127) | 128;
+      b[p++] = ((z >> 7) & 127) | 128;
+      b[p++] = z >> 14;
+    } else {
+      o.pos = p;
+      o.varint(zigzag(delta));
+      p = o.pos;
+    }
+    if (len < 128) b[p++] = len;
+    else {
+      o.pos = p;
+      o.varint(len);
+      p = o.pos;
+    }
     if (len <= 64) {
       for (let i = 0; i < len; i++) b[p + i] = src[start + i]!;
     } else {
@@ -149,11 +176,16 @@ export class TraceWriter {
     this.closeBlock();
   }
 
-  /** Pending bytes, if any block is complete (an open events block is closed first). */
+  /**
+   * Pending bytes, if any (an open events block is closed first). The view is only valid until the
+   * next call on this writer: a sink that keeps bytes must copy them.
+   */
   take(): Uint8Array | undefined {
     this.closeBlock();
-    if (this.out.pos === 0) return undefined;
-    const bytes = this.out.take();
+    const o = this.out;
+    if (o.pos === 0) return undefined;
+    const bytes = o.buf.subarray(0, o.pos);
+    o.pos = 0;
     this.bytesTaken += bytes.length;
     return bytes;
   }

@@ -7,4 +7,6 @@ export interface SessionDescriptor {
   readonly providers: readonly ProviderConfig[];
   /** Trace origin on the process monotonic clock (ns, decimal string). */
   readonly originNs: string;
+  /** Whether providers' onDisable events (rundown) still reach the session as it closes. */
+  readonly rundown: boolean;
 }

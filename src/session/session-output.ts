@@ -5,8 +5,16 @@ import type { BlockEvent } from '../format/events-block.js';
 import type { TraceEvent } from '../format/trace-event.js';
 import { TraceParser } from '../format/trace-parser.js';
 
-/** Where a session's bytes end up, as the caller of startSession names it. */
-export type SessionOutput = string | { readonly stream: Writable } | { onEvent(e: TraceEvent): void };
+/**
+ * Where a session's bytes end up, as the caller of startSession names it. `{ fd }` is a connected
+ * socket (or pipe) the drain thread writes to itself; the caller keeps the descriptor open until the
+ * session's `done` settles. `prologue` returns bytes to send before the trace (e.g. a reply naming the session).
+ */
+export type SessionOutput =
+  | string
+  | { readonly stream: Writable }
+  | { onEvent(e: TraceEvent): void }
+  | { readonly fd: number; readonly prologue?: (sessionId: number) => Uint8Array };
 
 /** The owning thread's end of a stream or listener output: consumes what the drain posts. */
 export interface OutputConsumer {

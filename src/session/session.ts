@@ -20,6 +20,10 @@ export interface SessionOptions {
   readonly bufferingMode?: BufferingModeName;
   /** The session's whole budget: every thread's chunks come from it. Default 64. */
   readonly bufferSizeMB?: number;
+  /** Whether providers write rundown (their onDisable events) into the session as it stops. Default true. */
+  readonly rundown?: boolean;
+  /** False: the session never keeps the process alive; it is flushed when the process exits. Default true. */
+  readonly keepProcessAlive?: boolean;
 }
 
 export interface SessionResult {
@@ -171,16 +175,21 @@ function headerInfo(id: number, providers: readonly ProviderConfig[], mode: stri
   };
 }
 
-function sinkFor(output: SessionOutput): SinkSpec {
+function sinkFor(output: SessionOutput, id: number): SinkSpec {
   if (typeof output === 'string') {
     if (output === '') throw new SessionError('output path is empty');
     return { kind: 'file', path: output };
+  }
+  if (output && typeof output === 'object' && 'fd' in output) {
+    if (!Number.isInteger(output.fd) || output.fd < 0) throw new SessionError('output fd must be an open file descriptor');
+    if (output.prologue !== undefined && typeof output.prologue !== 'function') throw new SessionError('output prologue must be a function');
+    return { kind: 'fd', fd: output.fd, ...(output.prologue ? { prologue: output.prologue(id) } : {}) };
   }
   if (output && typeof output === 'object') {
     if ('stream' in output && output.stream && typeof output.stream.write === 'function') return { kind: 'port' };
     if ('onEvent' in output && typeof output.onEvent === 'function') return { kind: 'port' };
   }
-  throw new SessionError('output must be a file path, { stream: Writable } or { onEvent(e) {} }');
+  throw new SessionError('output must be a file path, { stream: Writable }, { onEvent(e) {} } or { fd }');
 }
 
 /** Starts a session; resolves once its drain is running and every thread that should is enabled. */
@@ -188,27 +197,30 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
   if (!isMainThread) throw new SessionError('sessions are owned by the main thread; start them there (worker threads produce into them automatically)');
   if (!options || typeof options !== 'object') throw new SessionError('startSession needs an options object');
   const providers = normalizeProviders(options.providers);
-  const sink = sinkFor(options.output);
+  const id = nextSessionId;
+  const sink = sinkFor(options.output, id);
   const requested = options.bufferingMode ?? 'drop';
   if (requested !== 'drop' && requested !== 'block') throw new SessionError(`bufferingMode must be 'drop' or 'block', not ${JSON.stringify(requested)}`);
   let mode: BufferingModeName = requested;
   if (mode === 'block' && sink.kind === 'port') {
     // Those outputs are consumed on the owning thread: a producer parked there would wait on itself.
     mode = 'drop';
-    process.emitWarning('tracepipe: bufferingMode "block" needs an output drained off the main thread (a file); this session uses "drop"');
+    process.emitWarning('tracepipe: bufferingMode "block" needs an output drained off the main thread (a file or an fd); this session uses "drop"');
   }
   const bufferSizeMB = options.bufferSizeMB ?? 64;
   if (typeof bufferSizeMB !== 'number' || !Number.isFinite(bufferSizeMB)) throw new SessionError('bufferSizeMB must be a number');
+  const rundown = options.rundown ?? true;
+  if (typeof rundown !== 'boolean') throw new SessionError('rundown must be a boolean');
   const memory = SessionMemory.create(planLayout(bufferSizeMB), mode === 'block' ? BufferingMode.Block : BufferingMode.Drop);
   const originNs = process.hrtime.bigint();
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
-  const id = nextSessionId;
   const worker = new Worker(new URL('../workers/drain-worker.js', import.meta.url), {
     workerData: { sab: memory.sab, sink, header: headerInfo(id, providers, mode, bufferSizeMB, originNs, wallNs), originNs: originNs.toString() },
     execArgv: [],
     stdout: false,
     stderr: false,
   });
+  if (options.keepProcessAlive === false) worker.unref();
   const session = new TraceSession(memory, providers, mode, worker, originNs);
   const output = options.output;
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
@@ -240,7 +252,7 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
   session.state = 'running';
   memory.setState(SessionState.Enabled);
   live.add(session);
-  announceOpen({ id: session.id, sab: memory.sab, providers, originNs: originNs.toString() });
+  announceOpen({ id: session.id, sab: memory.sab, providers, originNs: originNs.toString(), rundown });
   return session;
 }
 

@@ -49,11 +49,14 @@ class ThreadSessions {
     const s = this.live.get(id);
     if (!s) return;
     if (s.buffer) s.buffer.neverBlock = true;
-    for (const p of providerRegistry.all()) {
-      const ctx = this.notified.get(p.name)?.get(id);
-      if (!ctx) continue;
-      this.notified.get(p.name)!.delete(id);
-      safeCall(p, 'onDisable', ctx);
+    // Without rundown, onDisable still runs (from recompute below), but after the session is untargeted.
+    if (s.desc.rundown) {
+      for (const p of providerRegistry.all()) {
+        const ctx = this.notified.get(p.name)?.get(id);
+        if (!ctx) continue;
+        this.notified.get(p.name)!.delete(id);
+        safeCall(p, 'onDisable', ctx);
+      }
     }
     this.live.delete(id);
     if (s.buffer) {

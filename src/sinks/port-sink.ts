@@ -18,7 +18,9 @@ export class PortSink implements Sink {
     private readonly memory: SessionMemory,
   ) {}
 
-  write(bytes: Uint8Array): void {
+  write(view: Uint8Array): void {
+    // The view belongs to the drain's reusable buffer: send a copy the receiver can own.
+    const bytes = view.slice();
     Atomics.add(this.memory.i32, Ctl.InflightBytes, bytes.length);
     const msg: DataMessage = { type: 'data', bytes };
     this.port.postMessage(msg, [bytes.buffer as ArrayBuffer]);

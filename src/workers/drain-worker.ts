@@ -5,6 +5,7 @@ import { threadOriginNs } from '../buffers/clock.js';
 import { DrainLoop } from '../drain/drain-loop.js';
 import type { Sink } from '../drain/sink.js';
 import type { HeaderInfo } from '../format/stream-header.js';
+import { FdSink } from '../sinks/fd-sink.js';
 import { FileSink } from '../sinks/file-sink.js';
 import { PortSink } from '../sinks/port-sink.js';
 import type { SinkSpec } from '../sinks/sink-spec.js';
@@ -22,7 +23,8 @@ const port = parentPort!;
 const memory = SessionMemory.attach(data.sab);
 let loop: DrainLoop | undefined;
 try {
-  const sink: Sink = data.sink.kind === 'file' ? new FileSink(data.sink.path) : new PortSink(port, memory);
+  const spec = data.sink;
+  const sink: Sink = spec.kind === 'file' ? new FileSink(spec.path) : spec.kind === 'fd' ? new FdSink(spec.fd, spec.prologue) : new PortSink(port, memory);
   loop = new DrainLoop(memory, sink, data.header, Number(threadOriginNs() - BigInt(data.originNs)));
 } catch (e) {
   port.postMessage({ type: 'failed', error: (e as Error).message });

@@ -1,0 +1,71 @@
+import { readSync, writeSync } from 'node:fs';
+import type { Sink } from '../drain/sink.js';
+
+/** How long a write waits for a full socket buffer before trying again. */
+const RETRY_WAIT_MS = 2;
+/** How often an idle drain checks that the reader is still there. */
+const PEER_CHECK_MS = 100;
+
+/** The session fails (and frees its memory) instead of writing into the void. */
+const READER_GONE = 'the reader closed the connection';
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+function code(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException)?.code;
+}
+
+/**
+ * Writes from the drain thread straight to a connected socket's descriptor, so the application thread
+ * is not in the path (and Block mode works: a parked producer waits on this thread, not on itself).
+ * The socket is non-blocking: a full buffer means wait briefly and retry, which is the back-pressure
+ * that makes producers drop or park. The descriptor belongs to whoever opened it; it outlives the sink.
+ */
+export class FdSink implements Sink {
+  private nextPeerCheck = 0;
+  private readonly scratch = new Uint8Array(256);
+
+  constructor(
+    private readonly fd: number,
+    prologue?: Uint8Array,
+  ) {
+    if (prologue) this.write(prologue);
+  }
+
+  write(bytes: Uint8Array): void {
+    let off = 0;
+    while (off < bytes.length) {
+      try {
+        off += writeSync(this.fd, bytes, off, bytes.length - off);
+      } catch (e) {
+        const c = code(e);
+        if (c === 'EAGAIN' || c === 'EWOULDBLOCK') Atomics.wait(pause, 0, 0, RETRY_WAIT_MS);
+        else if (c === 'EPIPE' || c === 'ECONNRESET' || c === 'ENOTCONN') throw new Error(READER_GONE);
+        else throw e;
+      }
+    }
+  }
+
+  /**
+   * Never congested (a full socket is waited out in write), but the drain asks every pass, busy or
+   * idle, so this is where a reader that vanished without a write to fail is noticed: a non-blocking
+   * read sees end-of-file or a reset. Anything the reader sent is discarded.
+   */
+  get congested(): boolean {
+    const now = performance.now();
+    if (now < this.nextPeerCheck) return false;
+    this.nextPeerCheck = now + PEER_CHECK_MS;
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(this.fd, this.scratch, 0, this.scratch.length, null);
+      } catch (e) {
+        const c = code(e);
+        if (c === 'EAGAIN' || c === 'EWOULDBLOCK') return false;
+        throw new Error(READER_GONE);
+      }
+      if (n === 0) throw new Error(READER_GONE);
+    }
+  }
+
+  close(): void {}
+}
