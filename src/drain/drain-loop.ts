@@ -87,6 +87,8 @@ export class DrainLoop implements RecordVisitor {
     const types = this.slotTypes[slot];
     const typeId = types === undefined ? undefined : types[typeIndex];
     if (typeId === undefined) return; // A producer always describes a type first; never trust shared memory blindly.
+    // A thread that took its slot after this pass refreshed the slot table is new to it.
+    if (this.threadIds[slot] === undefined) this.refreshSlots();
     const tsNs = Math.round(timestampMs * 1e6 + this.originDelta[slot]!);
     const late = this.lastSequencePointNs - tsNs;
     if (late > this.maxLatenessNs) this.maxLatenessNs = late;
