@@ -15,6 +15,9 @@ export interface SlotProgress {
   readonly nextSeq: number;
   readonly dropped: number;
   readonly originDeltaNs: number;
+  /** Block mode: how often this thread parked, and its longest wait. */
+  readonly parks: number;
+  readonly longestParkNs: number;
 }
 
 /**
@@ -120,6 +123,8 @@ export class ChunkScanner {
         nextSeq: Math.max(published, this.nextSeq[s]!),
         dropped: m.f64[m.slotF64(s, SlotF64.Dropped)]!,
         originDeltaNs: m.f64[m.slotF64(s, SlotF64.OriginDeltaNs)]!,
+        parks: m.f64[m.slotF64(s, SlotF64.Parks)]!,
+        longestParkNs: m.f64[m.slotF64(s, SlotF64.LongestParkNs)]!,
       });
     }
     return out;

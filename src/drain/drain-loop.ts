@@ -12,8 +12,16 @@ import type { Sink } from './sink.js';
 const IDLE_WAIT_MS = 100;
 const FLUSH_BYTES = 1 << 20;
 
+export interface ProducerStats {
+  readonly threadId: number;
+  readonly dropped: number;
+  readonly parks: number;
+  readonly longestParkNs: number;
+}
+
 export interface DrainResult {
   readonly eventsWritten: number;
+  readonly producers: readonly ProducerStats[];
   readonly eventsDropped: number;
   readonly bytesWritten: number;
   readonly maxLatenessNs: number;
@@ -169,6 +177,7 @@ export class DrainLoop implements RecordVisitor {
     if (error === undefined) m.setState(SessionState.Stopped);
     return {
       eventsWritten: this.eventsWritten,
+      producers: this.scanner.progress().map((p) => ({ threadId: p.threadId, dropped: p.dropped, parks: p.parks, longestParkNs: p.longestParkNs })),
       eventsDropped: this.loss.dropped,
       bytesWritten: this.writer.bytesTaken,
       maxLatenessNs: Math.max(0, this.maxLatenessNs),

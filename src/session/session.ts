@@ -3,6 +3,7 @@ import { isMainThread, Worker } from 'node:worker_threads';
 import { BufferingMode, type BufferingModeName, Ctl, planLayout, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
+import type { DrainResult, ProducerStats } from '../drain/drain-loop.js';
 import type { DataMessage } from '../sinks/port-sink.js';
 import { acknowledge } from '../sinks/port-sink.js';
 import type { SinkSpec } from '../sinks/sink-spec.js';
@@ -24,19 +25,26 @@ export interface SessionOptions {
   readonly rundown?: boolean;
   /** False: the session never keeps the process alive; it is flushed when the process exits. Default true. */
   readonly keepProcessAlive?: boolean;
+  /** How long stop() waits for the drain to flush before giving up and failing the session. Default 30 s. */
+  readonly stopTimeoutMs?: number;
 }
 
 export interface SessionResult {
   readonly eventsWritten: number;
   readonly eventsDropped: number;
   readonly bytesWritten: number;
+  /** Per producing thread: drops, and in Block mode how often it parked and its longest wait. */
+  readonly producers: readonly ProducerStats[];
   readonly status: 'stopped' | 'failed';
   readonly error?: Error;
 }
 
+type Counts = Omit<SessionResult, 'status' | 'error'>;
+const NO_COUNTS: Counts = { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, producers: [] };
+
 interface DoneMessage {
   readonly type: 'done';
-  readonly result: { eventsWritten: number; eventsDropped: number; bytesWritten: number; error?: string };
+  readonly result: DrainResult;
 }
 type DrainMessage = DataMessage | DoneMessage | { readonly type: 'running' } | { readonly type: 'failed'; readonly error: string };
 
@@ -64,6 +72,7 @@ export class TraceSession {
   reported = false;
   private stopping: Promise<SessionResult> | undefined;
   private consumer: OutputConsumer | undefined;
+  private stopTimer: NodeJS.Timeout | undefined;
 
   /** @internal */
   constructor(
@@ -72,6 +81,7 @@ export class TraceSession {
     bufferingMode: BufferingModeName,
     private readonly worker: Worker,
     readonly originNs: bigint,
+    private readonly stopTimeoutMs: number,
   ) {
     this.id = nextSessionId++;
     this.providers = providers;
@@ -100,13 +110,18 @@ export class TraceSession {
     }
   }
 
-  private async finish(r: { eventsWritten: number; eventsDropped: number; bytesWritten: number }): Promise<void> {
+  private async finish(r: DrainResult): Promise<void> {
     await this.consumer?.finish().catch(() => undefined);
-    this.end({ eventsWritten: r.eventsWritten, eventsDropped: r.eventsDropped, bytesWritten: r.bytesWritten });
+    this.end({ eventsWritten: r.eventsWritten, eventsDropped: r.eventsDropped, bytesWritten: r.bytesWritten, producers: r.producers });
+  }
+
+  /** Producers parked in this session right now (Block mode). */
+  get parkedProducers(): number {
+    return Atomics.load(this.memory.i32, Ctl.Parked);
   }
 
   /** @internal The drain is gone (finished, crashed or killed) or the output failed. */
-  end(r: { eventsWritten: number; eventsDropped: number; bytesWritten: number }): void {
+  end(r: Counts): void {
     if (this.state === 'stopped' || this.state === 'failed') return;
     live.delete(this);
     this.state = this.error ? 'failed' : 'stopped';
@@ -115,6 +130,7 @@ export class TraceSession {
       new FairQueue(this.memory).wakeAll();
     }
     announceClose(this.id);
+    clearTimeout(this.stopTimer);
     this.worker.unref();
     this.resolveDone({ ...r, status: this.state, ...(this.error ? { error: this.error } : {}) });
   }
@@ -137,6 +153,13 @@ export class TraceSession {
       announceClose(this.id);
       if (this.memory.state < SessionState.Stopping) this.memory.setState(SessionState.Stopping);
       new FairQueue(this.memory).wakeAll();
+      // A drain stuck on its output (a pipe nobody reads) must not hang the caller.
+      this.stopTimer = setTimeout(() => {
+        this.fail(new SessionError(`tracepipe session ${this.id}: the drain did not finish within ${this.stopTimeoutMs} ms; output is incomplete`));
+        this.end(NO_COUNTS);
+        void this.worker.terminate();
+      }, this.stopTimeoutMs);
+      this.stopTimer.unref();
     }
     this.stopping = this.done;
     return this.stopping;
@@ -221,7 +244,9 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
     stderr: false,
   });
   if (options.keepProcessAlive === false) worker.unref();
-  const session = new TraceSession(memory, providers, mode, worker, originNs);
+  const stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
+  if (!(stopTimeoutMs > 0)) throw new SessionError('stopTimeoutMs must be a positive number');
+  const session = new TraceSession(memory, providers, mode, worker, originNs, stopTimeoutMs);
   const output = options.output;
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
   else if (typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new ListenerConsumer((e) => output.onEvent(e)));
@@ -245,7 +270,7 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
       // A drain that exits without a result died: the output is incomplete but readable up to here.
       if (!session.reported && session.state !== 'stopped' && session.state !== 'failed') {
         session.fail(session.error ?? new SessionError(`tracepipe session ${session.id}: drain thread exited unexpectedly`));
-        session.end({ eventsWritten: 0, eventsDropped: 0, bytesWritten: 0 });
+        session.end(NO_COUNTS);
       }
     });
   });
