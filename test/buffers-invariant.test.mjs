@@ -1,0 +1,65 @@
+// The loss invariant: for any budget, per thread and in total, events read + events reported dropped
+// == events attempted. Main thread plus two real worker threads, tiny budgets included.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
+import { readTrace, startSession } from '../dist/index.js';
+import { defineLoadProvider, startProducerWorker, writeLoad } from './helpers/producer.mjs';
+import { tempDir } from './helpers/temp-dir.mjs';
+
+const PROVIDER = 'Invariant.Load';
+const PER_THREAD = 30_000;
+const main = defineLoadProvider(PROVIDER);
+
+for (const bufferSizeMB of [1 / 64, 0.05, 1, 16]) {
+  test(`events read + dropped == attempted, per thread and in total (bufferSizeMB ${bufferSizeMB})`, async (t) => {
+    const file = join(await tempDir(t), 'invariant.tptrace');
+    const session = await startSession({ providers: PROVIDER, output: file, bufferSizeMB });
+    const workers = [startProducerWorker(PROVIDER), startProducerWorker(PROVIDER)];
+    t.after(() => Promise.all(workers.map((w) => w.close())));
+    await Promise.all(workers.map((w) => w.ready));
+    const [mainAttempted, ...replies] = await Promise.all([
+      writeLoad(main, PER_THREAD, 500),
+      ...workers.map((w) => w.request({ cmd: 'load', count: PER_THREAD, burst: 500 })),
+    ]);
+    const attempted = { [threadId]: mainAttempted };
+    for (const r of replies) {
+      assert.ok(r.enabled, `worker ${r.threadId} saw the session`);
+      attempted[r.threadId] = r.attempted;
+    }
+    for (const n of Object.values(attempted)) assert.equal(n, PER_THREAD, 'every write was attempted while the session ran');
+    const result = await session.stop();
+
+    const s = await readTrace(file).summary();
+    assert.equal(s.complete, true);
+    assert.deepEqual(Object.keys(s.threads).sort(), Object.keys(attempted).sort());
+    for (const [tid, n] of Object.entries(attempted)) {
+      const th = s.threads[tid];
+      assert.equal(th.events + th.dropped, n, `thread ${tid}: ${th.events} read + ${th.dropped} dropped`);
+    }
+    assert.equal(s.events + s.dropped, 3 * PER_THREAD);
+    assert.deepEqual([result.eventsWritten, result.eventsDropped], [s.events, s.dropped], 'stop() agrees with the trace');
+    t.diagnostic(`bufferSizeMB ${bufferSizeMB}: ${s.events} read, ${s.dropped} dropped`);
+    if (bufferSizeMB === 16) assert.equal(s.dropped, 0, '16 MB holds all 3.6 MB of records without draining');
+    if (bufferSizeMB === 1 / 64) assert.ok(s.dropped > 0, 'two 4 KiB chunks cannot absorb 20 KB bursts from three threads');
+
+    // Reading: non-decreasing timestamps; per thread, strictly increasing sequences, each event being
+    // exactly the attempt its sequence number says (so every gap is a counted drop, nothing else).
+    const trace = readTrace(file);
+    let lastTs = -Infinity;
+    const lastSeq = new Map();
+    let n = 0;
+    for await (const e of trace) {
+      n++;
+      assert.ok(e.timestampNs >= lastTs, `timestamp ${e.timestampNs} after ${lastTs}`);
+      lastTs = e.timestampNs;
+      assert.ok(e.sequence > (lastSeq.get(e.threadId) ?? -1), `thread ${e.threadId}: sequence ${e.sequence} after ${lastSeq.get(e.threadId)}`);
+      lastSeq.set(e.threadId, e.sequence);
+      assert.equal(e.fields.i, e.sequence);
+      assert.equal(e.fields.thread, e.threadId);
+    }
+    assert.equal(n, s.events);
+    assert.equal(trace.outOfOrder, 0);
+  });
+}

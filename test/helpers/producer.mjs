@@ -1,0 +1,78 @@
+// A producer that runs the same code on the main thread and in worker threads: each thread defines
+// its own copy of the provider (as an application module would) and writes when told to.
+import { isMainThread, parentPort, threadId, Worker, workerData } from 'node:worker_threads';
+import { defineProvider } from '../../dist/index.js';
+
+export function defineLoadProvider(name) {
+  return defineProvider(name, {
+    events: {
+      Load: { id: 1, fields: [['i', 'u32'], ['thread', 'u32'], ['x', 'f64'], ['y', 'i32']] },
+      Mark: { id: 2, fields: [['label', 'string']] },
+    },
+  });
+}
+
+/** Waits (without blocking the event loop) until `ev` is enabled; false after `timeoutMs`. */
+export async function waitEnabled(ev, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!ev.enabled) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  return true;
+}
+
+/**
+ * Writes `count` Load events in bursts of `burst`, yielding to the event loop between bursts, and
+ * returns how many were attempted (written while enabled). Load's `i` is the attempt number.
+ */
+export async function writeLoad(p, count, burst = 1000) {
+  let attempted = 0;
+  for (let i = 0; i < count; i++) {
+    if (p.Load.enabled) {
+      p.Load.write(attempted, threadId, i * 0.25, -i);
+      attempted++;
+    }
+    if (i % burst === burst - 1) await new Promise((r) => setImmediate(r));
+  }
+  return attempted;
+}
+
+/** Starts a worker running the producer loop below; `request(msg)` resolves with its reply. */
+export function startProducerWorker(providerName) {
+  const worker = new Worker(new URL(import.meta.url), { workerData: { producer: { providerName } } });
+  const waiting = [];
+  worker.on('message', (m) => waiting.shift()?.resolve(m));
+  worker.on('error', (e) => {
+    for (const w of waiting.splice(0)) w.reject(e);
+  });
+  const ready = new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  return {
+    worker,
+    ready,
+    request(msg) {
+      return new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        worker.postMessage(msg);
+      });
+    },
+    close: () => worker.terminate(),
+  };
+}
+
+if (!isMainThread && workerData?.producer) {
+  const p = defineLoadProvider(workerData.producer.providerName);
+  parentPort.on('message', async (msg) => {
+    if (msg.cmd === 'load') {
+      const enabled = await waitEnabled(p.Load);
+      parentPort.postMessage({ threadId, enabled, attempted: enabled ? await writeLoad(p, msg.count, msg.burst) : 0 });
+    } else if (msg.cmd === 'mark') {
+      const enabled = await waitEnabled(p.Mark);
+      if (enabled) p.Mark.write(msg.label);
+      parentPort.postMessage({ threadId, enabled });
+    } else if (msg.cmd === 'exit') {
+      parentPort.close();
+    }
+  });
+  parentPort.postMessage({ threadId, ready: true });
+}
