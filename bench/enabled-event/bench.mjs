@@ -1,0 +1,59 @@
+import { fileURLToPath } from 'node:url';
+import { row } from '../support/report.mjs';
+import { formatSummary, summarize } from '../support/stats.mjs';
+import { interleavedRounds, runVariant } from '../support/variant-process.mjs';
+
+const VARIANT = fileURLToPath(new URL('./variant.mjs', import.meta.url));
+const ROUNDS = 7;
+const BATCHES = 7;
+// About 25-50 ms per batch for each variant.
+const ITERS = { tracepipe: 500_000, 'tracepipe-warm': 500_000, 'writer-only': 500_000, ideal: 500_000, 'ideal-fresh': 500_000, pino: 20_000 };
+const MAX_VS_IDEAL = 1.3;
+const MIN_VS_PINO = 35;
+
+export const description = 'issue 2: enabled 4-field event, one session (file, 256 MB, drop), main thread, vs an ideal typed-array write and vs pino';
+
+const perRound = (res, num, den) => summarize(res[num].map((r, k) => r.nsPerOp / res[den][k].nsPerOp));
+
+export async function run() {
+  const variants = Object.keys(ITERS);
+  console.log(`${ROUNDS} rounds x ${variants.length} variants, each in its own process: ${BATCHES} timed batches after 2 warm-up batches; per process the median batch`);
+  const res = await interleavedRounds(ROUNDS, variants, (v) => runVariant(VARIANT, [v, String(ITERS[v]), String(BATCHES)]));
+  const ns = Object.fromEntries(variants.map((v) => [v, formatSummary(summarize(res[v].map((r) => r.nsPerOp)))]));
+  const cold = perRound(res, 'tracepipe', 'ideal');
+  const warm = perRound(res, 'tracepipe-warm', 'ideal');
+  const coldVsFresh = perRound(res, 'tracepipe', 'ideal-fresh');
+  const writer = perRound(res, 'writer-only', 'ideal');
+  const pinoVsTp = perRound(res, 'pino', 'tracepipe-warm');
+  const pinoVsCold = perRound(res, 'pino', 'tracepipe');
+  const pinoVsIdeal = perRound(res, 'pino', 'ideal');
+  const sessions = [...res.tracepipe, ...res['tracepipe-warm']];
+  const dropped = sessions.reduce((n, r) => n + r.eventsDropped, 0);
+  const lost = sessions.filter((r) => r.eventsWritten + r.eventsDropped !== r.eventsAttempted).length;
+  console.log('  ns per event (median of per-process medians, min and max over rounds):');
+  row('tracepipe, 256 MB session, steady state', `${ns['tracepipe-warm']} ns  (drain catches up between batches)`);
+  row('tracepipe, 256 MB session, fresh buffer', `${ns.tracepipe} ns  (batches back to back)`);
+  row('tracepipe writer, warm 1 MB target, no session', `${ns['writer-only']} ns  (diagnostic)`);
+  row(`ideal write (${res.ideal[0].recordBytes} B record), 1 MB ring`, `${ns.ideal} ns`);
+  row('ideal write, 256 MB ring, first touch', `${ns['ideal-fresh']} ns  (diagnostic)`);
+  row(`pino ${res.pino[0].pinoVersion}, sync to /dev/null`, `${ns.pino} ns`);
+  console.log('  ratios (per round, then median):');
+  row('steady state / ideal', `${formatSummary(warm, 2)} x`);
+  row('fresh buffer / ideal', `${formatSummary(cold, 2)} x`);
+  row('fresh buffer / ideal on first-touch memory', `${formatSummary(coldVsFresh, 2)} x`);
+  row('writer only / ideal', `${formatSummary(writer, 2)} x`);
+  row('pino / tracepipe steady state', `${formatSummary(pinoVsTp, 1)} x faster`);
+  row('pino / tracepipe fresh buffer', `${formatSummary(pinoVsCold, 1)} x faster`);
+  row('pino / ideal (the most any writer could reach)', `${formatSummary(pinoVsIdeal, 1)} x`);
+  row('sessions: eventsDropped (all runs)', `${dropped}; written + dropped != attempted in ${lost} of ${sessions.length} runs`);
+  const okWarm = warm.median <= MAX_VS_IDEAL;
+  const okCold = cold.median <= MAX_VS_IDEAL;
+  const okPino = pinoVsTp.median >= MIN_VS_PINO;
+  console.log(`  target <= ${MAX_VS_IDEAL}x ideal: steady state ${okWarm ? 'MET' : 'MISSED'}, fresh buffer ${okCold ? 'MET' : 'MISSED'}; >= ${MIN_VS_PINO}x faster than pino: ${okPino ? 'MET' : 'MISSED'}`);
+  return [
+    { check: 'enabled event / ideal write, steady state', value: `${warm.median.toFixed(2)}x`, target: `<= ${MAX_VS_IDEAL}x`, met: okWarm },
+    { check: 'enabled event / ideal write, fresh 256 MB buffer', value: `${cold.median.toFixed(2)}x`, target: `<= ${MAX_VS_IDEAL}x`, met: okCold },
+    { check: 'pino / enabled event (steady state)', value: `${pinoVsTp.median.toFixed(1)}x faster (pino / ideal: ${pinoVsIdeal.median.toFixed(1)}x)`, target: `>= ${MIN_VS_PINO}x`, met: okPino },
+    { check: 'enabled event sessions: eventsDropped', value: String(dropped), target: '0', met: dropped === 0 && lost === 0 },
+  ];
+}

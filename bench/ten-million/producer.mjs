@@ -1,0 +1,37 @@
+// One run of the 10,000,000-event benchmark, in its own process: write, stop, then take the file apart.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSession } from '../../dist/index.js';
+import { bench, PROVIDERS, TICK_PAYLOAD_BYTES } from '../support/tick-provider.mjs';
+import { traceAnatomy } from '../support/trace-anatomy.mjs';
+import { reportResult } from '../support/variant-process.mjs';
+
+const N = Number(process.argv[2]);
+const E = bench.Tick;
+const dir = mkdtempSync(join(tmpdir(), 'tracepipe-bench-'));
+try {
+  const file = join(dir, 'ten-million.tptrace');
+  const session = await startSession({ providers: PROVIDERS, output: file, bufferingMode: 'drop' });
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < N; i++) {
+    if (E.enabled) E.write(1.5, 2.5, i, -4);
+  }
+  const t1 = process.hrtime.bigint();
+  const r = await session.stop();
+  const t2 = process.hrtime.bigint();
+  const a = traceAnatomy(file);
+  if (a.payloadBytes !== a.events * TICK_PAYLOAD_BYTES) throw new Error(`payload bytes ${a.payloadBytes} != ${a.events} x ${TICK_PAYLOAD_BYTES}`);
+  reportResult({
+    attempted: N,
+    produceMs: Number(t1 - t0) / 1e6,
+    stopMs: Number(t2 - t1) / 1e6,
+    wallMs: Number(t2 - t0) / 1e6,
+    eventsWritten: r.eventsWritten,
+    eventsDropped: r.eventsDropped,
+    bytesWritten: r.bytesWritten,
+    anatomy: a,
+  });
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
