@@ -29,7 +29,6 @@ export interface TraceEventType<F = readonly FieldSpec[]> extends EventDescripto
   writeAt(timestampMs: number, ...args: ArgsOf<F>): void;
 }
 
-const clock = () => performance.now();
 
 export class EventType implements TraceEventType {
   enabled = false;
@@ -51,8 +50,8 @@ export class EventType implements TraceEventType {
     readonly typeIndex: number,
   ) {
     this.layout = computePayloadLayout(fields);
-    this.write = generateWriter(this.layout, typeIndex, clock, false);
-    this.writeAt = generateWriter(this.layout, typeIndex, clock, true);
+    this.write = generateWriter(this.layout, typeIndex, performance, false);
+    this.writeAt = generateWriter(this.layout, typeIndex, performance, true);
   }
 
   setTargets(targets: RecordTarget[]): void {
