@@ -63,7 +63,7 @@ function writeAndDecode(types, values, ts, typeIndex) {
   const fields = types.map((t, i) => [`f${i}`, t]);
   const layout = computePayloadLayout(fields);
   const target = fakeRecordTarget();
-  const writeAt = generateWriter(layout, typeIndex, () => 0, true);
+  const writeAt = generateWriter(layout, typeIndex, { now: () => 0 }, true);
   writeAt.call({ _targets: [target] }, ts, ...values);
   const rec = recordAt0(target);
   return { layout, target, rec, decoded: decodePayload(layout, target.u8, rec.payloadStart, rec.payloadLength, 0) };
