@@ -116,6 +116,8 @@ export class ChunkScanner {
     const m = this.m;
     const out: SlotProgress[] = [];
     for (let s = 0; s < m.slotCount; s++) {
+      // A slot is counted before its owner has filled it in; its state is stored last.
+      if (Atomics.load(m.i32, m.slotI32(s, SlotI32.State)) === 0) continue;
       const published = m.f64[m.slotF64(s, SlotF64.NextSeq)]!;
       out.push({
         slot: s,
