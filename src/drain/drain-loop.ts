@@ -10,6 +10,8 @@ import type { EventDescriptor } from '../schema/event-type.js';
 import type { Sink } from './sink.js';
 
 const IDLE_WAIT_MS = 100;
+/** How long after the last event idle passes keep marking time with sequence points (see markTime). */
+const IDLE_MARK_NS = 1e9;
 const FLUSH_BYTES = 1 << 20;
 
 export interface ProducerStats {
@@ -136,6 +138,15 @@ export class DrainLoop implements RecordVisitor {
     return visited;
   }
 
+  /**
+   * A live reader releases an event only once a sequence point is past it by its reorder window, so
+   * after the producers go quiet idle passes keep writing one every IDLE_WAIT_MS for a while.
+   */
+  private markTime(): boolean {
+    const now = this.nowNs();
+    return now - this.lastEventNs < IDLE_MARK_NS && now - this.lastSequencePointNs >= IDLE_WAIT_MS * 1e6;
+  }
+
   /** Runs until the session stops or the sink fails; never throws. */
   run(): DrainResult {
     const m = this.memory;
@@ -146,7 +157,7 @@ export class DrainLoop implements RecordVisitor {
         const wake = Atomics.load(m.i32, Ctl.DrainWake);
         const state = m.state;
         if (state >= SessionState.Stopping) break;
-        if (!this.sink.congested) lastVisited = this.pass(lastVisited > 0);
+        if (!this.sink.congested) lastVisited = this.pass(lastVisited > 0 || this.markTime());
         Atomics.wait(m.i32, Ctl.DrainWake, wake, IDLE_WAIT_MS);
       }
       if (m.state === SessionState.Failed) throw new Error('session failed');
