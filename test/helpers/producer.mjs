@@ -68,8 +68,11 @@ if (!isMainThread && workerData?.producer) {
       parentPort.postMessage({ threadId, enabled, attempted: enabled ? await writeLoad(p, msg.count, msg.burst) : 0 });
     } else if (msg.cmd === 'mark') {
       const enabled = await waitEnabled(p.Mark);
+      // The process clock around the write, to check the event lands on the trace clock.
+      const before = process.hrtime.bigint();
       if (enabled) p.Mark.write(msg.label);
-      parentPort.postMessage({ threadId, enabled });
+      const after = process.hrtime.bigint();
+      parentPort.postMessage({ threadId, enabled, before: String(before), after: String(after) });
     } else if (msg.cmd === 'exit') {
       parentPort.close();
     }
