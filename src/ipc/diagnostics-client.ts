@@ -1,0 +1,158 @@
+/**
+ * The tool's side of the diagnostics protocol: find a target process, ask it something, read the answer.
+ * Errors a user can act on (no such process, not attachable, refused) are TargetErrors with one-line messages.
+ */
+import type net from 'node:net';
+import { type CollectRequest, decodeProcessInfo, decodeSessionId, decodeStopResult, encodeCollectRequest, encodeSessionId, type ProcessInfo, type StopResult } from './ipc-commands.js';
+import { CommandSet, encodeFrame, FrameReader, IpcError, MAX_REPLY_PAYLOAD, ProcessCommand, replyPayload, TracingCommand } from './ipc-protocol.js';
+import { connectEndpoint, type Endpoint, listEndpoints, removeEndpoint } from './ipc-transport.js';
+
+const CONNECT_TIMEOUT_MS = 3000;
+const INFO_TIMEOUT_MS = 5000;
+/** Starting a session spins up its drain thread; a busy target may take a while. */
+const COLLECT_TIMEOUT_MS = 15000;
+/** Stopping waits for the session's last flush. */
+const STOP_TIMEOUT_MS = 30000;
+
+export class TargetError extends Error {
+  override readonly name = 'TargetError';
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function isStale(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ECONNREFUSED' || code === 'ENOENT';
+}
+
+/** Connects to `pid`'s diagnostics server, removing endpoints nobody listens on any more. */
+export async function connectTarget(pid: number): Promise<net.Socket> {
+  for (const e of listEndpoints().filter((x) => x.pid === pid)) {
+    try {
+      return await connectEndpoint(e.path, CONNECT_TIMEOUT_MS);
+    } catch (err) {
+      if (!isStale(err)) throw new TargetError(`cannot connect to process ${pid}: ${(err as Error).message}`);
+      removeEndpoint(e.path);
+    }
+  }
+  if (!isAlive(pid)) throw new TargetError(`no process with pid ${pid}`);
+  throw new TargetError(`process ${pid} is not attachable: start it with 'node --import tracepipe/register' (or put that in NODE_OPTIONS)`);
+}
+
+/** Sends one request and reads its reply frame; bytes after the reply stay unread on the socket. */
+function exchange(socket: net.Socket, request: Uint8Array, timeoutMs: number, what: string): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const reader = new FrameReader(MAX_REPLY_PAYLOAD);
+    const done = (err: Error | undefined, payload?: Uint8Array): void => {
+      clearTimeout(timer);
+      socket.off('data', onData).off('end', onEnd).off('error', onError);
+      socket.pause();
+      if (err) {
+        socket.destroy();
+        reject(err);
+      } else resolve(payload!);
+    };
+    const onData = (chunk: Buffer): void => {
+      try {
+        const frame = reader.push(chunk);
+        if (!frame) return;
+        const payload = replyPayload(frame);
+        if (reader.remainder.length > 0) socket.unshift(reader.remainder);
+        done(undefined, payload);
+      } catch (e) {
+        done(e as Error);
+      }
+    };
+    const onEnd = (): void => done(new TargetError(`the target closed the connection before answering ${what}`));
+    const onError = (e: Error): void => done(new TargetError(`connection to the target failed during ${what}: ${e.message}`));
+    const timer = setTimeout(() => done(new TargetError(`the target did not answer ${what} within ${timeoutMs / 1000} s`)), timeoutMs);
+    socket.on('data', onData).on('end', onEnd).on('error', onError);
+    socket.write(request);
+  });
+}
+
+/** One request, one reply, then the connection closes; the target's error replies become TargetErrors. */
+async function ask<T>(socket: net.Socket, request: Uint8Array, timeoutMs: number, what: string, decode: (payload: Uint8Array) => T): Promise<T> {
+  try {
+    return decode(await exchange(socket, request, timeoutMs, what));
+  } catch (e) {
+    if (e instanceof IpcError) throw new TargetError(`the target refused ${what}: ${e.message}`);
+    throw e;
+  } finally {
+    socket.destroy();
+  }
+}
+
+const PROCESS_INFO = encodeFrame(CommandSet.Process, ProcessCommand.ProcessInfo);
+
+export async function processInfo(pid: number): Promise<ProcessInfo> {
+  return ask(await connectTarget(pid), PROCESS_INFO, INFO_TIMEOUT_MS, 'ProcessInfo', decodeProcessInfo);
+}
+
+export async function stopTracing(pid: number, sessionId: number): Promise<StopResult> {
+  const request = encodeFrame(CommandSet.Tracing, TracingCommand.StopTracing, encodeSessionId(sessionId));
+  return ask(await connectTarget(pid), request, STOP_TIMEOUT_MS, 'StopTracing', decodeStopResult);
+}
+
+/** A session streaming from the target: iterate for the .tptrace bytes; the stream ends when the session does. */
+export interface TraceStream extends AsyncIterable<Uint8Array> {
+  readonly sessionId: number;
+  /** Closes the connection, which ends the session in the target. */
+  close(): void;
+}
+
+export async function collectTracing(pid: number, request: CollectRequest): Promise<TraceStream> {
+  const socket = await connectTarget(pid);
+  const frame = encodeFrame(CommandSet.Tracing, TracingCommand.CollectTracing, encodeCollectRequest(request));
+  let sessionId: number;
+  try {
+    sessionId = decodeSessionId(await exchange(socket, frame, COLLECT_TIMEOUT_MS, 'CollectTracing'), 'CollectTracing reply');
+  } catch (e) {
+    socket.destroy();
+    if (e instanceof IpcError) throw new TargetError(`the target refused CollectTracing: ${e.message}`);
+    throw e;
+  }
+  return {
+    sessionId,
+    [Symbol.asyncIterator]: () => socket[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>,
+    close: () => socket.destroy(),
+  };
+}
+
+export interface TargetListing {
+  readonly endpoint: Endpoint;
+  readonly info?: ProcessInfo;
+  /** Why the target did not answer. */
+  readonly error?: string;
+}
+
+/** Every attachable process of this user, asked for its ProcessInfo; dead processes' endpoints are removed. */
+export async function listTargets(): Promise<TargetListing[]> {
+  const found = await Promise.all(
+    listEndpoints().map(async (endpoint): Promise<TargetListing | undefined> => {
+      let socket: net.Socket;
+      try {
+        socket = await connectEndpoint(endpoint.path, CONNECT_TIMEOUT_MS);
+      } catch (e) {
+        if (isStale(e)) {
+          removeEndpoint(endpoint.path);
+          return undefined;
+        }
+        return { endpoint, error: (e as Error).message };
+      }
+      try {
+        return { endpoint, info: await ask(socket, PROCESS_INFO, INFO_TIMEOUT_MS, 'ProcessInfo', decodeProcessInfo) };
+      } catch (e) {
+        return { endpoint, error: (e as Error).message };
+      }
+    }),
+  );
+  return found.filter((t): t is TargetListing => t !== undefined).sort((a, b) => a.endpoint.pid - b.endpoint.pid);
+}

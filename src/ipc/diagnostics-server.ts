@@ -1,0 +1,208 @@
+/**
+ * The diagnostics server in the traced process: answers ProcessInfo, starts sessions that stream to
+ * the requesting connection (CollectTracing) and stops sessions (StopTracing). One request per
+ * connection. It never keeps the process alive and does nothing until a client connects; whatever a
+ * client sends, the worst outcome is an error reply and a closed connection.
+ */
+import net from 'node:net';
+import { isMainThread } from 'node:worker_threads';
+import { planLayout } from '../buffers/session-memory.js';
+import { formatProviderSpec, normalizeProviders } from '../session/provider-spec.js';
+import { liveSessions, startSession, type TraceSession } from '../session/session.js';
+import { TRACEPIPE_VERSION } from '../session/version.js';
+import { holdSignalFlush, onSignalExit } from './exit-flush.js';
+import { type CollectRequest, decodeCollectRequest, decodeSessionId, encodeProcessInfo, encodeSessionId, encodeStopResult, type ProcessInfo } from './ipc-commands.js';
+import { CommandSet, errorFrame, type Frame, FrameReader, IpcError, IpcErrorCode, MAX_REQUEST_PAYLOAD, okFrame, ProcessCommand, TracingCommand } from './ipc-protocol.js';
+import { endpointPath, listenPrivately, processKey, removeEndpoint, takeDescriptor } from './ipc-transport.js';
+
+/** Connections still sending or awaiting a reply; more are refused with Busy so a flood stays bounded. */
+const MAX_PENDING = 32;
+/** A request must arrive complete this soon after connecting. */
+const REQUEST_TIMEOUT_MS = 5000;
+
+export interface DiagnosticServer {
+  /** The socket (or pipe) clients connect to. */
+  readonly path: string;
+  /** Stops sessions streaming to clients, closes the endpoint and removes it. */
+  close(): Promise<void>;
+}
+
+let running: Promise<Server> | undefined;
+
+/** Starts this process's diagnostics server (once; later calls return the same server). */
+export function startDiagnosticServer(): Promise<DiagnosticServer> {
+  if (!isMainThread) return Promise.reject(new Error('tracepipe: the diagnostics server runs on the main thread'));
+  running ??= Server.start().catch((e: unknown) => {
+    running = undefined;
+    throw e;
+  });
+  return running;
+}
+
+function send(socket: net.Socket, frame: Uint8Array): void {
+  socket.removeAllListeners('data');
+  // A client that never reads its reply does not hold the connection open.
+  socket.setTimeout(REQUEST_TIMEOUT_MS, () => socket.destroy());
+  socket.end(frame, () => socket.destroy());
+}
+
+function refuse(socket: net.Socket, e: unknown): void {
+  if (e instanceof IpcError) send(socket, errorFrame(e.code, e.message));
+  else send(socket, errorFrame(IpcErrorCode.SessionFailed, e instanceof Error ? e.message : String(e)));
+}
+
+class Server implements DiagnosticServer {
+  private readonly pending = new Set<net.Socket>();
+  /** Sessions streaming to a connection, which is closed once the session is done. */
+  private readonly streaming = new Map<TraceSession, net.Socket>();
+  private closed = false;
+  private readonly remove = (): void => removeEndpoint(this.path);
+  private forgetSignalCleanup: () => void = () => undefined;
+
+  private constructor(
+    readonly path: string,
+    private readonly server: net.Server,
+  ) {}
+
+  static async start(): Promise<Server> {
+    const server = net.createServer({ allowHalfOpen: true });
+    const s = new Server(endpointPath(process.pid, processKey()), server);
+    server.on('connection', (socket) => s.accept(socket));
+    await listenPrivately(server, s.path);
+    // Failed accepts (out of descriptors) are the client's loss, never the application's crash.
+    server.on('error', () => undefined);
+    server.unref();
+    process.on('exit', s.remove);
+    s.forgetSignalCleanup = onSignalExit(s.remove);
+    return s;
+  }
+
+  private accept(socket: net.Socket): void {
+    socket.unref();
+    socket.on('error', () => socket.destroy());
+    if (this.closed || this.pending.size >= MAX_PENDING) return refuse(socket, new IpcError(IpcErrorCode.Busy, 'too many requests in flight; try again'));
+    this.pending.add(socket);
+    socket.once('close', () => this.pending.delete(socket));
+    const reader = new FrameReader(MAX_REQUEST_PAYLOAD);
+    let answered = false;
+    const answer = (f: () => void): void => {
+      if (answered) return;
+      answered = true;
+      socket.removeAllListeners('data');
+      socket.setTimeout(0);
+      f();
+    };
+    socket.on('data', (chunk: Buffer) => {
+      let frame: Frame | undefined;
+      try {
+        frame = reader.push(chunk);
+      } catch (e) {
+        return answer(() => refuse(socket, e));
+      }
+      if (frame) answer(() => void this.dispatch(socket, frame).catch((e: unknown) => refuse(socket, e)));
+    });
+    socket.on('end', () =>
+      answer(() => refuse(socket, new IpcError(IpcErrorCode.BadFrame, reader.buffered > 0 ? `truncated message (${reader.buffered} bytes)` : 'empty request'))),
+    );
+    socket.setTimeout(REQUEST_TIMEOUT_MS, () => answer(() => refuse(socket, new IpcError(IpcErrorCode.Timeout, `no complete request within ${REQUEST_TIMEOUT_MS} ms`))));
+  }
+
+  private async dispatch(socket: net.Socket, f: Frame): Promise<void> {
+    if (f.commandSet === CommandSet.Process && f.commandId === ProcessCommand.ProcessInfo) return send(socket, okFrame(encodeProcessInfo(this.info())));
+    if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.CollectTracing) return this.collect(socket, decodeCollectRequest(f.payload));
+    if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.StopTracing) return this.stop(socket, decodeSessionId(f.payload, 'StopTracing'));
+    throw new IpcError(IpcErrorCode.UnknownCommand, `unknown command ${f.commandSet}/${f.commandId}`);
+  }
+
+  private info(): ProcessInfo {
+    let cwd = '';
+    try {
+      cwd = process.cwd();
+    } catch {
+      // The working directory was deleted.
+    }
+    return {
+      pid: process.pid,
+      startTimeMs: Math.round(performance.timeOrigin),
+      nodeVersion: process.version,
+      tracepipeVersion: TRACEPIPE_VERSION,
+      cwd,
+      title: process.title,
+      argv: process.argv,
+      execArgv: process.execArgv,
+      sessions: liveSessions().map((s) => ({
+        id: s.id,
+        providers: formatProviderSpec(s.providers),
+        bufferingMode: s.bufferingMode,
+        state: s.state,
+        attached: this.streaming.has(s),
+      })),
+    };
+  }
+
+  private async collect(socket: net.Socket, q: CollectRequest): Promise<void> {
+    // Refuse what the session would refuse while the reply can still be an error, before the drain writes.
+    try {
+      normalizeProviders(q.providers);
+      if (q.bufferSizeMB !== 0) planLayout(q.bufferSizeMB);
+    } catch (e) {
+      throw new IpcError(IpcErrorCode.BadRequest, (e as Error).message.replace(/^tracepipe: /, ''));
+    }
+    const fd = takeDescriptor(socket);
+    if (fd === undefined) throw new IpcError(IpcErrorCode.SessionFailed, `streaming a session needs a socket descriptor, which this platform (${process.platform}) does not expose`);
+    let session: TraceSession;
+    try {
+      session = await startSession({
+        providers: q.providers,
+        output: { fd, prologue: (id) => okFrame(encodeSessionId(id)) },
+        bufferingMode: q.bufferingMode,
+        ...(q.bufferSizeMB !== 0 ? { bufferSizeMB: q.bufferSizeMB } : {}),
+        rundown: q.rundown,
+        keepProcessAlive: false,
+      });
+    } catch {
+      // The drain may have written the reply already: closing is the only unambiguous answer left.
+      socket.destroy();
+      return;
+    }
+    this.pending.delete(socket);
+    this.streaming.set(session, socket);
+    const release = holdSignalFlush();
+    void session.done.then(() => {
+      this.streaming.delete(session);
+      socket.destroy();
+      release();
+    });
+  }
+
+  private async stop(socket: net.Socket, id: number): Promise<void> {
+    const session = liveSessions().find((s) => s.id === id);
+    if (!session) throw new IpcError(IpcErrorCode.UnknownSession, `no session ${id} in process ${process.pid}`);
+    const r = await session.stop();
+    send(
+      socket,
+      okFrame(
+        encodeStopResult({
+          sessionId: id,
+          status: r.status,
+          eventsWritten: r.eventsWritten,
+          eventsDropped: r.eventsDropped,
+          bytesWritten: r.bytesWritten,
+          error: r.error?.message ?? '',
+        }),
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    running = undefined;
+    for (const socket of this.pending) socket.destroy();
+    await Promise.all([...this.streaming.keys()].map((s) => s.stop()));
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.remove();
+    process.off('exit', this.remove);
+    this.forgetSignalCleanup();
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The startup session (seed 001's DOTNET_EnableEventPipe): tracing configured by environment variables,
+ * so an application is traced from its first event without a code change.
+ *
+ *   TRACEPIPE_ENABLE=1               start a session when tracepipe/register loads
+ *   TRACEPIPE_OUTPUT=path            file to write ('{pid}' is replaced); default tracepipe-{pid}.tptrace
+ *   TRACEPIPE_PROVIDERS=spec         provider spec; default: the 'default' profile
+ *   TRACEPIPE_BUFFER_SIZE_MB=n       the session's buffer budget; default 64
+ *   TRACEPIPE_BUFFERING_MODE=mode    drop (default) or block
+ */
+import type { BufferingModeName } from '../buffers/session-memory.js';
+import { normalizeProviders } from '../session/provider-spec.js';
+import { startSession, type TraceSession } from '../session/session.js';
+import { findProfile } from '../session/trace-profiles.js';
+import { holdSignalFlush } from './exit-flush.js';
+
+export interface StartupConfig {
+  readonly output: string;
+  readonly providers: string;
+  readonly bufferSizeMB: number;
+  readonly bufferingMode: BufferingModeName;
+}
+
+export class StartupConfigError extends Error {
+  override readonly name = 'StartupConfigError';
+}
+
+const DEFAULT_OUTPUT = 'tracepipe-{pid}.tptrace';
+
+/** The startup session `env` asks for, or undefined when it asks for none; throws on a bad setting. */
+export function startupConfig(env: NodeJS.ProcessEnv, pid: number): StartupConfig | undefined {
+  const enable = env.TRACEPIPE_ENABLE;
+  if (enable === undefined || enable === '' || enable === '0') return undefined;
+  if (enable !== '1') throw new StartupConfigError(`TRACEPIPE_ENABLE must be 1 or 0, not '${enable}'`);
+  const providers = env.TRACEPIPE_PROVIDERS || findProfile('default')!.providers;
+  try {
+    normalizeProviders(providers);
+  } catch (e) {
+    throw new StartupConfigError(`TRACEPIPE_PROVIDERS: ${(e as Error).message}`);
+  }
+  const size = env.TRACEPIPE_BUFFER_SIZE_MB || '64';
+  const bufferSizeMB = Number(size);
+  if (!/^\d+(\.\d+)?$/.test(size.trim()) || !(bufferSizeMB > 0)) throw new StartupConfigError(`TRACEPIPE_BUFFER_SIZE_MB must be a positive number of MiB, not '${size}'`);
+  const mode = (env.TRACEPIPE_BUFFERING_MODE || 'drop').toLowerCase();
+  if (mode !== 'drop' && mode !== 'block') throw new StartupConfigError(`TRACEPIPE_BUFFERING_MODE must be drop or block, not '${env.TRACEPIPE_BUFFERING_MODE}'`);
+  return { output: (env.TRACEPIPE_OUTPUT || DEFAULT_OUTPUT).replaceAll('{pid}', String(pid)), providers, bufferSizeMB, bufferingMode: mode };
+}
+
+/**
+ * Starts the session `env` asks for. It does not keep the process alive, and its file is complete
+ * however the process ends: normally, process.exit(), an uncaught exception, SIGINT, SIGTERM or SIGHUP.
+ */
+export async function startStartupSession(env: NodeJS.ProcessEnv = process.env): Promise<TraceSession | undefined> {
+  const config = startupConfig(env, process.pid);
+  if (!config) return undefined;
+  // Child processes inherit the environment: without '{pid}' in the path they would overwrite this file.
+  if (!(env.TRACEPIPE_OUTPUT ?? DEFAULT_OUTPUT).includes('{pid}')) delete env.TRACEPIPE_ENABLE;
+  const session = await startSession({ ...config, keepProcessAlive: false });
+  const release = holdSignalFlush();
+  void session.done.then(release);
+  return session;
+}

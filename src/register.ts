@@ -1,0 +1,14 @@
+/**
+ * `node --import tracepipe/register app.js`: makes the process attachable (the diagnostics server) and
+ * starts the startup session when TRACEPIPE_ENABLE=1. Problems are one line on stderr; the application
+ * runs regardless. Only the main thread does anything (worker threads inherit --import).
+ */
+import { isMainThread } from 'node:worker_threads';
+
+if (isMainThread) {
+  const { startDiagnosticServer } = await import('./ipc/diagnostics-server.js');
+  const { startStartupSession } = await import('./ipc/startup-session.js');
+  const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
+  await startDiagnosticServer().catch((e: unknown) => warn('diagnostics server not started', e));
+  await startStartupSession().catch((e: unknown) => warn('startup session not started', e));
+}
