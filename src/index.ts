@@ -11,3 +11,6 @@ export type { TraceEvent } from './format/trace-event.js';
 export type { TraceHeader } from './format/stream-header.js';
 export type { DropRange } from './format/loss-tracker.js';
 export { TraceFormatError, type TraceErrorCode } from './format/format-error.js';
+export { monitorGCPauses, type GCPauseInfo, type GCPauseMonitorOptions, type GCPauseSeverity } from './api/gc-pause-monitor.js';
+// Importing tracepipe defines the runtime providers, so a session that names them just works.
+export { runtimeGC } from './providers/gc-provider.js';

@@ -1,0 +1,52 @@
+import type { EnableContext } from '../schema/provider.js';
+
+/**
+ * The sessions that enabled one built-in provider on this thread. An event is written once and
+ * reaches every session that wants it, so a provider runs one set of observers and timers for all of
+ * them: `apply` hears the whole set after each change and (re)configures, or stops when it is empty.
+ */
+export class ProviderSessions {
+  private readonly active = new Map<number, EnableContext>();
+  private readonly warned = new Set<string>();
+
+  constructor(
+    private readonly providerName: string,
+    private readonly apply: (sessions: ProviderSessions) => void,
+  ) {}
+
+  get size(): number {
+    return this.active.size;
+  }
+
+  readonly onEnable = (ctx: EnableContext): void => {
+    this.active.set(ctx.sessionId, ctx);
+    this.apply(this);
+  };
+
+  readonly onDisable = (ctx: EnableContext): void => {
+    if (!this.active.delete(ctx.sessionId)) return;
+    this.apply(this);
+  };
+
+  /**
+   * The smallest value any session asked for with `key=value` (finer wins), or `fallback`. A value
+   * that is not a number in [min, max] is reported once as a warning and ignored: a typo in a
+   * provider spec must not stop the traced application.
+   */
+  smallestNumber(key: string, fallback: number, min: number, max: number): number {
+    let best = Infinity;
+    for (const ctx of this.active.values()) {
+      const text = ctx.arguments[key];
+      if (text === undefined) continue;
+      const n = Number(text);
+      if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+        const warning = `${ctx.sessionId}:${key}`;
+        if (!this.warned.has(warning)) process.emitWarning(`tracepipe: ${this.providerName} argument ${key}=${JSON.stringify(text)} is not a number in [${min}, ${max}]; ignoring it`);
+        this.warned.add(warning);
+        continue;
+      }
+      if (n < best) best = n;
+    }
+    return best === Infinity ? fallback : best;
+  }
+}
