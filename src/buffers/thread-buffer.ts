@@ -1,8 +1,8 @@
-import { METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, type RecordTarget } from '../schema/record-abi.js';
+import { METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, type RecordTarget, RecordViews } from '../schema/record-abi.js';
 import { ByteWriter } from '../format/byte-writer.js';
 import { encodeDescriptor } from '../format/metadata-codec.js';
 import type { EventType } from '../schema/event-type.js';
-import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, SessionMemory, SessionState, SlotF64, SlotI32 } from './session-memory.js';
+import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, SessionMemory, SessionState, SlotF64, SlotI32 } from './session-memory.js';
 import { FairQueue } from './fair-queue.js';
 
 /**
@@ -11,20 +11,11 @@ import { FairQueue } from './fair-queue.js';
  * decided here: Drop counts the attempt and moves on; Block parks in FIFO order until the drain
  * frees one (see docs/BUFFERING.md).
  */
-export class ThreadBuffer implements RecordTarget {
+export class ThreadBuffer extends RecordViews implements RecordTarget {
   pos = 0;
   end = 0;
   commitIndex = 0;
   seq = 0;
-  readonly u8: Uint8Array;
-  readonly i8: Int8Array;
-  readonly u16: Uint16Array;
-  readonly i16: Int16Array;
-  readonly u32: Uint32Array;
-  readonly i32: Int32Array;
-  readonly f32: Float32Array;
-  readonly f64: Float64Array;
-  readonly b64: BigInt64Array;
 
   dropped = 0;
   private chunk = -1;
@@ -41,16 +32,7 @@ export class ThreadBuffer implements RecordTarget {
     readonly slot: number,
     private readonly onDetach: () => void,
   ) {
-    const sab = memory.sab;
-    this.u8 = memory.u8;
-    this.i8 = new Int8Array(sab);
-    this.u16 = new Uint16Array(sab);
-    this.i16 = new Int16Array(sab);
-    this.u32 = memory.u32;
-    this.i32 = memory.i32;
-    this.f32 = new Float32Array(sab);
-    this.f64 = memory.f64;
-    this.b64 = new BigInt64Array(sab);
+    super(memory.sab);
     this.queue = new FairQueue(memory);
   }
 
@@ -164,9 +146,5 @@ export class ThreadBuffer implements RecordTarget {
     const m = this.memory;
     m.f64[m.slotF64(this.slot, SlotF64.NextSeq)] = this.seq;
     Atomics.store(m.i32, m.slotI32(this.slot, SlotI32.State), 2);
-  }
-
-  get sessionState(): number {
-    return Atomics.load(this.i32, Ctl.State);
   }
 }

@@ -14,16 +14,8 @@ export function align8(n: number): number {
   return (n + 7) & ~7;
 }
 
-/** One thread's window into one session's buffer: what a generated writer needs to copy a record. */
-export interface RecordTarget {
-  /** Byte offset where the next record goes. */
-  pos: number;
-  /** Byte offset the next record must not cross. */
-  end: number;
-  /** u32 index of the word that publishes `pos` to the drain. */
-  commitIndex: number;
-  /** Sequence number the next attempt gets; every attempt, dropped ones too, advances it. */
-  seq: number;
+/** Every typed view a generated writer stores through, all over one buffer. */
+export class RecordViews {
   readonly u8: Uint8Array;
   readonly i8: Int8Array;
   readonly u16: Uint16Array;
@@ -33,6 +25,30 @@ export interface RecordTarget {
   readonly f32: Float32Array;
   readonly f64: Float64Array;
   readonly b64: BigInt64Array;
+
+  constructor(buffer: ArrayBufferLike) {
+    this.u8 = new Uint8Array(buffer);
+    this.i8 = new Int8Array(buffer);
+    this.u16 = new Uint16Array(buffer);
+    this.i16 = new Int16Array(buffer);
+    this.u32 = new Uint32Array(buffer);
+    this.i32 = new Int32Array(buffer);
+    this.f32 = new Float32Array(buffer);
+    this.f64 = new Float64Array(buffer);
+    this.b64 = new BigInt64Array(buffer);
+  }
+}
+
+/** One thread's window into one session's buffer: what a generated writer needs to copy a record. */
+export interface RecordTarget extends RecordViews {
+  /** Byte offset where the next record goes. */
+  pos: number;
+  /** Byte offset the next record must not cross. */
+  end: number;
+  /** u32 index of the word that publishes `pos` to the drain. */
+  commitIndex: number;
+  /** Sequence number the next attempt gets; every attempt, dropped ones too, advances it. */
+  seq: number;
   /**
    * Slow path: make room for a record of `size` bytes. Returns its byte offset, or -1 when the
    * attempt was dropped (and counted) or the session is gone (and the target detached).
