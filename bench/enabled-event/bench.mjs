@@ -13,13 +13,14 @@ const MIN_VS_PINO = 35;
 
 export const description = 'issue 2: enabled 4-field event, one session (file, 256 MB, drop), main thread, vs an ideal typed-array write and vs pino';
 
-const perRound = (res, num, den) => summarize(res[num].map((r, k) => r.nsPerOp / res[den][k].nsPerOp));
+const perRound = (res, num, den, key = 'nsPerOp') => summarize(res[num].map((r, k) => r[key] / res[den][k][key]));
 
 export async function run() {
   const variants = Object.keys(ITERS);
   console.log(`${ROUNDS} rounds x ${variants.length} variants, each in its own process: ${BATCHES} timed batches after 2 warm-up batches; per process the median batch`);
   const res = await interleavedRounds(ROUNDS, variants, (v) => runVariant(VARIANT, [v, String(ITERS[v]), String(BATCHES)]));
   const ns = Object.fromEntries(variants.map((v) => [v, formatSummary(summarize(res[v].map((r) => r.nsPerOp)))]));
+  const haveCpu = variants.every((v) => res[v].every((r) => r.cpuNsPerOp !== null));
   const cold = perRound(res, 'tracepipe', 'ideal');
   const warm = perRound(res, 'tracepipe-warm', 'ideal');
   const coldVsFresh = perRound(res, 'tracepipe', 'ideal-fresh');
@@ -45,6 +46,15 @@ export async function run() {
   row('pino / tracepipe steady state', `${formatSummary(pinoVsTp, 1)} x faster`);
   row('pino / tracepipe fresh buffer', `${formatSummary(pinoVsCold, 1)} x faster`);
   row('pino / ideal (the most any writer could reach)', `${formatSummary(pinoVsIdeal, 1)} x`);
+  if (haveCpu) {
+    const cpu = (v) => formatSummary(summarize(res[v].map((r) => r.cpuNsPerOp)));
+    console.log("  the main thread's on-CPU ns per event (time it waited for a CPU left out):");
+    row('tracepipe, steady state', `${cpu('tracepipe-warm')} ns`);
+    row('tracepipe, fresh buffer', `${cpu('tracepipe')} ns`);
+    row('ideal write, 1 MB ring', `${cpu('ideal')} ns`);
+    row('steady state / ideal, on-CPU', `${formatSummary(perRound(res, 'tracepipe-warm', 'ideal', 'cpuNsPerOp'), 2)} x`);
+    row('fresh buffer / ideal, on-CPU', `${formatSummary(perRound(res, 'tracepipe', 'ideal', 'cpuNsPerOp'), 2)} x`);
+  }
   row('sessions: eventsDropped (all runs)', `${dropped}; written + dropped != attempted in ${lost} of ${sessions.length} runs`);
   const okWarm = warm.median <= MAX_VS_IDEAL;
   const okCold = cold.median <= MAX_VS_IDEAL;

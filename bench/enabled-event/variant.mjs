@@ -1,7 +1,9 @@
 // One variant of the enabled-event benchmark, in its own process: `tracepipe`, `tracepipe-warm`, `writer-only`, `ideal`, `ideal-fresh` or `pino`.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { threadCpu } from '../support/thread-cpu.mjs';
 import { reportResult } from '../support/variant-process.mjs';
 
 const [variant, itersArg, batchesArg] = process.argv.slice(2);
@@ -12,22 +14,30 @@ const DRAIN_CATCH_UP_MS = 150;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Median ns/op over the batches; `pauseMs` between batches lets a session's drain catch up. */
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+/**
+ * Per batch: wall ns/op, and the main thread's on-CPU ns/op (runnable-but-waiting time excluded).
+ * Returns the median batch of each. `pauseMs` between batches lets a session's drain catch up.
+ */
 async function measure(loop, pauseMs = 0) {
   for (let w = 0; w < WARMUP_BATCHES; w++) {
     loop(ITERS);
     if (pauseMs) await sleep(pauseMs);
   }
-  const nsPerOp = [];
+  const wall = [];
+  const cpu = [];
   for (let b = 0; b < BATCHES; b++) {
     if (pauseMs && b > 0) await sleep(pauseMs);
+    const c0 = threadCpu();
     const t0 = process.hrtime.bigint();
     loop(ITERS);
     const t1 = process.hrtime.bigint();
-    nsPerOp.push(Number(t1 - t0) / ITERS);
+    const c1 = threadCpu();
+    wall.push(Number(t1 - t0) / ITERS);
+    if (c0 && c1) cpu.push((c1.runNs - c0.runNs) / ITERS);
   }
-  nsPerOp.sort((a, b) => a - b);
-  return { nsPerOp: nsPerOp[nsPerOp.length >> 1], batches: nsPerOp };
+  return { nsPerOp: median(wall), cpuNsPerOp: cpu.length ? median(cpu) : null, batches: wall };
 }
 
 /**
@@ -139,7 +149,7 @@ async function pinoVariant() {
   const m = await measure((n) => {
     for (let i = 0; i < n; i++) logger.info({ a: 1.5, b: 2.5, c: 3, d: -4 });
   });
-  return { ...m, pinoVersion: (await import('pino/package.json', { with: { type: 'json' } })).default.version };
+  return { ...m, pinoVersion: createRequire(import.meta.url)('pino/package.json').version };
 }
 
 const variants = { tracepipe: () => tracepipe(false), 'tracepipe-warm': () => tracepipe(true), 'writer-only': writerOnly, ideal: () => ideal(1), 'ideal-fresh': () => ideal(256), pino: pinoVariant };
