@@ -21,13 +21,17 @@ export async function dumpCommand(argv: string[]): Promise<number> {
   const format = values.format;
   if (format !== 'text' && format !== 'jsonl') throw new CliError(`--format must be text or jsonl, not '${format}'`);
   let batch = '';
-  for await (const e of readTrace(positionals[0]!)) {
-    batch += format === 'jsonl' ? `${stringify(e)}\n` : textLine(e);
-    if (batch.length > 64 * 1024) {
-      await writeOut(batch);
-      batch = '';
+  try {
+    for await (const e of readTrace(positionals[0]!)) {
+      batch += format === 'jsonl' ? `${stringify(e)}\n` : textLine(e);
+      if (batch.length > 64 * 1024) {
+        await writeOut(batch);
+        batch = '';
+      }
     }
+  } finally {
+    // A damaged file: its intact events are printed before the error.
+    await writeOut(batch);
   }
-  await writeOut(batch);
   return 0;
 }

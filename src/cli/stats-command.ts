@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { TraceFormatError } from '../format/format-error.js';
 import { readTrace, type TraceSummary } from '../format/trace-reader.js';
 import { CliError } from './cli-error.js';
 import { formatNs } from './format-time.js';
@@ -36,5 +37,7 @@ export async function statsCommand(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new CliError(`usage: ${statsUsage}`);
   const s = await readTrace(positionals[0]!).summary();
   await writeOut(values.json ? `${stringify(s, 2)}\n` : formatStats(s));
-  return s.complete ? 0 : 1;
+  // The counts cover the intact part; the damage is reported like any other unreadable trace.
+  if (s.error) throw new TraceFormatError(s.error.code, s.error.message, s.error.offset);
+  return 0;
 }

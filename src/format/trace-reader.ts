@@ -3,7 +3,7 @@ import { BLOCK_HEADER_SIZE, BlockKind, END_OF_STREAM_PAYLOAD } from './block.js'
 import { crc32 } from './crc32.js';
 import { EventOrder } from './event-order.js';
 import type { BlockEvent } from './events-block.js';
-import { TraceFormatError } from './format-error.js';
+import { TraceFormatError, type TraceErrorCode } from './format-error.js';
 import { LossTracker, type DropRange } from './loss-tracker.js';
 import type { TraceHeader } from './stream-header.js';
 import type { TraceEvent } from './trace-event.js';
@@ -41,7 +41,7 @@ export interface TraceSummary {
   /** True when the stream ended with its end-of-stream block. */
   complete: boolean;
   /** Where and why reading stopped early. */
-  error?: { code: string; message: string; offset: number };
+  error?: { code: TraceErrorCode; message: string; offset: number };
 }
 
 export type ByteSource = string | AsyncIterable<Uint8Array>;
