@@ -64,7 +64,7 @@ test('startSession rejects bad options with a one-line error and leaves no sessi
     [{ providers: 'A', output: file, bufferingMode: 'fast' }, SessionError, /bufferingMode must be 'drop' or 'block', not "fast"/],
     [{ providers: 'A', output: file, bufferingMode: 1 }, SessionError, /bufferingMode must be/],
     [{ providers: 'A', output: '' }, SessionError, /output path is empty/],
-    [{ providers: 'A', output: {} }, SessionError, /output must be a file path, \{ stream: Writable \} or \{ onEvent\(e\) \{\} \}/],
+    [{ providers: 'A', output: {} }, SessionError, /^output must be a file path, \{ stream: Writable \}, \{ onEvent\(e\) \{\} \}/],
     [{ providers: 'A', output: { stream: {} } }, SessionError, /output must be/],
     [{ providers: 'A', output: { onEvent: 'no' } }, SessionError, /output must be/],
     [{ providers: 'A' }, SessionError, /output must be/],
