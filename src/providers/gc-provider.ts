@@ -35,3 +35,4 @@ export const runtimeGC = defineProvider('Runtime.GC', {
   onEnable: sessions.onEnable,
   onDisable: sessions.onDisable,
 });
+sessions.ready();

@@ -1,0 +1,172 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { Level } from '../schema/level.js';
+import { defineProvider } from '../schema/provider.js';
+import { ProviderSessions } from './provider-sessions.js';
+
+type Handler = (message: unknown, name: string | symbol) => void;
+
+interface Started {
+  readonly t: number;
+  readonly written: number;
+}
+
+// Per-request state lives only as long as the request object.
+const serverStarts = new WeakMap<object, Started>();
+const clientStarts = new WeakMap<object, number>();
+const undiciStarts = new WeakMap<object, { readonly t: number; status: number; bytes: number }>();
+
+const now = () => performance.now();
+
+const http: Record<string, Handler> = {
+  'http.server.request.start': (m) => {
+    const { request, socket } = m as { request: IncomingMessage; socket: Socket };
+    serverStarts.set(request, { t: now(), written: socket.bytesWritten });
+  },
+  'http.server.response.finish': (m) => {
+    const { request, response, socket } = m as { request: IncomingMessage; response: ServerResponse; socket: Socket };
+    const s = serverStarts.get(request);
+    if (!s) return;
+    serverStarts.delete(request);
+    nodeChannels.HttpServerRequest.write(request.method ?? '', request.url ?? '', response.statusCode, socket.bytesWritten - s.written, now() - s.t);
+  },
+  'http.client.request.start': (m) => {
+    clientStarts.set((m as { request: ClientRequest }).request, now());
+  },
+  'http.client.response.finish': (m) => {
+    const { request, response } = m as { request: ClientRequest; response: IncomingMessage };
+    const t = clientStarts.get(request);
+    if (t === undefined) return;
+    clientStarts.delete(request);
+    nodeChannels.HttpClientRequest.write(request.method, request.host, request.path, response.statusCode ?? 0, contentLength(response.headers['content-length']), now() - t, '');
+  },
+  'http.client.request.error': (m) => {
+    const { request, error } = m as { request: ClientRequest; error: Error };
+    const t = clientStarts.get(request);
+    if (t === undefined) return;
+    clientStarts.delete(request);
+    nodeChannels.HttpClientRequest.write(request.method, request.host, request.path, 0, -1, now() - t, String(error?.message ?? error));
+  },
+};
+
+interface UndiciRequest {
+  readonly method: string;
+  readonly origin: string;
+  readonly path: string;
+}
+
+const undici: Record<string, Handler> = {
+  'undici:request:create': (m) => {
+    undiciStarts.set((m as { request: object }).request, { t: now(), status: 0, bytes: -1 });
+  },
+  'undici:request:headers': (m) => {
+    const { request, response } = m as { request: object; response: { statusCode: number; headers: readonly (Buffer | string)[] } };
+    const s = undiciStarts.get(request);
+    if (!s) return;
+    s.status = response.statusCode;
+    const h = response.headers;
+    for (let i = 0; i + 1 < h.length; i += 2) {
+      if (String(h[i]).toLowerCase() === 'content-length') s.bytes = contentLength(String(h[i + 1]));
+    }
+  },
+  'undici:request:trailers': (m) => {
+    const request = (m as { request: UndiciRequest }).request;
+    const s = undiciStarts.get(request);
+    if (!s) return;
+    undiciStarts.delete(request);
+    nodeChannels.UndiciRequest.write(request.method, String(request.origin), request.path, s.status, s.bytes, now() - s.t, '');
+  },
+  'undici:request:error': (m) => {
+    const { request, error } = m as { request: UndiciRequest; error: Error };
+    const s = undiciStarts.get(request);
+    if (!s) return;
+    undiciStarts.delete(request);
+    nodeChannels.UndiciRequest.write(request.method, String(request.origin), request.path, s.status, s.bytes, now() - s.t, String(error?.message ?? error));
+  },
+};
+
+function watchSocket(side: string): Handler {
+  return (m) => {
+    const socket = (m as { socket: Socket }).socket;
+    const t = now();
+    // Read the peer while connected: a closed socket no longer knows it.
+    let address = socket.remoteAddress;
+    let port = socket.remotePort;
+    if (address === undefined) {
+      socket.once('connect', () => {
+        address = socket.remoteAddress;
+        port = socket.remotePort;
+      });
+    }
+    socket.once('close', () => {
+      nodeChannels.NetSocket.write(side, address ?? '', port ?? 0, socket.bytesRead, socket.bytesWritten, now() - t);
+    });
+  };
+}
+
+const net: Record<string, Handler> = {
+  'net.client.socket': watchSocket('client'),
+  'net.server.socket': watchSocket('server'),
+};
+
+function contentLength(v: string | undefined): number {
+  const n = v === undefined ? NaN : Number(v);
+  return Number.isSafeInteger(n) && n >= 0 ? n : -1;
+}
+
+const subscribed = new Set<Record<string, Handler>>();
+
+function toggle(group: Record<string, Handler>, on: boolean): void {
+  if (on === subscribed.has(group)) return;
+  for (const [name, fn] of Object.entries(group)) (on ? subscribe : unsubscribe)(name, fn);
+  if (on) subscribed.add(group);
+  else subscribed.delete(group);
+}
+
+// Subscribed only while a session wants the events (seed 000): Node skips publishing to a channel
+// nobody listens to, so the bridge costs nothing otherwise.
+const sessions = new ProviderSessions('Node.Channels', (s) => {
+  const c = nodeChannels;
+  toggle(http, s.size > 0 && (c.HttpServerRequest.enabled || c.HttpClientRequest.enabled));
+  toggle(undici, s.size > 0 && c.UndiciRequest.enabled);
+  toggle(net, s.size > 0 && c.NetSocket.enabled);
+});
+
+/** `Node.Channels`: Node's built-in diagnostics_channel messages (http, undici/fetch, net) as events. */
+export const nodeChannels = defineProvider('Node.Channels', {
+  keywords: { http: 0x1n, undici: 0x2n, net: 0x4n },
+  events: {
+    HttpServerRequest: {
+      id: 1,
+      level: Level.Informational,
+      keywords: ['http'],
+      fields: [['method', 'string'], ['url', 'string'], ['status', 'u16'], ['bytes', 'f64'], ['durationMs', 'f64']],
+      doc: 'An http server request, written when its response finished; bytes were written to the socket for it.',
+    },
+    HttpClientRequest: {
+      id: 2,
+      level: Level.Informational,
+      keywords: ['http'],
+      fields: [['method', 'string'], ['host', 'string'], ['path', 'string'], ['status', 'u16'], ['bytes', 'f64'], ['durationMs', 'f64'], ['error', 'string']],
+      doc: 'An http client request, written when the response headers arrived (bytes: content-length, -1 if unknown) or it failed.',
+    },
+    UndiciRequest: {
+      id: 3,
+      level: Level.Informational,
+      keywords: ['undici'],
+      fields: [['method', 'string'], ['origin', 'string'], ['path', 'string'], ['status', 'u16'], ['bytes', 'f64'], ['durationMs', 'f64'], ['error', 'string']],
+      doc: 'An undici request (fetch), written when its body ended or it failed (bytes: content-length, -1 if unknown).',
+    },
+    NetSocket: {
+      id: 4,
+      level: Level.Informational,
+      keywords: ['net'],
+      fields: [['side', 'string'], ['remoteAddress', 'string'], ['remotePort', 'u16'], ['bytesRead', 'f64'], ['bytesWritten', 'f64'], ['durationMs', 'f64']],
+      doc: 'A TCP socket (client or server side), written when it closed.',
+    },
+  },
+  onEnable: sessions.onEnable,
+  onDisable: sessions.onDisable,
+});
+sessions.ready();
