@@ -3,6 +3,7 @@ import { TraceFormatError } from '../format/format-error.js';
 import { CliError } from './cli-error.js';
 import { demoCommand, demoUsage } from './demo-command.js';
 import { dumpCommand, dumpUsage } from './dump-command.js';
+import { reportCommand, reportUsage } from './report-command.js';
 import { statsCommand, statsUsage } from './stats-command.js';
 
 type Command = (argv: string[]) => Promise<number>;
@@ -10,6 +11,7 @@ type Command = (argv: string[]) => Promise<number>;
 const commands: Record<string, { run: Command; usage: string }> = {
   dump: { run: dumpCommand, usage: dumpUsage },
   stats: { run: statsCommand, usage: statsUsage },
+  report: { run: reportCommand, usage: reportUsage },
   demo: { run: demoCommand, usage: demoUsage },
 };
 

@@ -1,0 +1,66 @@
+import { parseArgs } from 'node:util';
+import { CliError } from './cli-error.js';
+import { formatNs } from './format-time.js';
+import { stringify } from './json-value.js';
+import { writeOut } from './output.js';
+import { buildReport, type Distribution, type TraceReport } from './trace-report.js';
+
+export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json]   GC pauses, event-loop stalls and delay, drops';
+
+const ms = (v: number) => `${v.toFixed(2)} ms`;
+
+function distributionRow(label: string, d: Distribution, w: number): string {
+  return `  ${label.padEnd(w)} ${String(d.count).padStart(7)} ${ms(d.totalMs).padStart(12)} ${`${d.percentOfWall.toFixed(2)}%`.padStart(8)} ${[d.p50Ms, d.p90Ms, d.p99Ms, d.maxMs].map((v) => ms(v).padStart(11)).join(' ')}`;
+}
+
+export function formatReport(r: TraceReport): string {
+  const lines: string[] = [];
+  lines.push(`trace       ${r.events.toLocaleString('en-US')} events over ${formatNs(r.wallNs)}`);
+  if (!r.complete) lines.push(`WARNING     ${r.error ?? 'incomplete trace'}; the report covers the intact part`);
+  const g = r.gc;
+  lines.push('', `GC pauses (Runtime.GC): ${g.all.count}`);
+  if (g.all.count > 0) {
+    const kinds = Object.entries(g.byKind).sort((a, b) => b[1].totalMs - a[1].totalMs);
+    const w = Math.max(8, ...kinds.map(([k]) => k.length));
+    lines.push(`  ${'kind'.padEnd(w)} ${'count'.padStart(7)} ${'total'.padStart(12)} ${'% wall'.padStart(8)} ${['p50', 'p90', 'p99', 'max'].map((h) => h.padStart(11)).join(' ')}`);
+    for (const [k, d] of kinds) lines.push(distributionRow(k, d, w));
+    lines.push(distributionRow('all', g.all, w));
+    const threads = Object.entries(g.byThread);
+    if (threads.length > 1) for (const [t, d] of threads) lines.push(distributionRow(`thread ${t}`, d, w));
+    lines.push('', `  at or above ${g.thresholds.infoMs} ms (info): ${g.aboveInfo}    at or above ${g.thresholds.warnMs} ms (warn): ${g.aboveWarn}`);
+    lines.push('', `  longest ${g.longest.length}:`);
+    for (const p of g.longest) lines.push(`    ${(p.timeNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(p.threadId).padEnd(4)} ${p.kind.padEnd(w)} ${ms(p.durationMs).padStart(11)}`);
+  }
+  const s = r.stalls;
+  lines.push('', `event-loop stalls (Runtime.EventLoop): ${s.count}${s.count ? `, ${ms(s.totalMs)} in total` : ''}${s.unfinished ? `, ${s.unfinished} still going when the trace ended` : ''}`);
+  for (const x of s.longest) lines.push(`    ended ${(x.timeNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(x.thread).padEnd(4)} ${ms(x.durationMs).padStart(11)}`);
+  lines.push('', `event-loop delay (Runtime.EventLoop):${r.eventLoop.length ? '' : ' none recorded'}`);
+  for (const d of r.eventLoop) {
+    lines.push(`  thread ${String(d.threadId).padEnd(4)} ${d.intervals} intervals: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
+  }
+  const dr = r.drops;
+  lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${dr.ranges} ranges (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function milliseconds(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new CliError(`${flag} must be a non-negative number of milliseconds, not '${text}'`);
+  return n;
+}
+
+export async function reportCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, 'info-ms': { type: 'string' }, 'warn-ms': { type: 'string' } },
+  });
+  if (positionals.length !== 1) throw new CliError(`usage: ${reportUsage}`);
+  const infoMs = milliseconds(values['info-ms'], '--info-ms', 10);
+  const warnMs = milliseconds(values['warn-ms'], '--warn-ms', 50);
+  if (warnMs < infoMs) throw new CliError(`--warn-ms (${warnMs}) must not be below --info-ms (${infoMs})`);
+  const report = await buildReport(positionals[0]!, { infoMs, warnMs });
+  await writeOut(values.json ? `${stringify(report, 2)}\n` : formatReport(report));
+  return report.complete ? 0 : 1;
+}

@@ -1,0 +1,192 @@
+import type { TraceEvent } from '../format/trace-event.js';
+import { TraceFormatError } from '../format/format-error.js';
+import { readTrace, type TraceSummary } from '../format/trace-reader.js';
+
+export interface ReportOptions {
+  /** Pauses at least this long (ms) count as 'info'. */
+  readonly infoMs: number;
+  /** Pauses at least this long (ms) count as 'warn'. */
+  readonly warnMs: number;
+}
+
+export interface Distribution {
+  count: number;
+  totalMs: number;
+  /** Share of the trace's wall time (first to last event), in percent. */
+  percentOfWall: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export interface GcPauseRecord {
+  /** Since the trace origin. */
+  timeNs: number;
+  threadId: number;
+  kind: string;
+  durationMs: number;
+}
+
+export interface StallRecord {
+  /** When the stall ended, since the trace origin. */
+  timeNs: number;
+  thread: number;
+  durationMs: number;
+}
+
+export interface LoopDelay {
+  threadId: number;
+  intervals: number;
+  /** Median over intervals of each interval's p50. */
+  p50Ms: number;
+  worstP99Ms: number;
+  maxMs: number;
+  meanUtilization: number;
+}
+
+export interface TraceReport {
+  wallNs: number;
+  events: number;
+  complete: boolean;
+  error?: string;
+  gc: {
+    all: Distribution;
+    byKind: Record<string, Distribution>;
+    byThread: Record<string, Distribution>;
+    longest: GcPauseRecord[];
+    thresholds: { infoMs: number; warnMs: number };
+    /** Pauses at or above each threshold. */
+    aboveInfo: number;
+    aboveWarn: number;
+    bySeverity: { debug: number; info: number; warn: number };
+  };
+  stalls: { count: number; totalMs: number; longest: StallRecord[]; unfinished: number };
+  eventLoop: LoopDelay[];
+  drops: { dropped: number; ranges: number; byThread: Record<string, number> };
+}
+
+const TOP = 10;
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+function distribution(values: number[], wallNs: number): Distribution {
+  const sorted = values.slice().sort((a, b) => a - b);
+  const totalMs = sorted.reduce((s, v) => s + v, 0);
+  return {
+    count: sorted.length,
+    totalMs,
+    percentOfWall: wallNs > 0 ? (100 * totalMs * 1e6) / wallNs : 0,
+    p50Ms: percentile(sorted, 50),
+    p90Ms: percentile(sorted, 90),
+    p99Ms: percentile(sorted, 99),
+    maxMs: sorted.length ? sorted[sorted.length - 1]! : 0,
+  };
+}
+
+function group<T>(items: readonly T[], key: (t: T) => string): Record<string, T[]> {
+  const out: Record<string, T[]> = {};
+  for (const it of items) (out[key(it)] ??= []).push(it);
+  return out;
+}
+
+/** Keeps the `n` largest by `by`, without holding more than n + 1. */
+function keepLargest<T>(list: T[], item: T, by: (t: T) => number, n: number): void {
+  list.push(item);
+  list.sort((a, b) => by(b) - by(a));
+  if (list.length > n) list.pop();
+}
+
+/** What happened to the runtime over a trace: GC pauses, event-loop stalls and delay, lost events. */
+export async function buildReport(path: string, options: ReportOptions): Promise<TraceReport> {
+  const pauses: GcPauseRecord[] = [];
+  const stalls: StallRecord[] = [];
+  const longestStalls: StallRecord[] = [];
+  const openStalls = new Map<number, number>();
+  const delays = new Map<number, { p50: number[]; p99: number; max: number; util: number; intervalMs: number }>();
+  let first = Infinity;
+  let last = -Infinity;
+  let events = 0;
+  let error: string | undefined;
+
+  const onEvent = (e: TraceEvent): void => {
+    events++;
+    if (e.timestampNs < first) first = e.timestampNs;
+    if (e.timestampNs > last) last = e.timestampNs;
+    const f = e.fields as Record<string, unknown>;
+    if (e.provider === 'Runtime.GC' && e.name === 'GCPause') {
+      pauses.push({ timeNs: e.timestampNs, threadId: e.threadId, kind: String(f.kind), durationMs: Number(f.durationNs) / 1e6 });
+    } else if (e.provider === 'Runtime.EventLoop') {
+      const thread = Number(f.thread);
+      if (e.name === 'StallStart') openStalls.set(thread, (openStalls.get(thread) ?? 0) + 1);
+      else if (e.name === 'StallEnd') {
+        openStalls.set(thread, Math.max(0, (openStalls.get(thread) ?? 0) - 1));
+        const s = { timeNs: e.timestampNs, thread, durationMs: Number(f.durationMs) };
+        stalls.push(s);
+        keepLargest(longestStalls, s, (x) => x.durationMs, TOP);
+      } else if (e.name === 'Delay') {
+        const d = delays.get(e.threadId) ?? { p50: [], p99: 0, max: 0, util: 0, intervalMs: 0 };
+        delays.set(e.threadId, d);
+        d.p50.push(Number(f.p50Ms));
+        d.p99 = Math.max(d.p99, Number(f.p99Ms));
+        d.max = Math.max(d.max, Number(f.maxMs));
+        d.util += Number(f.utilization) * Number(f.intervalMs);
+        d.intervalMs += Number(f.intervalMs);
+      }
+    }
+  };
+
+  try {
+    for await (const e of readTrace(path)) onEvent(e);
+  } catch (e) {
+    // A damaged trace still yields its intact part: report on that and say where it broke.
+    if (!(e instanceof TraceFormatError) || e.code === 'io' || e.code === 'not-a-trace' || e.code === 'unsupported-version') throw e;
+    error = e.message;
+  }
+  const summary: TraceSummary = await readTrace(path).summary();
+  const wallNs = events > 0 ? last - first : 0;
+  const { infoMs, warnMs } = options;
+  const durations = (list: GcPauseRecord[]) => list.map((p) => p.durationMs);
+  const mapValues = <T, U>(r: Record<string, T>, fn: (t: T) => U) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, fn(v)]));
+  const longest: GcPauseRecord[] = [];
+  for (const p of pauses) keepLargest(longest, p, (x) => x.durationMs, TOP);
+  const aboveInfo = pauses.filter((p) => p.durationMs >= infoMs).length;
+  const aboveWarn = pauses.filter((p) => p.durationMs >= warnMs).length;
+  const dropsByThread: Record<string, number> = {};
+  for (const [t, s] of Object.entries(summary.threads)) if (s.dropped > 0) dropsByThread[t] = s.dropped;
+
+  return {
+    wallNs,
+    events,
+    complete: summary.complete && error === undefined,
+    ...(error ?? summary.error ? { error: error ?? summary.error!.message } : {}),
+    gc: {
+      all: distribution(durations(pauses), wallNs),
+      byKind: mapValues(group(pauses, (p) => p.kind), (l) => distribution(durations(l), wallNs)),
+      byThread: mapValues(group(pauses, (p) => String(p.threadId)), (l) => distribution(durations(l), wallNs)),
+      longest,
+      thresholds: { infoMs, warnMs },
+      aboveInfo,
+      aboveWarn,
+      bySeverity: { debug: pauses.length - aboveInfo, info: aboveInfo - aboveWarn, warn: aboveWarn },
+    },
+    stalls: {
+      count: stalls.length,
+      totalMs: stalls.reduce((s, x) => s + x.durationMs, 0),
+      longest: longestStalls,
+      unfinished: [...openStalls.values()].reduce((s, n) => s + n, 0),
+    },
+    eventLoop: [...delays].map(([threadId, d]) => ({
+      threadId,
+      intervals: d.p50.length,
+      p50Ms: percentile(d.p50.sort((a, b) => a - b), 50),
+      worstP99Ms: d.p99,
+      maxMs: d.max,
+      meanUtilization: d.intervalMs > 0 ? d.util / d.intervalMs : 0,
+    })),
+    drops: { dropped: summary.dropped, ranges: summary.drops.length, byThread: dropsByThread },
+  };
+}
