@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 import { TraceFormatError } from '../format/format-error.js';
 import { CliError } from './cli-error.js';
+import { collectCommand, collectUsage } from './collect-command.js';
 import { demoCommand, demoUsage } from './demo-command.js';
 import { dumpCommand, dumpUsage } from './dump-command.js';
 import { reportCommand, reportUsage } from './report-command.js';
+import { psCommand, psUsage } from './ps-command.js';
 import { statsCommand, statsUsage } from './stats-command.js';
+import { stopCommand, stopUsage } from './stop-command.js';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -13,6 +16,9 @@ const commands: Record<string, { run: Command; usage: string }> = {
   stats: { run: statsCommand, usage: statsUsage },
   report: { run: reportCommand, usage: reportUsage },
   demo: { run: demoCommand, usage: demoUsage },
+  ps: { run: psCommand, usage: psUsage },
+  collect: { run: collectCommand, usage: collectUsage },
+  stop: { run: stopCommand, usage: stopUsage },
 };
 
 function help(): string {

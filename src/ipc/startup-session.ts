@@ -7,6 +7,7 @@
  *   TRACEPIPE_PROVIDERS=spec         provider spec; default: the 'default' profile
  *   TRACEPIPE_BUFFER_SIZE_MB=n       the session's buffer budget; default 64
  *   TRACEPIPE_BUFFERING_MODE=mode    drop (default) or block
+ *   TRACEPIPE_RUNDOWN=0              no rundown events as the session ends (default 1)
  */
 import type { BufferingModeName } from '../buffers/session-memory.js';
 import { normalizeProviders } from '../session/provider-spec.js';
@@ -19,6 +20,7 @@ export interface StartupConfig {
   readonly providers: string;
   readonly bufferSizeMB: number;
   readonly bufferingMode: BufferingModeName;
+  readonly rundown: boolean;
 }
 
 export class StartupConfigError extends Error {
@@ -43,7 +45,10 @@ export function startupConfig(env: NodeJS.ProcessEnv, pid: number): StartupConfi
   if (!/^\d+(\.\d+)?$/.test(size.trim()) || !(bufferSizeMB > 0)) throw new StartupConfigError(`TRACEPIPE_BUFFER_SIZE_MB must be a positive number of MiB, not '${size}'`);
   const mode = (env.TRACEPIPE_BUFFERING_MODE || 'drop').toLowerCase();
   if (mode !== 'drop' && mode !== 'block') throw new StartupConfigError(`TRACEPIPE_BUFFERING_MODE must be drop or block, not '${env.TRACEPIPE_BUFFERING_MODE}'`);
-  return { output: (env.TRACEPIPE_OUTPUT || DEFAULT_OUTPUT).replaceAll('{pid}', String(pid)), providers, bufferSizeMB, bufferingMode: mode };
+  const rundown = env.TRACEPIPE_RUNDOWN || '1';
+  if (rundown !== '0' && rundown !== '1') throw new StartupConfigError(`TRACEPIPE_RUNDOWN must be 1 or 0, not '${rundown}'`);
+  const output = (env.TRACEPIPE_OUTPUT || DEFAULT_OUTPUT).replaceAll('{pid}', String(pid));
+  return { output, providers, bufferSizeMB, bufferingMode: mode, rundown: rundown === '1' };
 }
 
 /**

@@ -243,7 +243,6 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
     stdout: false,
     stderr: false,
   });
-  if (options.keepProcessAlive === false) worker.unref();
   const stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
   if (!(stopTimeoutMs > 0)) throw new SessionError('stopTimeoutMs must be a positive number');
   const session = new TraceSession(memory, providers, mode, worker, originNs, stopTimeoutMs);
@@ -274,6 +273,8 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
       }
     });
   });
+  // Only now: adding a 'message' listener refs the worker's port again.
+  if (options.keepProcessAlive === false) worker.unref();
   session.state = 'running';
   memory.setState(SessionState.Enabled);
   live.add(session);

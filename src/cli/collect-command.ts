@@ -1,0 +1,244 @@
+import { spawn } from 'node:child_process';
+import { open } from 'node:fs/promises';
+import { basename, extname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readTrace } from '../format/trace-reader.js';
+import { collectTracing, processInfo, stopTracing, TargetError } from '../ipc/diagnostics-client.js';
+import { findProfile, TRACE_PROFILES, withProviders } from '../session/trace-profiles.js';
+import { CliError } from './cli-error.js';
+import { formatBytes } from './format-size.js';
+import { formatNs } from './format-time.js';
+import { CollectProgress } from './collect-progress.js';
+import { writeOut } from './output.js';
+
+export const collectUsage = 'tracepipe collect --pid N | -- CMD...        trace a running process, or launch one traced (--help: options)';
+
+const help = `usage: tracepipe collect --pid N [options]          attach to a running process
+       tracepipe collect [options] -- CMD ARGS...    launch CMD traced from its start; stop when it exits
+       tracepipe collect --list-profiles
+
+options:
+  --providers SPEC         providers to enable: Name[:Keywords[:Level[:key=value;...]]], comma separated
+  --profile NAME           a named set of providers (see --list-profiles); with --providers, both apply
+                           (default: the 'default' profile when --providers is not given)
+  -o, --output FILE        where to write the trace (default: <app>_<date>_<time>.tptrace)
+  --buffering drop|block   when the buffer is full: drop events (default) or make producers wait
+  --buffer-size MB         the session's buffer budget in MiB (default 64)
+  --duration TIME          stop after TIME (e.g. 500ms, 10s, 5m, 1h; a bare number is seconds)
+  --no-rundown             do not ask providers for end-of-session state (rundown)
+
+Ctrl-C stops the session and leaves a complete file; a second Ctrl-C gives up waiting for it.
+`;
+
+interface Plan {
+  readonly providers: string;
+  readonly bufferingMode: 'drop' | 'block';
+  readonly bufferSizeMB: number;
+  readonly rundown: boolean;
+  readonly durationMs: number | undefined;
+  readonly output: string | undefined;
+}
+
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m?.[2] ?? 's']!;
+  const ms = m ? Number(m[1]) * unit : NaN;
+  if (!(ms > 0)) throw new CliError(`--duration must look like 500ms, 10s, 5m or 1h, not '${text}'`);
+  return ms;
+}
+
+function plan(values: Record<string, string | boolean | undefined>): Plan {
+  const profileName = values.profile as string | undefined;
+  const explicit = values.providers as string | undefined;
+  let providers: string;
+  if (profileName === undefined && explicit !== undefined) providers = explicit;
+  else {
+    const profile = findProfile(profileName ?? 'default');
+    if (!profile) throw new CliError(`unknown profile '${profileName}'; profiles: ${TRACE_PROFILES.map((p) => p.name).join(', ')}`);
+    providers = withProviders(profile, explicit);
+  }
+  const buffering = (values.buffering as string | undefined) ?? 'drop';
+  if (buffering !== 'drop' && buffering !== 'block') throw new CliError(`--buffering must be drop or block, not '${buffering}'`);
+  const size = (values['buffer-size'] as string | undefined) ?? '64';
+  const bufferSizeMB = Number(size);
+  if (!/^\d+(\.\d+)?$/.test(size) || !(bufferSizeMB > 0)) throw new CliError(`--buffer-size must be a positive number of MiB, not '${size}'`);
+  const duration = values.duration as string | undefined;
+  return {
+    providers,
+    bufferingMode: buffering,
+    bufferSizeMB,
+    rundown: values['no-rundown'] !== true,
+    durationMs: duration === undefined ? undefined : parseDuration(duration),
+    output: values.output as string | undefined,
+  };
+}
+
+/** `<app>_<yyyymmdd>_<hhmmss>.tptrace`, the app being the script a node command runs, or the command. */
+function defaultOutput(argv: readonly string[]): string {
+  const isNode = argv.length > 1 && /^node(\.exe)?$/i.test(basename(argv[0] ?? ''));
+  const script = (isNode ? argv.find((a, i) => i > 0 && !a.startsWith('-')) : argv[0]) ?? 'trace';
+  const app = basename(script, extname(script)).replace(/[^\w.-]/g, '_') || 'trace';
+  const d = new Date();
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${app}_${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}_${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}.tptrace`;
+}
+
+/** Reads the file back: what it holds, what was lost, whether it is complete. Exit code 0 only when complete. */
+async function summarize(file: string, elapsedMs: number): Promise<number> {
+  let s;
+  try {
+    s = await readTrace(file).summary();
+  } catch (e) {
+    await writeOut(`no trace written to ${file}: ${(e as Error).message}\n`);
+    return 1;
+  }
+  const attempts = s.events + s.dropped;
+  const share = attempts > 0 ? ` (${((100 * s.dropped) / attempts).toFixed(2)}% of attempts)` : '';
+  const lines = [
+    `wrote ${file}`,
+    `  ${s.events.toLocaleString('en-US')} events, ${s.dropped.toLocaleString('en-US')} dropped${share}, ${formatBytes(s.bytes)}, events span ${formatNs(s.durationNs)}, collected for ${(elapsedMs / 1000).toFixed(1)} s`,
+  ];
+  if (s.dropped > 0) lines.push('  to lose fewer events: a bigger --buffer-size, or --buffering block (producers wait instead)');
+  if (!s.complete) lines.push(`WARNING: the trace is incomplete (${s.error?.message ?? 'no end-of-stream block'}); tools read what is there`);
+  await writeOut(`${lines.join('\n')}\n`);
+  return s.complete ? 0 : 1;
+}
+
+function targetFailure(e: unknown): never {
+  if (e instanceof TargetError) throw new CliError(e.message, 1);
+  throw e;
+}
+
+async function attach(pid: number, p: Plan): Promise<number> {
+  const info = await processInfo(pid).catch(targetFailure);
+  const file = p.output ?? defaultOutput(info.argv);
+  const fh = await open(file, 'w').catch((e: Error) => {
+    throw new CliError(`cannot write ${file}: ${e.message}`, 1);
+  });
+  let stream;
+  try {
+    stream = await collectTracing(pid, { providers: p.providers, bufferingMode: p.bufferingMode, bufferSizeMB: p.bufferSizeMB, rundown: p.rundown });
+  } catch (e) {
+    await fh.close();
+    return targetFailure(e);
+  }
+  const progress = new CollectProgress(process.stderr);
+  const until = p.durationMs === undefined ? 'Ctrl-C stops' : `stops after ${(p.durationMs / 1000).toFixed(1)} s or on Ctrl-C`;
+  process.stderr.write(`collecting session ${stream.sessionId} from process ${pid} (${info.argv.join(' ')}) into ${file}; ${until}\n  providers ${p.providers}\n`);
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return stream.close();
+    stopping = true;
+    // The target flushes and ends the stream; the reply comes once it has.
+    stopTracing(pid, stream.sessionId).catch((e: Error) => {
+      process.stderr.write(`\ntracepipe: could not stop session ${stream.sessionId} cleanly (${e.message}); closing the connection\n`);
+      stream.close();
+    });
+  };
+  const timer = p.durationMs === undefined ? undefined : setTimeout(stop, p.durationMs);
+  process.on('SIGINT', stop).on('SIGTERM', stop);
+  progress.start();
+  let lost: string | undefined;
+  try {
+    for await (const chunk of stream) {
+      progress.push(chunk);
+      await fh.write(chunk);
+    }
+  } catch (e) {
+    lost = (e as Error).message;
+  } finally {
+    clearTimeout(timer);
+    process.off('SIGINT', stop).off('SIGTERM', stop);
+    progress.stop();
+    await fh.close();
+  }
+  if (lost) process.stderr.write(`tracepipe: the connection to process ${pid} failed: ${lost}\n`);
+  return summarize(file, progress.elapsedMs);
+}
+
+async function launch(command: readonly string[], p: Plan): Promise<number> {
+  const requested = resolve(p.output ?? defaultOutput(command));
+  const register = new URL('../register.js', import.meta.url).href;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TRACEPIPE_ENABLE: '1',
+    TRACEPIPE_OUTPUT: requested,
+    TRACEPIPE_PROVIDERS: p.providers,
+    TRACEPIPE_BUFFER_SIZE_MB: String(p.bufferSizeMB),
+    TRACEPIPE_BUFFERING_MODE: p.bufferingMode,
+    TRACEPIPE_RUNDOWN: p.rundown ? '1' : '0',
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${register}`].filter(Boolean).join(' '),
+  };
+  const started = performance.now();
+  const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
+  const file = requested.replaceAll('{pid}', String(child.pid));
+  const forward = (signal: NodeJS.Signals): void => {
+    // A terminal's Ctrl-C reaches the whole foreground group, the child included; send it only once.
+    if (signal === 'SIGINT' && process.stdin.isTTY) return;
+    child.kill(signal);
+  };
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  let timer: NodeJS.Timeout | undefined;
+  if (p.durationMs !== undefined) {
+    timer = setTimeout(() => {
+      void stopStartupSession(child.pid!).catch((e: Error) => process.stderr.write(`tracepipe: could not stop the session after --duration: ${e.message}\n`));
+    }, p.durationMs);
+  }
+  process.stderr.write(`launched ${command.join(' ')} (pid ${child.pid}), tracing into ${file}\n`);
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit, reject) => {
+    child.once('error', (e) => reject(new CliError(`cannot run '${command[0]}': ${e.message}`, 1)));
+    child.once('exit', (code, signal) => resolveExit({ code, signal }));
+  }).finally(() => {
+    clearTimeout(timer);
+    process.off('SIGINT', forward).off('SIGTERM', forward);
+  });
+  process.stderr.write(`${command[0]} exited ${exit.signal ? `on ${exit.signal}` : `with code ${exit.code}`}\n`);
+  const traced = await summarize(file, performance.now() - started);
+  if (exit.code !== null && exit.code !== 0) return exit.code;
+  return traced;
+}
+
+/** The startup session is the child's oldest session that no client is streaming. */
+async function stopStartupSession(pid: number): Promise<void> {
+  const info = await processInfo(pid);
+  const session = info.sessions.filter((s) => !s.attached).sort((a, b) => a.id - b.id)[0];
+  if (!session) throw new Error(`process ${pid} has no startup session running`);
+  await stopTracing(pid, session.id);
+}
+
+export async function collectCommand(argv: string[]): Promise<number> {
+  const dash = argv.indexOf('--');
+  const command = dash < 0 ? [] : argv.slice(dash + 1);
+  const { values } = parseArgs({
+    args: dash < 0 ? argv : argv.slice(0, dash),
+    options: {
+      pid: { type: 'string' },
+      providers: { type: 'string' },
+      profile: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      buffering: { type: 'string' },
+      'buffer-size': { type: 'string' },
+      duration: { type: 'string' },
+      'no-rundown': { type: 'boolean' },
+      'list-profiles': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    await writeOut(help);
+    return 0;
+  }
+  if (values['list-profiles']) {
+    const w = Math.max(...TRACE_PROFILES.map((p) => p.name.length));
+    await writeOut(TRACE_PROFILES.map((p) => `${p.name.padEnd(w)}  ${p.description}\n${' '.repeat(w)}  ${p.providers}\n`).join(''));
+    return 0;
+  }
+  const p = plan(values);
+  if (values.pid !== undefined) {
+    if (command.length > 0) throw new CliError('give either --pid N or -- CMD ARGS..., not both');
+    if (!/^\d+$/.test(values.pid) || Number(values.pid) <= 0) throw new CliError(`--pid must be a process id, not '${values.pid}'`);
+    return attach(Number(values.pid), p);
+  }
+  if (command.length === 0) throw new CliError(`usage: ${collectUsage}`);
+  return launch(command, p);
+}

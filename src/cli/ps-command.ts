@@ -1,0 +1,33 @@
+import { basename } from 'node:path';
+import { parseArgs } from 'node:util';
+import { listTargets } from '../ipc/diagnostics-client.js';
+import { CliError } from './cli-error.js';
+import { stringify } from './json-value.js';
+import { writeOut } from './output.js';
+
+export const psUsage = 'tracepipe ps [--json]                        attachable processes: pid, tracepipe version, sessions, command line';
+
+export async function psCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+  if (positionals.length > 0) throw new CliError(`usage: ${psUsage}`);
+  const targets = await listTargets();
+  if (values.json) {
+    await writeOut(`${stringify(targets.map((t) => ({ pid: t.endpoint.pid, endpoint: t.endpoint.path, ...(t.info ? { info: t.info } : { error: t.error }) })), 2)}\n`);
+    return 0;
+  }
+  if (targets.length === 0) {
+    await writeOut('no attachable processes (start one with: node --import tracepipe/register app.js)\n');
+    return 0;
+  }
+  const rows = targets.map((t) => {
+    const i = t.info;
+    if (!i) return [String(t.endpoint.pid), '?', '?', `(not answering: ${t.error})`];
+    const sessions = i.sessions.length === 0 ? '0' : `${i.sessions.length} (${i.sessions.map((s) => `#${s.id}`).join(' ')})`;
+    return [String(i.pid), i.tracepipeVersion, sessions, [basename(i.argv[0] ?? i.title), ...i.argv.slice(1)].join(' ')];
+  });
+  const header = ['PID', 'TRACEPIPE', 'SESSIONS', 'COMMAND'];
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
+  const line = (r: string[]): string => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ');
+  await writeOut(`${[header, ...rows].map(line).join('\n')}\n`);
+  return 0;
+}
