@@ -6,7 +6,8 @@
 import { isMainThread } from 'node:worker_threads';
 
 if (isMainThread) {
-  const { startDiagnosticServer } = await import('./ipc/diagnostics-server.js');
+  // Through the public entry, which defines the built-in providers: sessions naming them then get their events.
+  const { startDiagnosticServer } = await import('./index.js');
   const { startStartupSession } = await import('./ipc/startup-session.js');
   const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
   await startDiagnosticServer().catch((e: unknown) => warn('diagnostics server not started', e));

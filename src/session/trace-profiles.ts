@@ -21,8 +21,8 @@ export const TRACE_PROFILES: readonly TraceProfile[] = [
   },
   {
     name: 'all',
-    description: 'every built-in runtime provider at Verbose',
-    providers: 'Runtime.GC:*:Verbose,Runtime.GCHeap:*:Verbose,Runtime.EventLoop:*:Verbose,Runtime.Process:*:Verbose',
+    description: 'every built-in provider (runtime and Node.js diagnostics channels) at Verbose',
+    providers: 'Runtime.GC:*:Verbose,Runtime.GCHeap:*:Verbose,Runtime.EventLoop:*:Verbose,Runtime.Process:*:Verbose,Node.Channels:*:Verbose',
   },
 ];
 
