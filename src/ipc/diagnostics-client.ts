@@ -56,16 +56,17 @@ function exchange(socket: net.Socket, request: Uint8Array, timeoutMs: number, wh
       socket.pause();
       if (err) {
         socket.destroy();
-        reject(err);
-      } else resolve(payload!);
+        return reject(err);
+      }
+      // Only once paused and unheard: a flowing socket would emit the unshifted bytes right back.
+      if (reader.remainder.length > 0) socket.unshift(reader.remainder);
+      resolve(payload!);
     };
     const onData = (chunk: Buffer): void => {
       try {
         const frame = reader.push(chunk);
         if (!frame) return;
-        const payload = replyPayload(frame);
-        if (reader.remainder.length > 0) socket.unshift(reader.remainder);
-        done(undefined, payload);
+        done(undefined, replyPayload(frame));
       } catch (e) {
         done(e as Error);
       }

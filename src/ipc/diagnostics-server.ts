@@ -55,6 +55,11 @@ class Server implements DiagnosticServer {
   private readonly pending = new Set<net.Socket>();
   /** Sessions streaming to a connection, which is closed once the session is done. */
   private readonly streaming = new Map<TraceSession, net.Socket>();
+  /**
+   * Sessions whose id the client has (the drain sends the reply as it starts) but whose start has not
+   * finished here yet: a StopTracing for one waits for it.
+   */
+  private readonly starting = new Map<number, Promise<TraceSession | undefined>>();
   private closed = false;
   private readonly remove = (): void => removeEndpoint(this.path);
   private forgetSignalCleanup: () => void = () => undefined;
@@ -150,11 +155,19 @@ class Server implements DiagnosticServer {
     }
     const fd = takeDescriptor(socket);
     if (fd === undefined) throw new IpcError(IpcErrorCode.SessionFailed, `streaming a session needs a socket descriptor, which this platform (${process.platform}) does not expose`);
+    let started!: (s: TraceSession | undefined) => void;
+    const start = new Promise<TraceSession | undefined>((resolve) => (started = resolve));
+    let id = 0;
+    const reply = (sessionId: number): Uint8Array => {
+      id = sessionId;
+      this.starting.set(id, start);
+      return okFrame(encodeSessionId(id));
+    };
     let session: TraceSession;
     try {
       session = await startSession({
         providers: q.providers,
-        output: { fd, prologue: (id) => okFrame(encodeSessionId(id)) },
+        output: { fd, prologue: reply },
         bufferingMode: q.bufferingMode,
         ...(q.bufferSizeMB !== 0 ? { bufferSizeMB: q.bufferSizeMB } : {}),
         rundown: q.rundown,
@@ -163,8 +176,12 @@ class Server implements DiagnosticServer {
     } catch {
       // The drain may have written the reply already: closing is the only unambiguous answer left.
       socket.destroy();
+      started(undefined);
       return;
+    } finally {
+      this.starting.delete(id);
     }
+    started(session);
     this.pending.delete(socket);
     this.streaming.set(session, socket);
     const release = holdSignalFlush();
@@ -176,7 +193,7 @@ class Server implements DiagnosticServer {
   }
 
   private async stop(socket: net.Socket, id: number): Promise<void> {
-    const session = liveSessions().find((s) => s.id === id);
+    const session = liveSessions().find((s) => s.id === id) ?? (await this.starting.get(id));
     if (!session) throw new IpcError(IpcErrorCode.UnknownSession, `no session ${id} in process ${process.pid}`);
     const r = await session.stop();
     send(
