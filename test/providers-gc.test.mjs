@@ -7,6 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readTrace, monitorGCPauses } from '../dist/index.js';
+import { TraceParser } from '../dist/format/trace-parser.js';
 
 const INDEX = new URL('../dist/index.js', import.meta.url).href;
 
@@ -14,8 +15,22 @@ const INDEX = new URL('../dist/index.js', import.meta.url).href;
 // makes V8 start mark-compacts on its own; a few forced gc() calls are the markers of the window.
 const CHILD = `
 const { startSession } = await import(${JSON.stringify(INDEX)});
+const { writeFileSync } = await import('node:fs');
 const session = await startSession({ providers: 'Runtime.GC', output: process.argv[2] });
-const turn = () => new Promise((r) => setImmediate(r));
+const turn = () => new Promise((r) => setTimeout(r, 1));
+// Blocks the event loop for 1.5 s while allocating: perf_hooks cannot deliver those pauses until it ends.
+function stall() {
+  const sinceOrigin = () => Number(process.hrtime.bigint() - session.originNs);
+  const startNs = sinceOrigin();
+  const end = performance.now() + 1500;
+  let keep = [];
+  while (performance.now() < end) {
+    keep.push(new Array(2000).fill(0).map((n, i) => ({ i })));
+    if (keep.length > 400) keep = [];
+  }
+  writeFileSync(process.argv[2] + '.stall.json', JSON.stringify({ startNs, endNs: sinceOrigin() }));
+}
+await turn();
 globalThis.gc();
 let retained = [];
 for (let round = 0; round < 12; round++) {
@@ -26,9 +41,12 @@ for (let round = 0; round < 12; round++) {
     if (i % 10 === 0) await turn();
   }
   retained = [];
+  if (process.env.STALL_ROUND === String(round)) stall();
+  await turn();
   if (round % 4 === 1) globalThis.gc();
   await turn();
 }
+await turn();
 globalThis.gc();
 await turn();
 const r = await session.stop();
@@ -47,7 +65,29 @@ function window(list, isForced) {
   return list.slice(first, last + 1);
 }
 
-test("every GC pause matches V8's own --trace-gc: same kinds, same order, durations within 0.2 ms", { timeout: 120_000 }, async (t) => {
+/**
+ * When each GC pause reached the trace: the time of the first sequence point after it in stream
+ * order (the drain writes one at the start of each pass). Keyed by the pause's timestamp.
+ */
+async function arrivalTimes(file) {
+  const arrivals = new Map();
+  let waiting = [];
+  const parser = new TraceParser({
+    event: (e) => {
+      if (e.name === 'GCPause') waiting.push(e.timestampNs);
+    },
+    sequencePoint: (sp) => {
+      for (const ts of waiting) arrivals.set(ts, sp.timeNs);
+      waiting = [];
+    },
+  });
+  parser.push(await readFile(file));
+  parser.finish();
+  return arrivals;
+}
+
+/** Runs the child under --trace-gc and checks every pause against V8's lines; returns the main thread's pauses. */
+async function compareWithTraceGc(t, env = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'tracepipe-gc-'));
   try {
     const script = join(dir, 'child.mjs');
@@ -57,7 +97,7 @@ test("every GC pause matches V8's own --trace-gc: same kinds, same order, durati
     // momentarily full would stretch the observed pause, a file never does.
     const out = join(dir, 'trace-gc.txt');
     const fd = openSync(out, 'w');
-    const child = spawn(process.execPath, ['--expose-gc', '--trace-gc', '--max-semi-space-size=1', script, file], { stdio: ['ignore', fd, 'pipe'] });
+    const child = spawn(process.execPath, ['--expose-gc', '--trace-gc', '--max-semi-space-size=1', script, file], { stdio: ['ignore', fd, 'pipe'], env: { ...process.env, ...env } });
     closeSync(fd);
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -79,8 +119,8 @@ test("every GC pause matches V8's own --trace-gc: same kinds, same order, durati
     for await (const e of readTrace(file)) {
       assert.ok(e.timestampNs >= lastTs, 'the reader keeps late GC events in timestamp order');
       lastTs = e.timestampNs;
-      if (e.name !== 'GCPause' || e.threadId !== 0) continue;
-      pauses.push({ kind: e.fields.kind, ms: Number(e.fields.durationNs) / 1e6, flags: e.fields.flags, ts: e.timestampNs });
+      if (e.name !== 'GCPause' || e.fields.thread !== 0) continue;
+      pauses.push({ kind: e.fields.kind, ms: Number(e.fields.durationNs) / 1e6, flags: e.fields.flags, ts: e.timestampNs, writer: e.threadId });
     }
     // Incremental-marking steps are pauses too, but --trace-gc prints no line for them.
     const traced = window(pauses.filter((p) => p.kind !== 'incremental-marking'), (p) => p.kind === 'mark-compact' && (p.flags & FORCED) !== 0);
@@ -104,9 +144,29 @@ test("every GC pause matches V8's own --trace-gc: same kinds, same order, durati
     t.diagnostic(`${v8Lines.length} pauses compared; ${late.length} more than 0.2 ms longer than --trace-gc${late.length ? `: ${late.join(', ')}` : ''}`);
     assert.ok(late.length <= Math.floor(v8Lines.length / 100), `too many pauses off by more than 0.2 ms: ${late.join(', ')}`);
     assert.ok(pauses.some((p) => p.kind === 'incremental-marking'), 'incremental-marking pauses are recorded as their own kind');
+    const stall = env.STALL_ROUND ? JSON.parse(await readFile(`${file}.stall.json`, 'utf8')) : undefined;
+    return { pauses, stall, arrivals: await arrivalTimes(file) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+test("every GC pause matches V8's own --trace-gc: same kinds, same order, durations within 0.2 ms", { timeout: 120_000 }, async (t) => {
+  await compareWithTraceGc(t);
+});
+
+test('pauses during a 1.5 s blocked loop come from the watchdog while it lasts, still exactly once each', { timeout: 120_000, skip: process.platform !== 'linux' && 'V8 trace events are matched to the main thread by its Linux thread id' }, async (t) => {
+  const { pauses, stall, arrivals } = await compareWithTraceGc(t, { STALL_ROUND: '5' });
+  // Other stretches of the workload may block the loop past StallMs too; the 1.5 s one surely does.
+  assert.ok(pauses.filter((p) => p.writer !== 0).every((p) => p.kind === 'scavenge' || p.kind === 'mark-compact'));
+  const inStall = pauses.filter((p) => p.ts >= stall.startNs && p.ts <= stall.endNs && p.kind !== 'incremental-marking');
+  const byWatchdog = inStall.filter((p) => p.writer !== 0);
+  assert.ok(byWatchdog.length >= inStall.length / 2, `the watchdog wrote ${byWatchdog.length} of the stall's ${inStall.length} pauses`);
+  const latency = byWatchdog.map((p) => arrivals.get(p.ts) - (p.ts + p.ms * 1e6)).sort((a, b) => a - b);
+  const duringStall = byWatchdog.filter((p) => arrivals.get(p.ts) < stall.endNs).length;
+  const ms = (ns) => (ns / 1e6).toFixed(0);
+  t.diagnostic(`${byWatchdog.length} of the stall's ${inStall.length} pauses written by the watchdog; ${duringStall} reached the trace before the ${ms(stall.endNs - stall.startNs)} ms stall ended; latency median ${ms(latency[latency.length >> 1])} ms, max ${ms(latency[latency.length - 1])} ms`);
+  assert.ok(duringStall >= byWatchdog.length / 2, 'most of them reached the trace while the loop was still blocked');
 });
 
 test('monitorGCPauses classifies every pause by severity with no session, and stops', { timeout: 30_000 }, async () => {

@@ -7,82 +7,80 @@ import { ProviderSessions } from './provider-sessions.js';
 
 type Handler = (message: unknown, name: string | symbol) => void;
 
-interface Started {
-  readonly t: number;
-  readonly written: number;
-}
+// Per-request state rides on the request object under private symbols: it lives exactly as long as
+// the request and costs less per request than a WeakMap.
+const STARTED = Symbol('tracepipe.started');
+const WRITTEN = Symbol('tracepipe.written');
+const STATUS = Symbol('tracepipe.status');
+const BYTES = Symbol('tracepipe.bytes');
 
-// Per-request state lives only as long as the request object.
-const serverStarts = new WeakMap<object, Started>();
-const clientStarts = new WeakMap<object, number>();
-const undiciStarts = new WeakMap<object, { readonly t: number; status: number; bytes: number }>();
+interface Tracked {
+  [STARTED]?: number;
+  [WRITTEN]?: number;
+  [STATUS]?: number;
+  [BYTES]?: number;
+}
 
 const now = () => performance.now();
 
 const http: Record<string, Handler> = {
   'http.server.request.start': (m) => {
-    const { request, socket } = m as { request: IncomingMessage; socket: Socket };
-    serverStarts.set(request, { t: now(), written: socket.bytesWritten });
+    const { request, socket } = m as { request: IncomingMessage & Tracked; socket: Socket };
+    request[STARTED] = now();
+    request[WRITTEN] = socket.bytesWritten;
   },
   'http.server.response.finish': (m) => {
-    const { request, response, socket } = m as { request: IncomingMessage; response: ServerResponse; socket: Socket };
-    const s = serverStarts.get(request);
-    if (!s) return;
-    serverStarts.delete(request);
-    nodeChannels.HttpServerRequest.write(request.method ?? '', request.url ?? '', response.statusCode, socket.bytesWritten - s.written, now() - s.t);
+    const { request, response, socket } = m as { request: IncomingMessage & Tracked; response: ServerResponse; socket: Socket };
+    const t = request[STARTED];
+    if (t === undefined) return;
+    nodeChannels.HttpServerRequest.write(request.method ?? '', request.url ?? '', response.statusCode, socket.bytesWritten - request[WRITTEN]!, now() - t);
   },
   'http.client.request.start': (m) => {
-    clientStarts.set((m as { request: ClientRequest }).request, now());
+    (m as { request: ClientRequest & Tracked }).request[STARTED] = now();
   },
   'http.client.response.finish': (m) => {
-    const { request, response } = m as { request: ClientRequest; response: IncomingMessage };
-    const t = clientStarts.get(request);
+    const { request, response } = m as { request: ClientRequest & Tracked; response: IncomingMessage };
+    const t = request[STARTED];
     if (t === undefined) return;
-    clientStarts.delete(request);
     nodeChannels.HttpClientRequest.write(request.method, request.host, request.path, response.statusCode ?? 0, contentLength(response.headers['content-length']), now() - t, '');
   },
   'http.client.request.error': (m) => {
-    const { request, error } = m as { request: ClientRequest; error: Error };
-    const t = clientStarts.get(request);
+    const { request, error } = m as { request: ClientRequest & Tracked; error: Error };
+    const t = request[STARTED];
     if (t === undefined) return;
-    clientStarts.delete(request);
     nodeChannels.HttpClientRequest.write(request.method, request.host, request.path, 0, -1, now() - t, String(error?.message ?? error));
   },
 };
 
-interface UndiciRequest {
+interface UndiciRequest extends Tracked {
   readonly method: string;
   readonly origin: string;
   readonly path: string;
 }
 
+function undiciEnd(request: UndiciRequest, error: string): void {
+  const t = request[STARTED];
+  if (t === undefined) return;
+  request[STARTED] = undefined;
+  nodeChannels.UndiciRequest.write(request.method, String(request.origin), request.path, request[STATUS] ?? 0, request[BYTES] ?? -1, now() - t, error);
+}
+
 const undici: Record<string, Handler> = {
   'undici:request:create': (m) => {
-    undiciStarts.set((m as { request: object }).request, { t: now(), status: 0, bytes: -1 });
+    (m as { request: UndiciRequest }).request[STARTED] = now();
   },
   'undici:request:headers': (m) => {
-    const { request, response } = m as { request: object; response: { statusCode: number; headers: readonly (Buffer | string)[] } };
-    const s = undiciStarts.get(request);
-    if (!s) return;
-    s.status = response.statusCode;
+    const { request, response } = m as { request: UndiciRequest; response: { statusCode: number; headers: readonly (Buffer | string)[] } };
+    request[STATUS] = response.statusCode;
     const h = response.headers;
     for (let i = 0; i + 1 < h.length; i += 2) {
-      if (String(h[i]).toLowerCase() === 'content-length') s.bytes = contentLength(String(h[i + 1]));
+      if (String(h[i]).toLowerCase() === 'content-length') request[BYTES] = contentLength(String(h[i + 1]));
     }
   },
-  'undici:request:trailers': (m) => {
-    const request = (m as { request: UndiciRequest }).request;
-    const s = undiciStarts.get(request);
-    if (!s) return;
-    undiciStarts.delete(request);
-    nodeChannels.UndiciRequest.write(request.method, String(request.origin), request.path, s.status, s.bytes, now() - s.t, '');
-  },
+  'undici:request:trailers': (m) => undiciEnd((m as { request: UndiciRequest }).request, ''),
   'undici:request:error': (m) => {
     const { request, error } = m as { request: UndiciRequest; error: Error };
-    const s = undiciStarts.get(request);
-    if (!s) return;
-    undiciStarts.delete(request);
-    nodeChannels.UndiciRequest.write(request.method, String(request.origin), request.path, s.status, s.bytes, now() - s.t, String(error?.message ?? error));
+    undiciEnd(request, String(error?.message ?? error));
   },
 };
 

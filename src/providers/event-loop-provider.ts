@@ -4,7 +4,8 @@ import { Level } from '../schema/level.js';
 import { defineProvider } from '../schema/provider.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { isServiceThread } from './service-thread.js';
-import { StallWatchdog } from './stall-watchdog.js';
+import { WatchdogDuty } from './heartbeat.js';
+import { setWatchdogDuty } from './stall-watchdog.js';
 
 const RESOLUTION_MS = 10;
 
@@ -21,7 +22,9 @@ class DelayMonitor {
   }
 
   private schedule(): NodeJS.Timeout {
-    const t = setInterval(() => this.sample(), this.intervalSec * 1000);
+    // After the timers phase: a blocked loop's overdue histogram timer must record the delay before
+    // this interval's figures are read and the histogram reset.
+    const t = setInterval(() => setImmediate(() => this.sample()), this.intervalSec * 1000);
     t.unref();
     return t;
   }
@@ -55,7 +58,6 @@ class DelayMonitor {
 }
 
 let delay: DelayMonitor | undefined;
-let watchdog: StallWatchdog | undefined;
 
 // One delay monitor per thread (each has its own loop) and one watchdog for the main thread, shared by
 // every session: the finest IntervalSec and the smallest StallMs asked for win.
@@ -73,14 +75,7 @@ const sessions = new ProviderSessions('Runtime.EventLoop', (s) => {
     delay.stop();
     delay = undefined;
   }
-  if (wantStalls) {
-    const ms = Math.round(s.smallestNumber('StallMs', 100, 1, 3_600_000));
-    if (watchdog) watchdog.setStallMs(ms);
-    else watchdog = new StallWatchdog(ms);
-  } else if (watchdog) {
-    watchdog.stop();
-    watchdog = undefined;
-  }
+  setWatchdogDuty(WatchdogDuty.StallEvents, wantStalls ? Math.round(s.smallestNumber('StallMs', 100, 1, 3_600_000)) : undefined);
 });
 
 /**

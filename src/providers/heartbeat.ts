@@ -8,10 +8,19 @@ const enum Word {
   StallMs = 2,
   /** The watchdog sleeps on Beat until the stall ends: each beat must wake it. */
   Waiting = 3,
+  /** What the watchdog does during a stall (WatchdogDuty bits). */
+  Duties = 4,
 }
 /** Float64 index of the last beat's time (ms on the process monotonic clock). */
-const BEAT_TIME = 2;
-const BYTES = 24;
+const BEAT_TIME = 3;
+const BYTES = 32;
+
+export const WatchdogDuty = {
+  /** Write StallStart / StallEnd. */
+  StallEvents: 1,
+  /** Deliver the main thread's GC pauses while its loop is blocked. */
+  GcDuringStalls: 2,
+} as const;
 
 type WaitAsync = (a: Int32Array, index: number, value: number, timeoutMs: number) => { async: false } | { async: true; value: Promise<string> };
 /** Node 20 has it; TypeScript's ES2022 library does not declare it yet. */
@@ -52,6 +61,14 @@ export class Heartbeat {
   set stallMs(ms: number) {
     Atomics.store(this.i32, Word.StallMs, ms);
     Atomics.notify(this.i32, Word.Stop);
+  }
+
+  get duties(): number {
+    return Atomics.load(this.i32, Word.Duties);
+  }
+
+  set duties(bits: number) {
+    Atomics.store(this.i32, Word.Duties, bits);
   }
 
   get stopped(): boolean {

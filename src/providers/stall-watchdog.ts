@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { Heartbeat } from './heartbeat.js';
+import { GcHandoff } from './gc-handoff.js';
+import { Heartbeat, WatchdogDuty } from './heartbeat.js';
 import { SERVICE_THREAD_KEY } from './service-thread.js';
 
 /** How often the watched loop beats: often enough to time a stall to within a tenth of its threshold. */
@@ -10,43 +11,71 @@ export function beatIntervalMs(stallMs: number): number {
 export interface WatchdogData {
   readonly [SERVICE_THREAD_KEY]: true;
   readonly heartbeat: SharedArrayBuffer;
+  readonly handoff: SharedArrayBuffer;
 }
 
 /**
  * The main thread's half of stall detection: a heartbeat timer (unref'd, so it never keeps the
- * process alive) and the watchdog worker that reads it. The worker writes the stall events itself.
+ * process alive) and the watchdog worker that reads it. The worker writes its events itself.
  */
-export class StallWatchdog {
-  private readonly hb = new Heartbeat();
-  private readonly worker: Worker;
-  private timer: NodeJS.Timeout;
+class StallWatchdog {
+  readonly hb = new Heartbeat();
+  readonly handoff = new GcHandoff();
+  private timer: NodeJS.Timeout | undefined;
+  private stallMs = 0;
 
-  constructor(private stallMs: number) {
-    this.hb.stallMs = stallMs;
+  constructor(stallMs: number, duties: number) {
+    const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab, handoff: this.handoff.sab };
+    this.configure(stallMs, duties);
     this.hb.beat();
-    this.timer = this.startBeating();
-    const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab };
-    this.worker = new Worker(new URL('../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], stdout: false, stderr: false });
-    this.worker.on('error', (e) => process.emitWarning(`tracepipe: the event-loop watchdog failed: ${e.message}; stalls are no longer reported`));
-    this.worker.unref();
+    const worker = new Worker(new URL('../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], stdout: false, stderr: false });
+    worker.on('error', (e) => process.emitWarning(`tracepipe: the event-loop watchdog failed: ${e.message}; stalls are no longer watched`));
+    worker.on('exit', (code) => {
+      if (code !== 0) process.emitWarning(`tracepipe: the event-loop watchdog exited with code ${code}; stalls are no longer watched`);
+    });
+    worker.unref();
   }
 
-  private startBeating(): NodeJS.Timeout {
-    const t = setInterval(() => this.hb.beat(), beatIntervalMs(this.stallMs));
-    t.unref();
-    return t;
-  }
-
-  setStallMs(ms: number): void {
-    if (ms === this.stallMs) return;
-    this.stallMs = ms;
-    this.hb.stallMs = ms;
+  configure(stallMs: number, duties: number): void {
+    this.hb.duties = duties;
+    if (stallMs === this.stallMs) return;
+    this.stallMs = stallMs;
+    this.hb.stallMs = stallMs;
     clearInterval(this.timer);
-    this.timer = this.startBeating();
+    this.timer = setInterval(() => this.hb.beat(), beatIntervalMs(stallMs));
+    this.timer.unref();
   }
 
   stop(): void {
     clearInterval(this.timer);
     this.hb.stop();
   }
+}
+
+let watchdog: StallWatchdog | undefined;
+/** Duty → the StallMs its provider asked for. */
+const duties = new Map<number, number>();
+
+/**
+ * Runtime.EventLoop (stall events) and Runtime.GC (pauses during stalls) share one watchdog for the
+ * main thread: each sets or clears its duty; the smallest StallMs wins; no duty, no watchdog.
+ */
+export function setWatchdogDuty(duty: (typeof WatchdogDuty)[keyof typeof WatchdogDuty], stallMs: number | undefined): void {
+  if (stallMs === undefined) duties.delete(duty);
+  else duties.set(duty, stallMs);
+  if (duties.size === 0) {
+    watchdog?.stop();
+    watchdog = undefined;
+    return;
+  }
+  let bits = 0;
+  for (const d of duties.keys()) bits |= d;
+  const ms = Math.min(...duties.values());
+  if (watchdog) watchdog.configure(ms, bits);
+  else watchdog = new StallWatchdog(ms, bits);
+}
+
+/** Where the watchdog records the GC pauses it wrote, while it runs with the GC duty. */
+export function watchdogHandoff(): GcHandoff | undefined {
+  return duties.has(WatchdogDuty.GcDuringStalls) ? watchdog?.handoff : undefined;
 }
