@@ -118,7 +118,9 @@ export async function buildReport(path: string, options: ReportOptions): Promise
     if (e.timestampNs > last) last = e.timestampNs;
     const f = e.fields as Record<string, unknown>;
     if (e.provider === 'Runtime.GC' && e.name === 'GCPause') {
-      pauses.push({ timeNs: e.timestampNs, threadId: e.threadId, kind: String(f.kind), durationMs: Number(f.durationNs) / 1e6 });
+      // The thread whose heap was collected (the watchdog writes the main thread's pauses during stalls).
+      const threadId = f.thread === undefined ? e.threadId : Number(f.thread);
+      pauses.push({ timeNs: e.timestampNs, threadId, kind: String(f.kind), durationMs: Number(f.durationNs) / 1e6 });
     } else if (e.provider === 'Runtime.EventLoop') {
       const thread = Number(f.thread);
       if (e.name === 'StallStart') openStalls.set(thread, (openStalls.get(thread) ?? 0) + 1);
