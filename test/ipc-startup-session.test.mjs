@@ -1,0 +1,135 @@
+// The startup session (TRACEPIPE_* variables read by tracepipe/register): its file is complete however
+// the process ends, the process ends the way it would have without tracing, and bad settings cost
+// one line on stderr, never the application.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readTrace } from '../dist/index.js';
+import { useTmpdir } from './helpers/ipc-processes.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const dir = await useTmpdir(after);
+const N = 5000;
+
+const PRELUDE = `
+import { defineProvider } from 'tracepipe';
+const p = defineProvider('Test.Startup', { events: { Step: { id: 1, fields: [['n', 'u32'], ['what', 'string']] } } });
+for (let i = 0; i < ${N}; i++) p.Step.write(i, 'step');
+`;
+
+/** Runs `body` after the prelude (which writes N events) under a startup session; resolves once it exits. */
+async function run(name, body, { env = {}, onReady } = {}) {
+  const output = join(dir, `${name}-{pid}.tptrace`);
+  const child = spawn(process.execPath, ['--import', 'tracepipe/register', '--input-type=module', '-e', PRELUDE + body], {
+    cwd: ROOT,
+    env: { ...process.env, TMPDIR: dir, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output, TRACEPIPE_PROVIDERS: 'Test.Startup', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    stdout += d;
+    if (onReady && stdout.includes('ready')) {
+      onReady(child);
+      onReady = undefined;
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const [code, signal] = await once(child, 'exit');
+  return { code, signal, stdout, stderr, file: output.replace('{pid}', String(child.pid)) };
+}
+
+async function assertComplete(file) {
+  const s = await readTrace(file).summary();
+  assert.equal(s.complete, true, `${file}: ${s.error?.message}`);
+  assert.equal(s.events, N);
+  assert.equal(s.dropped, 0);
+  return s;
+}
+
+test('normal end: the file is complete and the process exits 0 on its own', async () => {
+  const r = await run('normal', `setTimeout(() => console.log('done'), 50);`);
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, 'done\n');
+  const s = await assertComplete(r.file);
+  assert.match(r.file, /normal-\d+\.tptrace$/);
+  assert.equal(s.header.pid, Number(/normal-(\d+)/.exec(r.file)[1]));
+});
+
+test('process.exit(): complete, with the exit code the application chose', async () => {
+  const r = await run('exit', `process.exit(3);`);
+  assert.equal(r.code, 3);
+  await assertComplete(r.file);
+});
+
+test('uncaught exception: complete, and Node prints the error and exits 1 as it always does', async () => {
+  const r = await run('uncaught', `setTimeout(() => { throw new Error('boom from the app'); }, 10);`);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /Error: boom from the app\n\s+at /);
+  await assertComplete(r.file);
+});
+
+test('unhandled rejection: complete, exit code 1', async () => {
+  const r = await run('rejection', `Promise.reject(new Error('rejected in the app'));`);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /rejected in the app/);
+  await assertComplete(r.file);
+});
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  test(`${signal}: complete, and the process still dies of ${signal}`, async () => {
+    const r = await run(signal, `setInterval(() => {}, 1000); console.log('ready');`, { onReady: (child) => child.kill(signal) });
+    assert.equal(r.code, null);
+    assert.equal(r.signal, signal);
+    await assertComplete(r.file);
+  });
+}
+
+test('an application that handles SIGTERM itself keeps doing so; its exit completes the file', async () => {
+  const body = `const t = setInterval(() => {}, 1000);
+process.on('SIGTERM', () => { console.log('graceful'); setTimeout(() => { clearInterval(t); }, 50); });
+console.log('ready');`;
+  const r = await run('graceful', body, { onReady: (child) => child.kill('SIGTERM') });
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, 'ready\ngraceful\n');
+  await assertComplete(r.file);
+});
+
+test('TRACEPIPE_BUFFERING_MODE and TRACEPIPE_BUFFER_SIZE_MB reach the session', async () => {
+  const r = await run('block', '', { env: { TRACEPIPE_BUFFERING_MODE: 'block', TRACEPIPE_BUFFER_SIZE_MB: '2' } });
+  const s = await assertComplete(r.file);
+  assert.equal(s.header.session.bufferingMode, 'block');
+  assert.equal(s.header.session.bufferSizeMB, 2);
+  assert.equal(s.header.session.providers, 'Test.Startup:0xffffffffffffffff:5');
+});
+
+test('bad settings: one line on stderr, no session, the application runs normally', async () => {
+  for (const [env, message] of [
+    [{ TRACEPIPE_PROVIDERS: '1bad' }, /^tracepipe: startup session not started: TRACEPIPE_PROVIDERS: bad provider name '1bad'/],
+    [{ TRACEPIPE_BUFFERING_MODE: 'lossless' }, /TRACEPIPE_BUFFERING_MODE must be drop or block, not 'lossless'/],
+    [{ TRACEPIPE_BUFFER_SIZE_MB: 'lots' }, /TRACEPIPE_BUFFER_SIZE_MB must be a positive number/],
+    [{ TRACEPIPE_ENABLE: 'yes' }, /TRACEPIPE_ENABLE must be 1 or 0/],
+  ]) {
+    const r = await run('bad', `console.log('app ran');`, { env });
+    assert.equal(r.code, 0);
+    assert.equal(r.stdout, 'app ran\n');
+    assert.match(r.stderr, message);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.equal(existsSync(r.file), false);
+  }
+});
+
+test("without '{pid}' in the path, child processes do not inherit the session (they would overwrite the file)", async () => {
+  const output = join(dir, 'fixed.tptrace');
+  const body = `import { execFileSync } from 'node:child_process';
+console.log(JSON.stringify([process.env.TRACEPIPE_ENABLE ?? null, execFileSync(process.execPath, ['-e', 'console.log(process.env.TRACEPIPE_ENABLE ?? null)']).toString().trim()]));`;
+  const r = await run('fixed', body, { env: { TRACEPIPE_OUTPUT: output } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), [null, 'null']);
+  await assertComplete(output);
+  assert.equal(readdirSync(dir).filter((n) => n.endsWith('.tptrace') && n.startsWith('fixed')).length, 1);
+});
