@@ -171,6 +171,10 @@ async function launch(command: readonly string[], p: Plan): Promise<number> {
   };
   const started = performance.now();
   const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
+  await new Promise((resolveSpawn, reject) => {
+    child.once('spawn', resolveSpawn);
+    child.once('error', (e) => reject(new CliError(`cannot run '${command[0]}': ${e.message}`, 1)));
+  });
   const file = requested.replaceAll('{pid}', String(child.pid));
   const forward = (signal: NodeJS.Signals): void => {
     // A terminal's Ctrl-C reaches the whole foreground group, the child included; send it only once.
@@ -185,8 +189,7 @@ async function launch(command: readonly string[], p: Plan): Promise<number> {
     }, p.durationMs);
   }
   process.stderr.write(`launched ${command.join(' ')} (pid ${child.pid}), tracing into ${file}\n`);
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit, reject) => {
-    child.once('error', (e) => reject(new CliError(`cannot run '${command[0]}': ${e.message}`, 1)));
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
     child.once('exit', (code, signal) => resolveExit({ code, signal }));
   }).finally(() => {
     clearTimeout(timer);

@@ -1,0 +1,136 @@
+// `tracepipe ps`, `collect --pid` and `stop` against real processes, as a user runs them.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { processInfo, readTrace } from '../dist/index.js';
+import { startCli, startTarget, useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
+
+const dir = await useTmpdir(after);
+
+async function complete(file) {
+  const s = await readTrace(file).summary();
+  assert.equal(s.complete, true, `${file}: ${s.error?.message}`);
+  return s;
+}
+
+const sessionCount = async (pid) => (await processInfo(pid)).sessions.length;
+
+test('collect --duration: attaches, collects, stops by itself and leaves a complete file of the asked providers', async (t) => {
+  const target = await startTarget(t, dir);
+  const file = join(dir, 'duration.tptrace');
+  const r = await startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', 'Test.App:0x1:Informational', '--duration', '2s', '-o', file]).done;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, new RegExp(`collecting session \\d+ from process ${target.pid}`));
+  // Not a terminal: plain progress lines.
+  assert.match(r.stderr, /\n\d+\.\d s {2}[\d,]+ events {2}[\d.]+ (B|KiB|MiB), [\d,]+ dropped\n/);
+  assert.match(r.stdout, new RegExp(`wrote ${file}\\n {2}[\\d,]+ events, 0 dropped`));
+  const s = await complete(file);
+  assert.ok(s.events > 0);
+  assert.deepEqual(Object.keys(s.byEvent), ['Test.App/Tick']);
+  assert.equal(s.header.pid, target.pid);
+  assert.equal(s.header.session.providers, 'Test.App:0x1:4');
+  await waitFor('the session to end in the target', async () => (await sessionCount(target.pid)) === 0);
+});
+
+test('two tools collect from one target at once, each getting only its own providers', async (t) => {
+  const target = await startTarget(t, dir);
+  const a = join(dir, 'two-a.tptrace');
+  const b = join(dir, 'two-b.tptrace');
+  const first = startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', 'Test.App:0x2', '--duration', '2s', '-o', a]);
+  const second = startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', 'Test.Other', '--buffering', 'block', '--duration', '2s', '-o', b]);
+  await waitFor('both sessions to run', async () => (await sessionCount(target.pid)) === 2);
+  const [ra, rb] = await Promise.all([first.done, second.done]);
+  assert.equal(ra.code, 0, ra.stderr);
+  assert.equal(rb.code, 0, rb.stderr);
+  const [sa, sb] = await Promise.all([complete(a), complete(b)]);
+  assert.deepEqual(Object.keys(sa.byEvent), ['Test.App/Extra']);
+  assert.deepEqual(Object.keys(sb.byEvent), ['Test.Other/Ping']);
+  assert.equal(sb.header.session.bufferingMode, 'block');
+  assert.notEqual(sa.header.session.id, sb.header.session.id);
+});
+
+test('SIGINT (Ctrl-C) to the CLI stops the session cleanly and leaves a complete file', async (t) => {
+  const target = await startTarget(t, dir);
+  const file = join(dir, 'sigint.tptrace');
+  const cli = startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', 'Test.App', '-o', file]);
+  await waitFor('events to arrive', () => existsSync(file) && statSync(file).size > 10_000);
+  cli.child.kill('SIGINT');
+  const r = await cli.done;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /wrote .*sigint\.tptrace/);
+  const s = await complete(file);
+  assert.ok(s.events > 0);
+  await waitFor('the session to end in the target', async () => (await sessionCount(target.pid)) === 0);
+});
+
+test('SIGKILL of the CLI: the target notices, ends the session and frees it', async (t) => {
+  const target = await startTarget(t, dir);
+  const file = join(dir, 'sigkill.tptrace');
+  const cli = startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', 'Test.App', '--buffer-size', '4', '-o', file]);
+  await waitFor('the session to run', async () => (await sessionCount(target.pid)) === 1);
+  cli.child.kill('SIGKILL');
+  await cli.done;
+  await waitFor('the session to end in the target', async () => (await sessionCount(target.pid)) === 0);
+  // The target carries on and can be traced again.
+  const again = await startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', 'Test.App', '--duration', '500ms', '-o', join(dir, 'again.tptrace')]).done;
+  assert.equal(again.code, 0, again.stderr);
+  await complete(join(dir, 'again.tptrace'));
+});
+
+test('ps lists the target and its sessions; stop ends a session that a collect is streaming', async (t) => {
+  const target = await startTarget(t, dir);
+  const file = join(dir, 'stopped.tptrace');
+  const cli = startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', 'Test.App', '-o', file]);
+  const info = await waitFor('the session to run', async () => {
+    const i = await processInfo(target.pid);
+    return i.sessions.length === 1 && i;
+  });
+  const id = info.sessions[0].id;
+
+  const ps = await startCli(t, dir, ['ps']).done;
+  assert.equal(ps.code, 0);
+  assert.match(ps.stdout, /^PID +TRACEPIPE +SESSIONS +COMMAND\n/);
+  assert.match(ps.stdout, new RegExp(`\\n${target.pid} +\\d+\\.\\d+\\.\\d+ +1 \\(#${id}\\) +node .*ipc-target\\.mjs serve\\n`));
+  const json = JSON.parse((await startCli(t, dir, ['ps', '--json']).done).stdout);
+  const listed = json.find((p) => p.pid === target.pid);
+  assert.deepEqual(listed.info.sessions.map((s) => [s.id, s.attached]), [[id, true]]);
+
+  const stop = await startCli(t, dir, ['stop', '--pid', String(target.pid), '--session', String(id)]).done;
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.match(stop.stdout, new RegExp(`^stopped session ${id} of process ${target.pid}: [\\d,]+ events, 0 dropped`));
+  const r = await cli.done;
+  assert.equal(r.code, 0, r.stderr);
+  await complete(file);
+
+  const again = await startCli(t, dir, ['stop', '--pid', String(target.pid), '--session', String(id)]).done;
+  assert.equal(again.code, 1);
+  assert.equal(again.stderr, `tracepipe: the target refused StopTracing: no session ${id} in process ${target.pid}\n`);
+});
+
+test('no such process, a process that is not attachable, bad options: one line, non-zero exit', async (t) => {
+  const cases = [
+    [['collect', '--pid', '999999999'], 1, /^tracepipe: no process with pid 999999999\n$/],
+    [['collect', '--pid', String(process.pid)], 1, new RegExp(`^tracepipe: process ${process.pid} is not attachable: start it with 'node --import tracepipe/register'.*\\n$`)],
+    [['stop', '--pid', String(process.pid), '--session', '1'], 1, /not attachable/],
+    [['collect', '--pid', '1', '--profile', 'nope'], 2, /^tracepipe: unknown profile 'nope'; profiles: default, gc-verbose, all\n$/],
+    [['collect', '--pid', '1', '--duration', 'soon'], 2, /--duration must look like/],
+    [['collect', '--pid', '1', '--buffering', 'lossless'], 2, /--buffering must be drop or block/],
+    [['collect', '--pid', 'x'], 2, /--pid must be a process id/],
+    [['collect'], 2, /^tracepipe: usage: tracepipe collect/],
+  ];
+  for (const [args, code, message] of cases) {
+    const r = await startCli(t, dir, args).done;
+    assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message, args.join(' '));
+    assert.equal(r.stderr.split('\n').length, 2, r.stderr);
+  }
+});
+
+test('collect --list-profiles names each profile with its providers', async (t) => {
+  const r = await startCli(t, dir, ['collect', '--list-profiles']).done;
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /^default {5}runtime overview.*\n {12}Runtime\.GC:\*:Informational,Runtime\.GCHeap:\*:Informational,Runtime\.EventLoop:\*:Informational,Runtime\.Process:\*:Informational\n/);
+  assert.match(r.stdout, /\ngc-verbose {2}.*\n/);
+  assert.match(r.stdout, /\nall {9}.*\n/);
+});
