@@ -4,7 +4,13 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 
-const BENCHMARKS = ['disabled-event', 'enabled-event', 'ten-million', 'drop-vs-block', 'block-throughput'];
+const BENCHMARKS = ['disabled-event', 'enabled-event', 'ten-million', 'drop-vs-block', 'block-throughput', 'http-overhead', 'collect-latency'];
+
+/** A benchmark is a folder with a bench.mjs, or a single <name>.mjs; either exports `description` and `run()`. */
+function entryOf(name) {
+  const folder = new URL(`./${name}/bench.mjs`, import.meta.url);
+  return existsSync(folder) ? folder : new URL(`./${name}.mjs`, import.meta.url);
+}
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((n) => !BENCHMARKS.includes(n));
@@ -23,7 +29,7 @@ const started = performance.now();
 const checks = [];
 let failed = 0;
 for (const name of asked.length > 0 ? asked : BENCHMARKS) {
-  const bench = await import(`./${name}/bench.mjs`);
+  const bench = await import(entryOf(name).href);
   console.log(`\n== ${name}: ${bench.description}`);
   const t0 = performance.now();
   try {
