@@ -76,6 +76,28 @@ test('SIGKILL of the CLI: the target notices, ends the session and frees it', as
   const again = await startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', 'Test.App', '--duration', '500ms', '-o', join(dir, 'again.tptrace')]).done;
   assert.equal(again.code, 0, again.stderr);
   await complete(join(dir, 'again.tptrace'));
+  // A request the target refuses: its reason, exit 1, and no empty file left behind.
+  const refused = await startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', '9lives', '-o', join(dir, 'refused.tptrace')]).done;
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /^tracepipe: the target refused CollectTracing: bad provider name '9lives'/);
+  assert.equal(existsSync(join(dir, 'refused.tptrace')), false);
+});
+
+test('the target ending (exit, or SIGTERM) while a collect streams: the stream is flushed first and the file is complete', async (t) => {
+  for (const how of ['exit', 'SIGTERM']) {
+    const target = await startTarget(t, dir);
+    const file = join(dir, `target-${how}.tptrace`);
+    const cli = startCli(t, dir, ['collect', '--pid', String(target.pid), '--providers', 'Test.App', '-o', file]);
+    await waitFor('events to arrive', () => existsSync(file) && statSync(file).size > 10_000);
+    if (how === 'exit') await target.exit();
+    else target.child.kill('SIGTERM');
+    const r = await cli.done;
+    assert.equal(r.code, 0, `${how}: ${r.stderr}`);
+    assert.ok((await complete(file)).events > 0);
+    await waitFor('the target to be gone', () => target.child.exitCode !== null || target.child.signalCode !== null);
+    // It died of the signal, as it would have untraced.
+    if (how === 'SIGTERM') assert.equal(target.child.signalCode, 'SIGTERM');
+  }
 });
 
 test('ps lists the target and its sessions; stop ends a session that a collect is streaming', async (t) => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { open } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { basename, extname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readTrace } from '../format/trace-reader.js';
@@ -120,6 +120,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
     stream = await collectTracing(pid, { providers: p.providers, bufferingMode: p.bufferingMode, bufferSizeMB: p.bufferSizeMB, rundown: p.rundown });
   } catch (e) {
     await fh.close();
+    await rm(file, { force: true });
     return targetFailure(e);
   }
   const progress = new CollectProgress(process.stderr);

@@ -79,13 +79,17 @@ function exchange(socket: net.Socket, request: Uint8Array, timeoutMs: number, wh
   });
 }
 
-/** One request, one reply, then the connection closes; the target's error replies become TargetErrors. */
+/** The target's error replies become TargetErrors that say what it said. */
+function refusal(e: unknown, what: string): unknown {
+  return e instanceof IpcError ? new TargetError(`the target refused ${what}: ${e.message}`) : e;
+}
+
+/** One request, one reply, then the connection closes. */
 async function ask<T>(socket: net.Socket, request: Uint8Array, timeoutMs: number, what: string, decode: (payload: Uint8Array) => T): Promise<T> {
   try {
     return decode(await exchange(socket, request, timeoutMs, what));
   } catch (e) {
-    if (e instanceof IpcError) throw new TargetError(`the target refused ${what}: ${e.message}`);
-    throw e;
+    throw refusal(e, what);
   } finally {
     socket.destroy();
   }
@@ -117,8 +121,7 @@ export async function collectTracing(pid: number, request: CollectRequest): Prom
     sessionId = decodeSessionId(await exchange(socket, frame, COLLECT_TIMEOUT_MS, 'CollectTracing'), 'CollectTracing reply');
   } catch (e) {
     socket.destroy();
-    if (e instanceof IpcError) throw new TargetError(`the target refused CollectTracing: ${e.message}`);
-    throw e;
+    throw refusal(e, 'CollectTracing');
   }
   return {
     sessionId,

@@ -85,7 +85,8 @@ class Server implements DiagnosticServer {
   private accept(socket: net.Socket): void {
     socket.unref();
     socket.on('error', () => socket.destroy());
-    if (this.closed || this.pending.size >= MAX_PENDING) return refuse(socket, new IpcError(IpcErrorCode.Busy, 'too many requests in flight; try again'));
+    if (this.closed) return refuse(socket, new IpcError(IpcErrorCode.SessionFailed, 'the diagnostics server is closing'));
+    if (this.pending.size >= MAX_PENDING) return refuse(socket, new IpcError(IpcErrorCode.Busy, 'too many requests in flight; try again'));
     this.pending.add(socket);
     socket.once('close', () => this.pending.delete(socket));
     const reader = new FrameReader(MAX_REQUEST_PAYLOAD);
