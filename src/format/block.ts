@@ -2,8 +2,9 @@ import { crc32 } from './crc32.js';
 import { TraceFormatError } from './format-error.js';
 
 /**
- * Every block: u8 kind, u8 flags, u16 reserved, u32 payload length, u32 CRC-32 of the payload, then
- * the payload. A reader skips kinds it does not know, so new kinds are a minor version bump.
+ * Every block: u8 kind, u8 flags, u16 reserved, u32 payload length, u32 CRC-32, then the payload.
+ * The checksum covers the first 8 header bytes and the payload, so a flipped kind or length is
+ * caught rather than read as an unknown block. A reader skips kinds it does not know, so new kinds are a minor version bump.
  */
 export const BlockKind = {
   Metadata: 1,
@@ -33,8 +34,14 @@ export function readBlockHeader(buf: Uint8Array, at: number, streamOffset: numbe
   return h;
 }
 
-export function checkBlock(h: BlockHeader, payload: Uint8Array, streamOffset: number): void {
-  if (crc32(payload) !== h.crc) {
+/** CRC-32 of a block's kind, flags, reserved and length bytes, then its payload. */
+export function blockChecksum(header: Uint8Array, payload: Uint8Array): number {
+  return crc32(payload, crc32(header.subarray(0, 8)));
+}
+
+/** `block` is the whole block: header then payload. */
+export function checkBlock(h: BlockHeader, block: Uint8Array, streamOffset: number): void {
+  if (blockChecksum(block, block.subarray(BLOCK_HEADER_SIZE)) !== h.crc) {
     throw new TraceFormatError('corrupt', `corrupt trace: checksum mismatch in block (kind ${h.kind}) at byte ${streamOffset}`, streamOffset);
   }
 }

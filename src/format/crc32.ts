@@ -11,11 +11,12 @@ const table = (() => {
   return t;
 })();
 
-export function crc32Portable(data: Uint8Array): number {
-  let c = -1;
+/** `previous` continues a checksum over bytes that came before `data`. */
+export function crc32Portable(data: Uint8Array, previous = 0): number {
+  let c = previous ^ -1;
   for (let i = 0; i < data.length; i++) c = table[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
   return (c ^ -1) >>> 0;
 }
 
-const native = (zlib as unknown as { crc32?: (d: Uint8Array) => number }).crc32;
-export const crc32: (data: Uint8Array) => number = native ? (d) => native(d) >>> 0 : crc32Portable;
+const native = (zlib as unknown as { crc32?: (d: Uint8Array, previous?: number) => number }).crc32;
+export const crc32: (data: Uint8Array, previous?: number) => number = native ? (d, previous = 0) => native(d, previous) >>> 0 : crc32Portable;

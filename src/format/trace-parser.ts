@@ -88,8 +88,9 @@ export class TraceParser {
       if (this.ended) throw new TraceFormatError('corrupt', `corrupt trace: data after the end-of-stream block at byte ${at}`, at);
       const h = readBlockHeader(this.buf, this.start, at);
       if (avail < BLOCK_HEADER_SIZE + h.length) return;
-      const payload = this.buf.subarray(this.start + BLOCK_HEADER_SIZE, this.start + BLOCK_HEADER_SIZE + h.length);
-      checkBlock(h, payload, at);
+      const block = this.buf.subarray(this.start, this.start + BLOCK_HEADER_SIZE + h.length);
+      checkBlock(h, block, at);
+      const payload = block.subarray(BLOCK_HEADER_SIZE);
       this.block(h.kind, payload, at + BLOCK_HEADER_SIZE);
       this.start += BLOCK_HEADER_SIZE + h.length;
     }

@@ -1,6 +1,5 @@
 import { open } from 'node:fs/promises';
-import { BLOCK_HEADER_SIZE, BlockKind, END_OF_STREAM_PAYLOAD } from './block.js';
-import { crc32 } from './crc32.js';
+import { BLOCK_HEADER_SIZE, BlockKind, blockChecksum, END_OF_STREAM_PAYLOAD } from './block.js';
 import { EventOrder } from './event-order.js';
 import type { BlockEvent } from './events-block.js';
 import { TraceFormatError, type TraceErrorCode } from './format-error.js';
@@ -87,7 +86,7 @@ async function trailerLateness(path: string): Promise<number | undefined> {
       await fh.read(b, 0, size, fileSize - size);
       const v = new DataView(b.buffer);
       if (b[0] !== BlockKind.EndOfStream || v.getUint32(4, true) !== END_OF_STREAM_PAYLOAD) return undefined;
-      if (crc32(b.subarray(BLOCK_HEADER_SIZE)) !== v.getUint32(8, true)) return undefined;
+      if (blockChecksum(b, b.subarray(BLOCK_HEADER_SIZE)) !== v.getUint32(8, true)) return undefined;
       return v.getFloat64(BLOCK_HEADER_SIZE + 24, true);
     } finally {
       await fh.close();

@@ -1,7 +1,6 @@
 import type { EventDescriptor } from '../schema/event-type.js';
-import { BLOCK_HEADER_SIZE, BlockKind, END_OF_STREAM_PAYLOAD } from './block.js';
+import { BLOCK_HEADER_SIZE, BlockKind, blockChecksum, END_OF_STREAM_PAYLOAD } from './block.js';
 import { ByteWriter } from './byte-writer.js';
-import { crc32 } from './crc32.js';
 import { encodeDescriptor } from './metadata-codec.js';
 import { encodeHeader, type HeaderInfo } from './stream-header.js';
 import { zigzag } from './varint.js';
@@ -63,7 +62,7 @@ export class TraceWriter {
     const o = this.out;
     const payloadStart = this.blockStart + BLOCK_HEADER_SIZE;
     o.view.setUint32(this.blockStart + 4, o.pos - payloadStart, true);
-    o.view.setUint32(this.blockStart + 8, crc32(o.buf.subarray(payloadStart, o.pos)), true);
+    o.view.setUint32(this.blockStart + 8, blockChecksum(o.buf.subarray(this.blockStart), o.buf.subarray(payloadStart, o.pos)), true);
     this.blockStart = -1;
     this.prevThread = -1;
     this.prevType = -1;

@@ -1,7 +1,7 @@
 // Traces built directly with TraceWriter, one take() per block, so a test knows the byte range and
 // the events of every block. Deterministic for a given seed.
 import { TraceWriter } from '../../dist/format/trace-writer.js';
-import { crc32 } from '../../dist/format/crc32.js';
+import { blockChecksum } from '../../dist/format/block.js';
 import { generateWriter } from '../../dist/schema/event-writer.js';
 import { computePayloadLayout } from '../../dist/schema/payload-layout.js';
 import { fakeRecordTarget, recordAt0 } from './fake-record-target.mjs';
@@ -125,14 +125,14 @@ export function syntheticTrace({ seed = 1, batches = 8, perBatch = 6, threads = 
   return { bytes, headerEnd, blocks, events, threads: state };
 }
 
-/** A block as the format frames it: kind, flags, reserved, length, CRC-32, payload. */
+/** A block as the format frames it: kind, flags, reserved, length, CRC-32 (of those and the payload), payload. */
 export function rawBlock(kind, payload) {
   const out = new Uint8Array(12 + payload.length);
   const v = new DataView(out.buffer);
   v.setUint8(0, kind);
   v.setUint32(4, payload.length, true);
-  v.setUint32(8, crc32(payload), true);
   out.set(payload, 12);
+  v.setUint32(8, blockChecksum(out, payload), true);
   return out;
 }
 
