@@ -39,7 +39,7 @@ interface Plan {
   readonly output: string | undefined;
 }
 
-export function parseDuration(text: string): number {
+function parseDuration(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m?.[2] ?? 's']!;
   const ms = m ? Number(m[1]) * unit : NaN;
@@ -127,8 +127,12 @@ async function attach(pid: number, p: Plan): Promise<number> {
   const until = p.durationMs === undefined ? 'Ctrl-C stops' : `stops after ${(p.durationMs / 1000).toFixed(1)} s or on Ctrl-C`;
   process.stderr.write(`collecting session ${stream.sessionId} from process ${pid} (${info.argv.join(' ')}) into ${file}; ${until}\n  providers ${p.providers}\n`);
   let stopping = false;
+  let abandoned = false;
   const stop = (): void => {
-    if (stopping) return stream.close();
+    if (stopping) {
+      abandoned = true;
+      return stream.close();
+    }
     stopping = true;
     // The target flushes and ends the stream; the reply comes once it has.
     stopTracing(pid, stream.sessionId).catch((e: Error) => {
@@ -153,7 +157,8 @@ async function attach(pid: number, p: Plan): Promise<number> {
     progress.stop();
     await fh.close();
   }
-  if (lost) process.stderr.write(`tracepipe: the connection to process ${pid} failed: ${lost}\n`);
+  if (abandoned) process.stderr.write('tracepipe: stopped waiting for the end of the stream\n');
+  else if (lost) process.stderr.write(`tracepipe: the connection to process ${pid} failed: ${lost}\n`);
   return summarize(file, progress.elapsedMs);
 }
 

@@ -33,7 +33,7 @@ function isStale(e: unknown): boolean {
 }
 
 /** Connects to `pid`'s diagnostics server, removing endpoints nobody listens on any more. */
-export async function connectTarget(pid: number): Promise<net.Socket> {
+async function connectTarget(pid: number): Promise<net.Socket> {
   for (const e of listEndpoints().filter((x) => x.pid === pid)) {
     try {
       return await connectEndpoint(e.path, CONNECT_TIMEOUT_MS);

@@ -15,7 +15,7 @@ import { startSession, type TraceSession } from '../session/session.js';
 import { findProfile } from '../session/trace-profiles.js';
 import { holdSignalFlush } from './exit-flush.js';
 
-export interface StartupConfig {
+interface StartupConfig {
   readonly output: string;
   readonly providers: string;
   readonly bufferSizeMB: number;
@@ -23,14 +23,14 @@ export interface StartupConfig {
   readonly rundown: boolean;
 }
 
-export class StartupConfigError extends Error {
+class StartupConfigError extends Error {
   override readonly name = 'StartupConfigError';
 }
 
 const DEFAULT_OUTPUT = 'tracepipe-{pid}.tptrace';
 
 /** The startup session `env` asks for, or undefined when it asks for none; throws on a bad setting. */
-export function startupConfig(env: NodeJS.ProcessEnv, pid: number): StartupConfig | undefined {
+function startupConfig(env: NodeJS.ProcessEnv, pid: number): StartupConfig | undefined {
   const enable = env.TRACEPIPE_ENABLE;
   if (enable === undefined || enable === '' || enable === '0') return undefined;
   if (enable !== '1') throw new StartupConfigError(`TRACEPIPE_ENABLE must be 1 or 0, not '${enable}'`);
