@@ -1,6 +1,6 @@
 // HTTP server under load (autocannon, 127.0.0.1) with every runtime provider and the Node.Channels
-// bridge tracing to a file, vs the same server with tracing off. Each variant runs in its own server
-// process; variants alternate so machine noise hits both. Run alone: `node bench/http-overhead.mjs`.
+// bridge tracing to a file, vs the same server with tracing off. Each runs in its own process; they
+// take turns under load so machine noise hits both. Run alone: `node bench/http-overhead.mjs`.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,18 +8,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROUNDS = 3;
-const DURATION_S = 5;
-const WARMUP_S = 1;
+const ROUNDS = 9;
+const DURATION_S = 3;
+const WARMUP_S = 2;
 const CONNECTIONS = 10;
 const TARGET_PERCENT = 5;
-const PROVIDERS = 'Runtime.GC,Runtime.GCHeap,Runtime.EventLoop,Runtime.Process,Node.Channels';
+const RUNTIME = 'Runtime.GC,Runtime.GCHeap,Runtime.EventLoop,Runtime.Process';
+const VARIANTS = [
+  { name: 'off', providers: '' },
+  { name: 'Runtime.*', providers: RUNTIME },
+  { name: 'Runtime.* + Node.Channels', providers: `${RUNTIME},Node.Channels` },
+];
 
-export const description = `issue 4: requests/s of an HTTP server with ${PROVIDERS} tracing to a file vs tracing off`;
+export const description = 'issue 4: requests/s of an HTTP server tracing Runtime.* (and Node.Channels) to a file vs tracing off';
 
-async function server(traceFile) {
+async function server(providers, traceFile) {
   const { createServer } = await import('node:http');
-  const session = traceFile ? await (await import('../dist/index.js')).startSession({ providers: PROVIDERS, output: traceFile }) : undefined;
+  const session = providers ? await (await import('../dist/index.js')).startSession({ providers, output: traceFile }) : undefined;
   let n = 0;
   const srv = createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
@@ -35,20 +40,26 @@ async function server(traceFile) {
   });
 }
 
-async function measure(variant, dir, round) {
-  const trace = variant === 'on' ? join(dir, `http-${round}.tptrace`) : '';
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--server', trace], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+async function startServer(providers, traceFile) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--server', providers, traceFile], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const [line] = await once(child.stdout, 'data');
   const { port } = JSON.parse(String(line));
+  return {
+    url: `http://127.0.0.1:${port}/api/items`,
+    async stop() {
+      child.send('stop');
+      const [stats] = await once(child, 'message');
+      await once(child, 'exit');
+      return stats;
+    },
+  };
+}
+
+async function load(url, seconds) {
   const { default: autocannon } = await import('autocannon');
-  const url = `http://127.0.0.1:${port}/api/items`;
-  await autocannon({ url, connections: CONNECTIONS, duration: WARMUP_S });
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S });
-  child.send('stop');
-  const [stats] = await once(child, 'message');
-  await once(child, 'exit');
-  if (r.errors > 0 || r.non2xx > 0) throw new Error(`${variant}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);
-  return { rps: r.requests.total / DURATION_S, p99Ms: r.latency.p99, ...stats };
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds });
+  if (r.errors > 0 || r.non2xx > 0) throw new Error(`${url}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);
+  return r.requests.total / seconds;
 }
 
 const median = (xs) => {
@@ -60,29 +71,36 @@ const median = (xs) => {
 export async function run() {
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-bench-'));
   try {
-    console.log(`${ROUNDS} rounds x 2 variants, alternating; each a fresh server process, ${WARMUP_S} s warm-up then ${DURATION_S} s of autocannon with ${CONNECTIONS} connections`);
-    const res = { off: [], on: [] };
+    // The servers live side by side and take turns, so each round's measurements see the same machine.
+    console.log(`${ROUNDS} rounds: ${DURATION_S} s of autocannon (${CONNECTIONS} connections) on each server in turn, order rotating; ${WARMUP_S} s warm-up each`);
+    const servers = [];
+    for (const [i, v] of VARIANTS.entries()) servers.push(await startServer(v.providers, join(dir, `http-${i}.tptrace`)));
+    for (const s of servers) await load(s.url, WARMUP_S);
+    const rps = VARIANTS.map(() => []);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const v of round % 2 ? ['on', 'off'] : ['off', 'on']) {
-        const m = await measure(v, dir, round);
-        res[v].push(m);
-        console.log(`  round ${round + 1} ${v.padEnd(3)} ${m.rps.toFixed(0).padStart(7)} req/s  p99 ${m.p99Ms} ms${v === 'on' ? `  ${m.eventsWritten} events written, ${m.eventsDropped} dropped` : ''}`);
+      for (let k = 0; k < VARIANTS.length; k++) {
+        const i = (round + k) % VARIANTS.length;
+        rps[i].push(await load(servers[i].url, DURATION_S));
       }
+      console.log(`  round ${String(round + 1).padStart(2)}  ${VARIANTS.map((v, i) => `${v.name} ${rps[i][round].toFixed(0)}`).join('   ')} req/s`);
     }
-    const off = median(res.off.map((m) => m.rps));
-    const on = median(res.on.map((m) => m.rps));
-    const overhead = 100 * (1 - on / off);
-    const perRound = res.on.map((m, k) => `${(100 * (1 - m.rps / res.off[k].rps)).toFixed(1)}%`);
-    console.log(`  tracing off  median ${off.toFixed(0)} req/s`);
-    console.log(`  tracing on   median ${on.toFixed(0)} req/s  (ratio on/off ${(on / off).toFixed(3)})`);
-    console.log(`  overhead     ${overhead.toFixed(1)}% (per round: ${perRound.join(', ')})`);
-    return [{ check: 'HTTP req/s overhead with Runtime.* + Node.Channels', value: `${overhead.toFixed(1)}%`, target: `<= ${TARGET_PERCENT}%`, met: overhead <= TARGET_PERCENT }];
+    const stats = [];
+    for (const s of servers) stats.push(await s.stop());
+    const checks = [];
+    console.log(`  ${'off'.padEnd(26)} median ${median(rps[0]).toFixed(0)} req/s`);
+    for (let i = 1; i < VARIANTS.length; i++) {
+      const ratio = median(rps[i].map((r, k) => r / rps[0][k]));
+      const overhead = 100 * (1 - ratio);
+      console.log(`  ${VARIANTS[i].name.padEnd(26)} median ${median(rps[i]).toFixed(0)} req/s; median on/off ratio per round ${ratio.toFixed(3)} (overhead ${overhead.toFixed(1)}%); ${stats[i].eventsWritten} events written, ${stats[i].eventsDropped} dropped`);
+      checks.push({ check: `HTTP req/s overhead, ${VARIANTS[i].name}`, value: `${overhead.toFixed(1)}%`, target: `<= ${TARGET_PERCENT}%`, met: overhead <= TARGET_PERCENT });
+    }
+    return checks;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (process.argv[2] === '--server') await server(process.argv[3]);
+if (process.argv[2] === '--server') await server(process.argv[3], process.argv[4]);
 else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const c of await run()) console.log(`${c.met ? 'met' : 'MISSED'}: ${c.check}: ${c.value} (target ${c.target})`);
 }
