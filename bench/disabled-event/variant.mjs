@@ -1,5 +1,6 @@
 // One variant of the disabled-event benchmark, in its own process: `empty` or `disabled`.
 import { bench } from '../support/tick-provider.mjs';
+import { median } from '../support/stats.mjs';
 import { reportResult } from '../support/variant-process.mjs';
 
 const [variant, itersArg, batchesArg] = process.argv.slice(2);
@@ -38,5 +39,4 @@ for (let b = 0; b < BATCHES; b++) {
   const t1 = process.hrtime.bigint();
   nsPerOp.push(Number(t1 - t0) / ITERS);
 }
-nsPerOp.sort((a, b) => a - b);
-reportResult({ variant, nsPerOp: nsPerOp[nsPerOp.length >> 1], batches: nsPerOp, observed });
+reportResult({ variant, nsPerOp: median(nsPerOp), batches: nsPerOp, observed });

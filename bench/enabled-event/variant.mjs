@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { median } from '../support/stats.mjs';
 import { threadCpu } from '../support/thread-cpu.mjs';
 import { reportResult } from '../support/variant-process.mjs';
 
@@ -13,8 +14,6 @@ const WARMUP_BATCHES = 2;
 const DRAIN_CATCH_UP_MS = 150;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
  * Per batch: wall ns/op, and the main thread's on-CPU ns/op (runnable-but-waiting time excluded).
