@@ -40,6 +40,8 @@ export class TraceWriter {
   private prevThread = -1;
   private prevType = -1;
   private prevSeq = 0;
+  private src: Uint8Array | undefined;
+  private src32: Int32Array<ArrayBufferLike> = new Int32Array(0);
   bytesTaken = 0;
 
   constructor(private readonly maxEventBlock = 64 * 1024) {}
@@ -137,10 +139,20 @@ export class TraceWriter {
       o.varint(len);
       p = o.pos;
     }
-    if (len <= 64) {
-      for (let i = 0; i < len; i++) b[p + i] = src[start + i]!;
+    if (len > 64) b.set(src.subarray(start, start + len), p);
+    else if ((start & 3) === 0 && src.byteOffset === 0) {
+      // Payloads in thread buffers are 4-byte aligned: copy words, not bytes (the output is not aligned).
+      if (src !== this.src) {
+        this.src = src;
+        this.src32 = new Int32Array(src.buffer, 0, src.byteLength >> 2);
+      }
+      const s32 = this.src32;
+      const v = o.view;
+      let i = 0;
+      for (; i + 4 <= len; i += 4) v.setInt32(p + i, s32[(start + i) >> 2]!, true);
+      for (; i < len; i++) b[p + i] = src[start + i]!;
     } else {
-      b.set(src.subarray(start, start + len), p);
+      for (let i = 0; i < len; i++) b[p + i] = src[start + i]!;
     }
     o.pos = p + len;
   }
