@@ -30,6 +30,7 @@ try {
   port.postMessage({ type: 'failed', error: (e as Error).message });
 }
 if (loop) {
+  memory.prefault();
   port.postMessage({ type: 'running' });
   const result = loop.run();
   port.postMessage({ type: 'done', result });
