@@ -27,7 +27,7 @@ const KIND_NAMES: Readonly<Record<number, string>> = {
   16: 'weak-callbacks',
 };
 
-export function gcKindName(code: number): string {
+function gcKindName(code: number): string {
   return KIND_NAMES[code] ?? `gc-type-${code}`;
 }
 

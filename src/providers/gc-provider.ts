@@ -14,8 +14,11 @@ const origin = Number(threadOriginNs());
 /** The kinds V8's trace events show, so the kinds the watchdog may have written during a stall. */
 const WATCHDOG_KINDS = new Set(['scavenge', 'mark-compact']);
 const RETRY_MS = 10;
-/** A window still open this long after the loop turned means the watchdog is gone: write what is held. */
-const GIVE_UP_MS = 1000;
+/**
+ * Retries (each one means the loop turned, so the stall is over) after which a window still open
+ * means the watchdog is gone: write what is held.
+ */
+const GIVE_UP_RETRIES = 100;
 
 function write(p: GcPause): void {
   runtimeGC.GCPause.writeAt(p.startMs, Math.round(p.durationMs * 1e6), p.kind, p.flags, p.heapUsedAfter, threadId);
@@ -23,11 +26,12 @@ function write(p: GcPause): void {
 
 /** Main-thread pauses held back while the watchdog may still claim them, oldest first. */
 let held: GcPause[] = [];
-let heldSince = 0;
+let retries = 0;
 let retry: NodeJS.Timeout | undefined;
 
 function release(handoff: GcHandoff, force: boolean): void {
   const windowStart = handoff.windowStartNs;
+  const before = held.length;
   while (held.length > 0) {
     const startNs = origin + held[0]!.startMs * 1e6;
     if (!force && startNs >= windowStart) break;
@@ -36,16 +40,15 @@ function release(handoff: GcHandoff, force: boolean): void {
   }
   clearTimeout(retry);
   retry = undefined;
+  if (held.length < before) retries = 0;
   if (held.length === 0) return;
-  if (heldSince === 0) heldSince = performance.now();
-  retry = setTimeout(() => release(handoff, performance.now() - heldSince > GIVE_UP_MS), RETRY_MS);
+  retry = setTimeout(() => release(handoff, ++retries > GIVE_UP_RETRIES), RETRY_MS);
   retry.unref();
 }
 
 function onPause(p: GcPause): void {
   const handoff = watchdogHandoff();
   if (!handoff || !WATCHDOG_KINDS.has(p.kind)) return write(p);
-  if (held.length === 0) heldSince = 0;
   held.push(p);
   release(handoff, false);
 }

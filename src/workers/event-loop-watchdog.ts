@@ -10,7 +10,7 @@ import { GcHandoff } from '../providers/gc-handoff.js';
 import { runtimeGC } from '../providers/gc-provider.js';
 import { Heartbeat, monotonicMs, WatchdogDuty } from '../providers/heartbeat.js';
 import { watchStalls } from '../providers/stall-detector.js';
-import { StallGcTracer } from '../providers/stall-gc-tracer.js';
+import { StallGcTracer, type TracedPause } from '../providers/stall-gc-tracer.js';
 import { beatIntervalMs, type WatchdogData } from '../providers/stall-watchdog.js';
 
 const MAIN_THREAD = 0;
@@ -22,7 +22,7 @@ const handoff = new GcHandoff(data.handoff);
 const tracer = new StallGcTracer();
 const origin = Number(threadOriginNs());
 
-function writePauses(fromNs: number, pauses: Awaited<ReturnType<StallGcTracer['stop']>>): void {
+function writePauses(fromNs: number, pauses: readonly TracedPause[]): void {
   for (const p of pauses) {
     if (p.startNs < fromNs || !handoff.claim(p.startNs)) continue;
     runtimeGC.GCPause.writeAt((p.startNs - origin) / 1e6, p.durationNs, p.kind, 0, p.heapUsedAfter, MAIN_THREAD);
@@ -30,7 +30,7 @@ function writePauses(fromNs: number, pauses: Awaited<ReturnType<StallGcTracer['s
 }
 
 let windowStartNs = NaN;
-// Not awaited: a pending inspector call does not hold this thread open, the watch loop's timers do.
+// Not awaited: stalls are watched from the start; the GC route joins once connect() has warmed up.
 if (StallGcTracer.supported) void tracer.connect();
 
 await watchStalls(hb, beatIntervalMs, SLICE_MS, {
