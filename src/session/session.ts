@@ -23,7 +23,11 @@ export interface SessionOptions {
   readonly bufferSizeMB?: number;
   /** Whether providers write rundown (their onDisable events) into the session as it stops. Default true. */
   readonly rundown?: boolean;
-  /** False: the session never keeps the process alive; it is flushed when the process exits. Default true. */
+  /**
+   * Whether a running session keeps the process alive. Default: false for a file (a process that ends
+   * without stop() still gets a complete file, flushed as it exits), true for stream and listener
+   * outputs (their bytes go through this thread, which cannot deliver them while exiting).
+   */
   readonly keepProcessAlive?: boolean;
   /** How long stop() waits for the drain to flush before giving up and failing the session. Default 30 s. */
   readonly stopTimeoutMs?: number;
@@ -274,7 +278,7 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
     });
   });
   // Only now: adding a 'message' listener refs the worker's port again.
-  if (options.keepProcessAlive === false) worker.unref();
+  if (!(options.keepProcessAlive ?? sink.kind === 'port')) worker.unref();
   session.state = 'running';
   memory.setState(SessionState.Enabled);
   live.add(session);
