@@ -219,3 +219,23 @@ test('a drain thread that dies releases parked producers and fails the session',
   assert.equal(await w.done, 1_000_000);
   await w.w.terminate();
 });
+
+test('a provider defined while a session runs is enabled at once and its onEnable can use its own binding', async () => {
+  const file = join(dir, 'late-provider.tptrace');
+  const session = await startSession({ providers: 'Test.Late', output: file, bufferingMode: 'block' });
+  const contexts = [];
+  const late = defineProvider('Test.Late', {
+    events: { Hello: { id: 1, fields: [['n', 'u32']] } },
+    onEnable(ctx) {
+      contexts.push(ctx.sessionId);
+      late.Hello.write(1);
+    },
+  });
+  assert.equal(late.Hello.enabled, true, 'enabled as soon as it is defined');
+  late.Hello.write(0);
+  await Promise.resolve();
+  assert.deepEqual(contexts, [session.id]);
+  await session.stop();
+  const s = await readTrace(file).summary();
+  assert.equal(s.events, 2);
+});

@@ -153,6 +153,8 @@ export class TraceSession {
     if (this.stopping) return this.stopping;
     if (this.state === 'running') {
       this.state = 'stopping';
+      // Whoever awaits the stop keeps the process alive until the drain reports.
+      this.worker.ref();
       // This thread stops writing first so its last chunk is sealed before the drain's final pass.
       announceClose(this.id);
       if (this.memory.state < SessionState.Stopping) this.memory.setState(SessionState.Stopping);

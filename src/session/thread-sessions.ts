@@ -26,7 +26,12 @@ class ThreadSessions {
   private readonly notified = new Map<string, Map<number, EnableContext>>();
 
   constructor() {
-    providerRegistry.onDefine(() => this.recompute());
+    // A provider defined while sessions run is enabled at once, but its onEnable waits for a
+    // microtask: it usually refers to the provider's own binding, which defineProvider has not returned yet.
+    providerRegistry.onDefine((p) => {
+      this.recomputeProvider(p, false);
+      queueMicrotask(() => this.notify(p, [...p.enablements]));
+    });
   }
 
   has(id: number): boolean {
@@ -90,7 +95,7 @@ class ThreadSessions {
     for (const p of providerRegistry.all()) this.recomputeProvider(p);
   }
 
-  private recomputeProvider(p: ProviderImpl): void {
+  private recomputeProvider(p: ProviderImpl, notify = true): void {
     const wanting: { s: LiveSession; ctx: EnableContext }[] = [];
     for (const s of this.live.values()) {
       const cfg = s.desc.providers.find((c) => c.name === p.name);
@@ -108,7 +113,7 @@ class ThreadSessions {
       }
       ev.setTargets(targets);
     }
-    this.notify(p, wanting.map((w) => w.ctx));
+    if (notify) this.notify(p, wanting.map((w) => w.ctx));
   }
 
   /** Provider callbacks run after the targets are set, so an onEnable may write at once. */
