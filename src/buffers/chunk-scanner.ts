@@ -32,7 +32,6 @@ export class ChunkScanner {
   private readonly nextSeq: Float64Array;
   private readonly queue: FairQueue;
   private readonly bySlot: number[][] = [];
-  corruptChunks = 0;
 
   constructor(private readonly m: SessionMemory) {
     this.nextChunkSeq = new Int32Array(m.maxSlots);
@@ -88,8 +87,10 @@ export class ChunkScanner {
       while (r < committed) {
         const len = u32[r >> 2]!;
         if (len < RECORD_HEADER_SIZE || r + len > Math.min(committed, limit)) {
-          // Cannot happen with a correct producer; never trust shared memory blindly though.
-          this.corruptChunks++;
+          // Cannot happen with a correct producer; never trust shared memory blindly though. A chunk
+          // still being written is read again next pass; a sealed one is abandoned, and the events
+          // lost with it show as a sequence gap (counted as dropped) when the next chunk starts.
+          if (state !== ChunkState.Sealed) return visited;
           r = committed;
           break;
         }

@@ -15,11 +15,6 @@ export class FairQueue {
     this.cap = m.maxSlots + 1;
   }
 
-  isEmpty(): boolean {
-    const i = this.m.i32;
-    return Atomics.load(i, Ctl.WaitHead) === Atomics.load(i, Ctl.WaitTail);
-  }
-
   private headSlot(): number {
     const i = this.m.i32;
     const h = i[Ctl.WaitHead]!;

@@ -58,7 +58,16 @@ export const ChunkI32 = { State: 0, Owner: 1, Committed: 2, ChunkSeq: 3 } as con
 export const ChunkF64 = { FirstSeq: 2 } as const;
 export const ChunkState = { Free: 0, Owned: 1, Sealed: 2 } as const;
 
-export const DEFAULT_MAX_SLOTS = 256;
+const PREFAULT_BYTES = 16 << 20;
+const MAX_INFLIGHT_BYTES = 8 << 20;
+
+/**
+ * Threads that may write into one session over its life (a slot is taken on a thread's first write
+ * and not reused): 1 per 16 KiB of budget, at least 16, at most 4096 — 4096 for the default 64 MB.
+ */
+export function maxSlotsFor(totalBytes: number): number {
+  return Math.min(4096, Math.max(16, Math.floor(totalBytes / 16384)));
+}
 
 export interface MemoryLayout {
   readonly totalBytes: number;
@@ -68,10 +77,11 @@ export interface MemoryLayout {
 }
 
 /** Chunks of 64 KiB, smaller for small budgets so that even a tiny buffer has a few chunks to rotate. */
-export function planLayout(bufferSizeMB: number, maxSlots = DEFAULT_MAX_SLOTS): MemoryLayout {
+export function planLayout(bufferSizeMB: number): MemoryLayout {
   const total = Math.floor(bufferSizeMB * 1024 * 1024);
   if (!Number.isFinite(total) || total < 16 * 1024) throw new RangeError(`tracepipe: bufferSizeMB must be at least 1/64 (16 KiB); got ${bufferSizeMB}`);
   if (total > 4095 * 1024 * 1024) throw new RangeError(`tracepipe: bufferSizeMB must be below 4095; got ${bufferSizeMB}`);
+  const maxSlots = maxSlotsFor(total);
   let chunkSize = 64 * 1024;
   while (chunkSize > 4096 && total / chunkSize < 16) chunkSize /= 2;
   const fixed = CONTROL_BYTES + maxSlots * SLOT_BYTES + (maxSlots + 1) * 4;
@@ -136,12 +146,14 @@ export class SessionMemory {
   }
 
   /**
-   * Touches every page of the chunks so the kernel maps them now, on the drain thread, rather than
-   * in the middle of an application thread's write (a page fault there costs more than the event).
+   * Touches the pages of the first chunks (those handed out first) so the kernel maps them now, on
+   * the drain thread, rather than in the middle of an application thread's write, where a page fault
+   * costs more than the event. Bounded, so a large budget is not made resident up front.
    */
   prefault(): void {
     const u8 = this.u8;
-    for (let i = this.chunksOffset; i < u8.length; i += 4096) u8[i] = 0;
+    const end = Math.min(u8.length, this.chunksOffset + PREFAULT_BYTES);
+    for (let i = this.chunksOffset; i < end; i += 4096) u8[i] = 0;
   }
 
   get state(): number {
@@ -228,7 +240,14 @@ export class SessionMemory {
     this.unlock();
   }
 
-  get freeChunks(): number {
-    return Atomics.load(this.i32, Ctl.FreeCount);
+  /** Stream and listener outputs: the owning thread has consumed `n` bytes the drain handed it. */
+  acknowledge(n: number): void {
+    Atomics.sub(this.i32, Ctl.InflightBytes, n);
+    this.wakeDrain();
+  }
+
+  /** The owning thread is behind (its stream is full, or too many bytes are in flight): hold off. */
+  get outputCongested(): boolean {
+    return Atomics.load(this.i32, Ctl.Paused) !== 0 || Atomics.load(this.i32, Ctl.InflightBytes) > MAX_INFLIGHT_BYTES;
   }
 }

@@ -5,6 +5,9 @@ import type { EventType } from '../schema/event-type.js';
 import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, SessionMemory, SessionState, SlotF64, SlotI32 } from './session-memory.js';
 import { FairQueue } from './fair-queue.js';
 
+/** A chunk its thread has not filled in this long goes back to the drain (and its budget). */
+const IDLE_SEAL_MS = 100;
+
 /**
  * One thread's tenancy in one session's buffer (Phosphor's ChunkTenant): it borrows a chunk, copies
  * records into it, seals it when full and borrows the next. What happens when no chunk is free is
@@ -26,14 +29,35 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   detached = false;
   /** Set while this thread writes rundown for a stopping session: such writes must never park. */
   neverBlock = false;
+  /** Claimed on the first chunk, so threads that never write take no slot. */
+  slot = -1;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private idleChunkSeq = -1;
 
   constructor(
     readonly memory: SessionMemory,
-    readonly slot: number,
+    private readonly claimSlot: () => number,
     private readonly onDetach: () => void,
   ) {
     super(memory.sab);
     this.queue = new FairQueue(memory);
+  }
+
+  /**
+   * An idle thread must not sit on a chunk others need (in Block mode they would wait for it): a
+   * timer seals a chunk its thread has kept for IDLE_SEAL_MS. One timer per buffer, re-armed per
+   * chunk; it runs when the thread's event loop turns, and never keeps the thread alive.
+   */
+  private armIdleSeal(): void {
+    if (this.idleTimer) return;
+    this.idleChunkSeq = this.chunkSeq;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.chunk < 0) return;
+      if (this.chunkSeq === this.idleChunkSeq) this.seal();
+      else this.armIdleSeal();
+    }, IDLE_SEAL_MS);
+    this.idleTimer.unref?.();
   }
 
   /** Makes sure the drain learns `type`'s metadata before its first event from this thread. */
@@ -61,7 +85,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     const len = RECORD_HEADER_SIZE + payload.length;
     this.u32[p >> 2] = len;
     this.pos = (p + len + 7) & -8;
-    this.u32[this.commitIndex] = this.pos;
+    Atomics.store(this.u32, this.commitIndex, this.pos);
   }
 
   reserve(size: number): number {
@@ -70,6 +94,13 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     if (m.state >= SessionState.Stopping) {
       this.detach();
       return -1;
+    }
+    if (this.slot < 0) {
+      this.slot = this.claimSlot();
+      if (this.slot < 0) {
+        this.detach();
+        return -1;
+      }
     }
     let need = size;
     for (const p of this.pending) need += RECORD_HEADER_SIZE + p.length + 8;
@@ -109,9 +140,10 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     this.pos = base + CHUNK_HEADER_BYTES;
     this.end = base + m.chunkSize;
     this.commitIndex = hi + ChunkI32.Committed;
-    this.u32[this.commitIndex] = this.pos;
+    Atomics.store(this.u32, this.commitIndex, this.pos);
     Atomics.store(this.i32, hi + ChunkI32.State, ChunkState.Owned);
     this.chunk = c;
+    this.armIdleSeal();
   }
 
   /** Hands the current chunk to the drain. */
@@ -144,6 +176,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   /** Publishes this thread's position so a stop sees attempts made after its last chunk. */
   publish(): void {
     const m = this.memory;
+    if (this.slot < 0) return;
     m.f64[m.slotF64(this.slot, SlotF64.NextSeq)] = this.seq;
     Atomics.store(m.i32, m.slotI32(this.slot, SlotI32.State), 2);
   }

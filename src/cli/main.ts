@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { TraceFormatError } from '../format/format-error.js';
 import { CliError } from './cli-error.js';
+import { SessionError } from '../session/session.js';
+import { ProviderSpecError } from '../session/provider-spec.js';
 import { collectCommand, collectUsage } from './collect-command.js';
 import { demoCommand, demoUsage } from './demo-command.js';
 import { dumpCommand, dumpUsage } from './dump-command.js';
@@ -41,12 +43,24 @@ async function main(argv: string[]): Promise<number> {
   return cmd.run(rest);
 }
 
+/** Mistakes a user can fix, as opposed to bugs: they get one line and no stack trace. */
+function userError(e: unknown): { message: string; exitCode: number } | undefined {
+  if (e instanceof CliError) return { message: e.message, exitCode: e.exitCode };
+  if (e instanceof TraceFormatError) return { message: e.message, exitCode: 1 };
+  if (e instanceof SessionError || e instanceof ProviderSpecError || e instanceof RangeError) return { message: (e as Error).message, exitCode: 2 };
+  const code = (e as { code?: string })?.code;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return { message: (e as Error).message, exitCode: 2 };
+  return undefined;
+}
+
 main(process.argv.slice(2)).then(
   (code) => (process.exitCode = code),
   (e: unknown) => {
-    if (e instanceof CliError || e instanceof TraceFormatError || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
-      process.stderr.write(`tracepipe: ${(e as Error).message}\n`);
-      process.exitCode = e instanceof CliError ? e.exitCode : e instanceof TraceFormatError ? 1 : 2;
+    const user = userError(e);
+    if (user) {
+      // Node's own argument errors can span lines; the first one says what is wrong.
+      process.stderr.write(`tracepipe: ${user.message.split('\n')[0]}\n`);
+      process.exitCode = user.exitCode;
     } else {
       process.stderr.write(`tracepipe: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
       process.exitCode = 70;

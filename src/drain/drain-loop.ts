@@ -8,27 +8,12 @@ import { FairQueue } from '../buffers/fair-queue.js';
 import { Ctl, type SessionMemory, SessionState } from '../buffers/session-memory.js';
 import type { EventDescriptor } from '../schema/event-type.js';
 import type { Sink } from './sink.js';
+import type { DrainResult } from '../session/drain-protocol.js';
 
 const IDLE_WAIT_MS = 100;
 /** How long after the last event idle passes keep marking time with sequence points (see markTime). */
 const IDLE_MARK_NS = 1e9;
 const FLUSH_BYTES = 1 << 20;
-
-export interface ProducerStats {
-  readonly threadId: number;
-  readonly dropped: number;
-  readonly parks: number;
-  readonly longestParkNs: number;
-}
-
-export interface DrainResult {
-  readonly eventsWritten: number;
-  readonly producers: readonly ProducerStats[];
-  readonly eventsDropped: number;
-  readonly bytesWritten: number;
-  readonly maxLatenessNs: number;
-  readonly error?: string;
-}
 
 function descriptorKey(d: EventDescriptor): string {
   return `${d.provider}\0${d.name}\0${d.id}\0${d.version}\0${d.level}\0${d.keywords}\0${d.fields.map((f) => f.join(':')).join(',')}`;
@@ -191,7 +176,6 @@ export class DrainLoop implements RecordVisitor {
       producers: this.scanner.progress().map((p) => ({ threadId: p.threadId, dropped: p.dropped, parks: p.parks, longestParkNs: p.longestParkNs })),
       eventsDropped: this.loss.dropped,
       bytesWritten: this.writer.bytesTaken,
-      maxLatenessNs: Math.max(0, this.maxLatenessNs),
       ...(error === undefined ? {} : { error }),
     };
   }

@@ -13,10 +13,6 @@ export class EventOrder {
 
   constructor(private readonly windowNs: number) {}
 
-  get size(): number {
-    return this.heap.length;
-  }
-
   push(e: BlockEvent): void {
     const h = this.heap;
     const o = this.order;

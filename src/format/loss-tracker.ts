@@ -49,10 +49,4 @@ export class LossTracker {
       this.ranges[this.ranges.length - 1] = { threadId, fromSeq: last.fromSeq, toSeq, count: last.count + count };
     } else this.ranges.push({ threadId, fromSeq, toSeq, count });
   }
-
-  droppedBy(threadId: number): number {
-    let n = 0;
-    for (const r of this.ranges) if (r.threadId === threadId) n += r.count;
-    return n;
-  }
 }

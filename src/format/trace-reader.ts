@@ -65,7 +65,9 @@ async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
   try {
     const buf = new Uint8Array(READ_CHUNK);
     for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, READ_CHUNK, null);
+      const { bytesRead } = await fh.read(buf, 0, READ_CHUNK, null).catch((e: NodeJS.ErrnoException) => {
+        throw new TraceFormatError('io', e.code === 'EISDIR' ? `${path} is a directory, not a trace file` : `cannot read ${path}: ${e.message}`, 0);
+      });
       if (bytesRead === 0) return;
       yield buf.subarray(0, bytesRead);
     }

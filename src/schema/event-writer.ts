@@ -5,17 +5,18 @@ import { utf8Length, writeUtf8 } from './utf8.js';
 export type WriteFn = (this: { _targets: RecordTarget[] }, ...args: any[]) => void;
 
 const TWO32 = 4294967296;
+const STRONG_ORDER = process.arch === 'x64' || process.arch === 'ia32';
+
+/** The clock every event is stamped with; called as a method so the JIT can inline it. */
+export interface Clock {
+  now(): number;
+}
 
 /**
  * Generates the positional `write(...)` of one event type: a straight-line copy of each argument to a
  * constant offset in typed-array views, so the hot path has no loop over fields, no lookup and no
  * allocation for numeric fields. `withTimestamp` makes the variant whose first argument is the time.
  */
-/** The clock every event is stamped with; called as a method so the JIT can inline it. */
-export interface Clock {
-  now(): number;
-}
-
 export function generateWriter(layout: PayloadLayout, typeIndex: number, clock: Clock, withTimestamp: boolean): WriteFn {
   const args = layout.fields.map((f) => `a${f.index}`);
   const H = RECORD_HEADER_SIZE;
@@ -58,6 +59,9 @@ export function generateWriter(layout: PayloadLayout, typeIndex: number, clock: 
   for (const v of layout.variable) {
     tail += v.type === 'string' ? ` q = writeUtf8(t.u8, q, a${v.index});` : ` t.u8.set(a${v.index}, q); q += n${v.index};`;
   }
+  // x86 keeps stores in program order, so a plain store publishes the record; weaker memory models
+  // (arm64) need the release an Atomics.store gives, or the drain could see the end before the bytes.
+  const publish = STRONG_ORDER ? 'u32[t.commitIndex] = q;' : 'Atomics.store(u32, t.commitIndex, q);';
   const src = `
 return function write(${withTimestamp ? 'ts, ' : ''}${args.join(', ')}) {
   ${withTimestamp ? '' : 'const ts = clock.now();'}
@@ -76,7 +80,7 @@ return function write(${withTimestamp ? 'ts, ' : ''}${args.join(', ')}) {
     u32[p >> 2] = q - p;
     q = (q + 7) & -8;
     t.pos = q;
-    u32[t.commitIndex] = q;
+    ${publish}
     t.seq++;
   }
 };`;

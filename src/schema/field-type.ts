@@ -12,9 +12,6 @@ export type FieldValue<T extends FieldType> = T extends 'bool'
         ? Uint8Array
         : number;
 
-/** What a reader hands back: 64-bit integers come back as bigint. */
-export type DecodedFieldValue<T extends FieldType> = T extends 'u64' | 'i64' ? bigint : FieldValue<T>;
-
 export type FieldSpec = readonly [name: string, type: FieldType];
 
 export function fieldTypeCode(t: FieldType): number {

@@ -44,8 +44,3 @@ export function writeUtf8(u8: Uint8Array, pos: number, s: string): number {
   }
   return pos;
 }
-
-const decoder = new TextDecoder('utf-8');
-export function readUtf8(u8: Uint8Array, start: number, end: number): string {
-  return decoder.decode(u8.subarray(start, end));
-}

@@ -54,7 +54,3 @@ export function announceClose(id: number): void {
   threadSessions.close(id);
   channel.postMessage({ type: 'close', id } satisfies ControlMessage);
 }
-
-export function activeSessions(): SessionDescriptor[] {
-  return [...active.values()];
-}

@@ -3,10 +3,7 @@ import { isMainThread, Worker } from 'node:worker_threads';
 import { BufferingMode, type BufferingModeName, Ctl, planLayout, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
-import type { DrainResult, ProducerStats } from '../drain/drain-loop.js';
-import type { DataMessage } from '../sinks/port-sink.js';
-import { acknowledge } from '../sinks/port-sink.js';
-import type { SinkSpec } from '../sinks/sink-spec.js';
+import type { DrainMessage, DrainResult, ProducerStats, SinkSpec } from './drain-protocol.js';
 import { announceClose, announceOpen } from './control-channel.js';
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
@@ -45,12 +42,6 @@ export interface SessionResult {
 
 type Counts = Omit<SessionResult, 'status' | 'error'>;
 const NO_COUNTS: Counts = { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, producers: [] };
-
-interface DoneMessage {
-  readonly type: 'done';
-  readonly result: DrainResult;
-}
-type DrainMessage = DataMessage | DoneMessage | { readonly type: 'running' } | { readonly type: 'failed'; readonly error: string };
 
 let nextSessionId = 1;
 const live = new Set<TraceSession>();
@@ -104,7 +95,7 @@ export class TraceSession {
       try {
         this.consumer?.consume(msg.bytes);
       } finally {
-        acknowledge(this.memory, msg.bytes.length);
+        this.memory.acknowledge(msg.bytes.length);
       }
     } else if (msg.type === 'done') {
       this.reported = true;

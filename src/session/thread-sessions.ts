@@ -34,10 +34,6 @@ class ThreadSessions {
     });
   }
 
-  has(id: number): boolean {
-    return this.live.has(id);
-  }
-
   open(desc: SessionDescriptor): void {
     if (this.live.has(desc.id)) return;
     const memory = SessionMemory.attach(desc.sab);
@@ -71,24 +67,24 @@ class ThreadSessions {
     this.recompute();
   }
 
-  /** This thread's buffer in a session, if it has written to it. */
-  bufferOf(id: number): ThreadBuffer | undefined {
-    return this.live.get(id)?.buffer;
-  }
-
   private bufferFor(s: LiveSession): ThreadBuffer | undefined {
     if (s.buffer && !s.buffer.detached) return s.buffer;
     if (s.buffer) return undefined;
-    const slot = s.memory.allocSlot(threadId, Number(origin - BigInt(s.desc.originNs)));
-    if (slot < 0) {
-      process.emitWarning(`tracepipe: session ${s.desc.id} has no free thread slot; thread ${threadId} will not be traced in it`);
-      return undefined;
-    }
-    s.buffer = new ThreadBuffer(s.memory, slot, () => {
+    const claim = () => {
+      const slot = s.memory.allocSlot(threadId, Number(origin - BigInt(s.desc.originNs)));
+      if (slot < 0) process.emitWarning(`tracepipe: session ${s.desc.id} has no free thread slot; thread ${threadId} will not be traced in it`);
+      return slot;
+    };
+    s.buffer = new ThreadBuffer(s.memory, claim, () => {
       this.live.delete(s.desc.id);
       this.recompute();
     });
     return s.buffer;
+  }
+
+  /** A thread that ends hands its partly filled chunks to the drain, or they would stay held. */
+  sealAll(): void {
+    for (const s of this.live.values()) s.buffer?.seal();
   }
 
   recompute(): void {
@@ -143,3 +139,4 @@ function safeCall(p: ProviderImpl, which: 'onEnable' | 'onDisable', ctx: EnableC
 }
 
 export const threadSessions = new ThreadSessions();
+process.on('exit', () => threadSessions.sealAll());

@@ -1,11 +1,8 @@
 import type { MessagePort } from 'node:worker_threads';
 import { Ctl, type SessionMemory } from '../buffers/session-memory.js';
 import type { Sink } from '../drain/sink.js';
+import type { DataMessage } from '../session/drain-protocol.js';
 
-export interface DataMessage {
-  readonly type: 'data';
-  readonly bytes: Uint8Array;
-}
 
 /**
  * Hands encoded bytes to the session's owning thread, which writes them to a user stream or decodes
@@ -27,17 +24,8 @@ export class PortSink implements Sink {
   }
 
   get congested(): boolean {
-    const i = this.memory.i32;
-    return Atomics.load(i, Ctl.Paused) !== 0 || Atomics.load(i, Ctl.InflightBytes) > MAX_INFLIGHT_BYTES;
+    return this.memory.outputCongested;
   }
 
   close(): void {}
 }
-
-/** Consumer side: acknowledges bytes so the drain may send more. */
-export function acknowledge(memory: SessionMemory, n: number): void {
-  Atomics.sub(memory.i32, Ctl.InflightBytes, n);
-  memory.wakeDrain();
-}
-
-export const MAX_INFLIGHT_BYTES = 8 << 20;

@@ -8,7 +8,7 @@ import type { HeaderInfo } from '../format/stream-header.js';
 import { FdSink } from '../sinks/fd-sink.js';
 import { FileSink } from '../sinks/file-sink.js';
 import { PortSink } from '../sinks/port-sink.js';
-import type { SinkSpec } from '../sinks/sink-spec.js';
+import type { SinkSpec } from '../session/drain-protocol.js';
 
 export interface DrainWorkerData {
   readonly sab: SharedArrayBuffer;

@@ -1,0 +1,39 @@
+/**
+ * What the owning thread and a session's drain worker tell each other (all of it survives structured
+ * clone). The session layer defines it; the drain, the sinks and the worker entry follow it.
+ */
+
+/** Where the drain worker writes. */
+export type SinkSpec =
+  | { readonly kind: 'file'; readonly path: string }
+  /** Bytes go back to the owning thread (a user stream or a listener). */
+  | { readonly kind: 'port' }
+  /** A connected socket's descriptor the drain writes to directly; `prologue` goes out before the trace. */
+  | { readonly kind: 'fd'; readonly fd: number; readonly prologue?: Uint8Array };
+
+export interface ProducerStats {
+  readonly threadId: number;
+  readonly dropped: number;
+  /** Block mode: how often this thread parked, and its longest wait. */
+  readonly parks: number;
+  readonly longestParkNs: number;
+}
+
+export interface DrainResult {
+  readonly eventsWritten: number;
+  readonly eventsDropped: number;
+  readonly bytesWritten: number;
+  readonly producers: readonly ProducerStats[];
+  readonly error?: string;
+}
+
+export interface DataMessage {
+  readonly type: 'data';
+  readonly bytes: Uint8Array;
+}
+
+export type DrainMessage =
+  | DataMessage
+  | { readonly type: 'running' }
+  | { readonly type: 'failed'; readonly error: string }
+  | { readonly type: 'done'; readonly result: DrainResult };
