@@ -239,3 +239,29 @@ test('a provider defined while a session runs is enabled at once and its onEnabl
   const s = await readTrace(file).summary();
   assert.equal(s.events, 2);
 });
+
+test('threads that wrote a little and went idle hand their chunks back: a Block session does not wait on them', async () => {
+  const file = join(dir, 'idle.tptrace');
+  const session = await startSession({ providers: 'Test.Flood', output: file, bufferSizeMB: 1, bufferingMode: 'block' });
+  const idle = [];
+  for (let k = 0; k < 15; k++) {
+    const src = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      import(workerData.dist).then(({ defineProvider, Level }) => {
+        const p = defineProvider('Test.Flood', { events: { Tick: { id: 1, level: Level.Informational, fields: ${JSON.stringify(FIELDS)} } } });
+        p.Tick.write(1, 2, 3, 4);
+        parentPort.postMessage('wrote');
+        setInterval(() => {}, 1000); // stays alive, idle
+      });`;
+    const w = new Worker(src, { eval: true, workerData: { dist } });
+    await new Promise((resolve, reject) => w.once('message', resolve).once('error', reject));
+    idle.push(w);
+  }
+  // 15 idle threads could each hold one of the 15 chunks; the main thread must still get through.
+  await new Promise((r) => setTimeout(r, 300));
+  for (let i = 0; i < 100_000; i++) flood.Tick.write(0, i, i, -i);
+  const result = await session.stop();
+  await Promise.all(idle.map((w) => w.terminate()));
+  assert.equal(result.eventsDropped, 0);
+  assert.equal(result.eventsWritten, 100_015);
+});

@@ -33,8 +33,8 @@ function stall() {
 await turn();
 globalThis.gc();
 let retained = [];
-for (let round = 0; round < 12; round++) {
-  for (let i = 0; i < 60; i++) {
+for (let round = 0; round < 20; round++) {
+  for (let i = 0; i < 80; i++) {
     const batch = [];
     for (let j = 0; j < 5000; j++) batch.push({ round, i, j, s: 'item-' + j });
     retained.push(batch);
