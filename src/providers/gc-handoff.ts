@@ -7,8 +7,12 @@
  * closes.
  */
 const CAPACITY = 4096;
-/** The two sources time the same pause's start within ~15 µs; distinct pauses are further apart. */
-const SAME_PAUSE_NS = 100_000;
+/**
+ * The two sources usually time the same pause's start within ~15 µs, but a descheduled thread on a
+ * loaded machine can stretch that; distinct pauses start at least one pause plus some mutator time
+ * apart, well over 0.5 ms in practice.
+ */
+const SAME_PAUSE_NS = 500_000;
 
 export class GcHandoff {
   /** [claims written, claims the main thread has taken in, window open]. */
