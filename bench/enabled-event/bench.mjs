@@ -57,7 +57,10 @@ export async function run() {
     row('ideal write, 1 MB ring', `${cpu('ideal')} ns`);
     row('steady state / ideal, on-CPU', `${formatSummary(warmCpu, 2)} x`);
     row('fresh buffer / ideal, on-CPU', `${formatSummary(coldCpu, 2)} x`);
+    const pinoCpu = perRound(res, 'pino', 'tracepipe-warm', 'cpuNsPerOp');
+    row('pino / tracepipe steady state, on-CPU', `${formatSummary(pinoCpu, 1)} x faster`);
     cpuChecks.push(
+      { check: 'pino / enabled event (steady state), on-CPU', value: `${pinoCpu.median.toFixed(1)}x faster`, target: `>= ${MIN_VS_PINO}x`, met: pinoCpu.median >= MIN_VS_PINO },
       { check: 'enabled event / ideal write, steady state, on-CPU', value: `${warmCpu.median.toFixed(2)}x`, target: `<= ${MAX_VS_IDEAL}x`, met: warmCpu.median <= MAX_VS_IDEAL },
       { check: 'enabled event / ideal write, fresh 256 MB buffer, on-CPU', value: `${coldCpu.median.toFixed(2)}x`, target: `<= ${MAX_VS_IDEAL}x`, met: coldCpu.median <= MAX_VS_IDEAL },
     );

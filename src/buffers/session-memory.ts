@@ -102,6 +102,8 @@ export class SessionMemory {
   readonly freeStack: number;
   readonly waitQueue: number;
   readonly maxSlots: number;
+  /** Chunks in use beyond which a producer sealing a chunk wakes the drain at once. */
+  readonly wakeThreshold: number;
 
   private constructor(readonly sab: SharedArrayBuffer) {
     this.i32 = new Int32Array(sab);
@@ -116,6 +118,7 @@ export class SessionMemory {
     this.freeStack = this.i32[Ctl.FreeStackOffset]! >> 2;
     this.waitQueue = this.i32[Ctl.WaitQueueOffset]! >> 2;
     this.maxSlots = this.i32[Ctl.MaxSlots]!;
+    this.wakeThreshold = Math.floor(Math.min(this.chunkCount, PREFAULT_BYTES / this.chunkSize) / 2);
   }
 
   static create(layout: MemoryLayout, mode: number): SessionMemory {

@@ -2,7 +2,7 @@ import { METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, type RecordTarget, RecordViews
 import { ByteWriter } from '../format/byte-writer.js';
 import { encodeDescriptor } from '../format/metadata-codec.js';
 import type { EventType } from '../schema/event-type.js';
-import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, SessionMemory, SessionState, SlotF64, SlotI32 } from './session-memory.js';
+import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, SessionMemory, SessionState, SlotF64, SlotI32 } from './session-memory.js';
 import { FairQueue } from './fair-queue.js';
 
 /** A chunk its thread has not filled in this long goes back to the drain (and its budget). */
@@ -152,7 +152,11 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     Atomics.store(this.i32, (this.memory.chunkBase(this.chunk) >> 2) + ChunkI32.State, ChunkState.Sealed);
     this.chunk = -1;
     this.pos = this.end = 0;
-    this.memory.wakeDrain();
+    // Waking the drain is a system call and a context switch: only once half the chunks that are
+    // already mapped are in use (so freed ones are reused before untouched memory is). Otherwise its
+    // periodic pass (every 100 ms) collects the chunk.
+    const m = this.memory;
+    if (m.chunkCount - Atomics.load(m.i32, Ctl.FreeCount) > m.wakeThreshold) m.wakeDrain();
   }
 
   private drop(): number {
