@@ -195,3 +195,24 @@ test('truncating a real session file yields a prefix of its events and says wher
   }
   assert.ok(lastCount > 0 && lastCount < 3000);
 });
+
+test('a damaged block in the middle is skipped: the intact blocks after it are read too, then the damage is reported', async () => {
+  const trace = syntheticTrace({ seed: 16, batches: 6 });
+  const eventBlocks = trace.blocks.filter((b) => b.kind === 'events');
+  assert.ok(eventBlocks.length >= 3, 'the synthetic trace has several events blocks');
+  const victim = eventBlocks[1];
+  const damaged = trace.bytes.slice();
+  damaged[victim.end - 1] ^= 0x01;
+  const events = [];
+  await assert.rejects(
+    (async () => {
+      for await (const e of readTrace(chunksOf(damaged, 97))) events.push(e);
+    })(),
+    (e) => isFormatError('corrupt', /checksum mismatch/)(e) && e.offset === victim.start,
+  );
+  const start = eventBlocks.slice(0, 1).reduce((n, b) => n + b.events, 0);
+  const want = [...trace.events.slice(0, start), ...trace.events.slice(start + victim.events)];
+  assert.deepEqual(comparable(events), comparable(want));
+  const s = await readTrace(chunksOf(damaged, 97)).summary();
+  assert.deepEqual([s.complete, s.events, s.error.offset], [false, want.length, victim.start]);
+});

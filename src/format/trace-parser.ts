@@ -37,6 +37,7 @@ export class TraceParser {
   private base = 0;
   private header: TraceHeader | undefined;
   private ended = false;
+  private damage: TraceFormatError | undefined;
   readonly types = new Map<number, StreamEventType>();
 
   constructor(
@@ -89,7 +90,15 @@ export class TraceParser {
       const h = readBlockHeader(this.buf, this.start, at);
       if (avail < BLOCK_HEADER_SIZE + h.length) return;
       const block = this.buf.subarray(this.start, this.start + BLOCK_HEADER_SIZE + h.length);
-      checkBlock(h, block, at);
+      try {
+        checkBlock(h, block, at);
+      } catch (e) {
+        // A bad checksum with a plausible length: skip the block and read on, so every intact block
+        // is delivered; the first damage is reported when the input ends.
+        this.damage ??= e as TraceFormatError;
+        this.start += BLOCK_HEADER_SIZE + h.length;
+        continue;
+      }
       const payload = block.subarray(BLOCK_HEADER_SIZE);
       this.block(h.kind, payload, at + BLOCK_HEADER_SIZE);
       this.start += BLOCK_HEADER_SIZE + h.length;
@@ -148,6 +157,7 @@ export class TraceParser {
       checkPrefix(this.buf.subarray(this.start, this.end));
       throw new TraceFormatError('truncated', 'truncated trace: the header is incomplete', at);
     }
+    if (this.damage) throw this.damage;
     if (this.end > this.start) {
       throw new TraceFormatError('truncated', `truncated trace: the last block is incomplete at byte ${at} (${this.end - this.start} bytes left over)`, at);
     }
