@@ -27,7 +27,8 @@ export function formatStats(s: TraceSummary): string {
   if (s.drops.length > 0) {
     lines.push('', 'drops (thread: sequence range):');
     for (const d of s.drops.slice(0, 20)) lines.push(`  thread ${d.threadId}: #${d.fromSeq}..#${d.toSeq} (${d.count.toLocaleString('en-US')})`);
-    if (s.drops.length > 20) lines.push(`  … ${s.drops.length - 20} more ranges`);
+    const more = s.drops.length - 20 + s.dropRangesOmitted;
+    if (more > 0) lines.push(`  … ${more} more ranges`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -27,7 +27,8 @@ function descriptorKey(d: EventDescriptor): string {
 export class DrainLoop implements RecordVisitor {
   private readonly scanner: ChunkScanner;
   private readonly writer = new TraceWriter();
-  private readonly loss = new LossTracker();
+  /** Counts only: the reader works out the ranges from the stream. */
+  private readonly loss = new LossTracker(0);
   private readonly typeIds = new Map<string, number>();
   /** Per slot: thread-local type index → stream type id (0: not described). */
   private readonly slotTypes: number[][] = [];

@@ -8,12 +8,20 @@ export interface DropRange {
   readonly count: number;
 }
 
-/** Turns per-thread sequence numbers into drop ranges: every gap is a lost attempt, and where it was. */
+/**
+ * Turns per-thread sequence numbers into drop ranges: every gap is a lost attempt, and where it was.
+ * It keeps at most `maxRanges` ranges (memory must not grow with the trace); past that, drops are
+ * still counted and `rangesOmitted` says how many ranges were not kept.
+ */
 export class LossTracker {
   private readonly nextSeq = new Map<number, number>();
   private lastProgress: readonly ThreadProgress[] = [];
   readonly ranges: DropRange[] = [];
+  rangesOmitted = 0;
   dropped = 0;
+  readonly droppedByThread = new Map<number, number>();
+
+  constructor(private readonly maxRanges = 10_000) {}
 
   observe(threadId: number, seq: number): void {
     const expected = this.nextSeq.get(threadId) ?? 0;
@@ -44,9 +52,11 @@ export class LossTracker {
   private gap(threadId: number, fromSeq: number, toSeq: number): void {
     const count = toSeq - fromSeq + 1;
     this.dropped += count;
+    this.droppedByThread.set(threadId, (this.droppedByThread.get(threadId) ?? 0) + count);
     const last = this.ranges[this.ranges.length - 1];
     if (last && last.threadId === threadId && last.toSeq + 1 === fromSeq) {
       this.ranges[this.ranges.length - 1] = { threadId, fromSeq: last.fromSeq, toSeq, count: last.count + count };
-    } else this.ranges.push({ threadId, fromSeq, toSeq, count });
+    } else if (this.ranges.length < this.maxRanges) this.ranges.push({ threadId, fromSeq, toSeq, count });
+    else this.rangesOmitted++;
   }
 }

@@ -29,7 +29,9 @@ export interface TraceSummary {
   dropped: number;
   threads: Record<string, ThreadSummary>;
   byEvent: Record<string, number>;
+  /** Where events were lost (the first 10,000 ranges; `dropRangesOmitted` counts the rest). */
   drops: DropRange[];
+  dropRangesOmitted: number;
   header: TraceHeader | undefined;
   firstTimestampNs: number;
   lastTimestampNs: number;
@@ -164,7 +166,7 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
 /** Counts without decoding fields or ordering: one pass, constant memory. Damage is reported, not thrown. */
 async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummary> {
   const s: TraceSummary = {
-    events: 0, dropped: 0, threads: {}, byEvent: {}, drops: [], header: undefined,
+    events: 0, dropped: 0, threads: {}, byEvent: {}, drops: [], dropRangesOmitted: 0, header: undefined,
     firstTimestampNs: 0, lastTimestampNs: 0, durationNs: 0, bytes: 0, bytesPerEvent: 0, eventTypes: 0, complete: false,
   };
   const loss = new LossTracker();
@@ -204,9 +206,10 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
   if (s.complete) loss.finish();
   s.dropped = loss.dropped;
   s.drops = loss.ranges;
-  for (const r of loss.ranges) {
-    const t = (s.threads[String(r.threadId)] ??= { events: 0, dropped: 0, firstSeq: r.fromSeq, lastSeq: r.toSeq });
-    t.dropped += r.count;
+  s.dropRangesOmitted = loss.rangesOmitted;
+  for (const [threadId, n] of loss.droppedByThread) {
+    const t = (s.threads[String(threadId)] ??= { events: 0, dropped: 0, firstSeq: 0, lastSeq: 0 });
+    t.dropped += n;
   }
   if (s.events > 0) {
     s.firstTimestampNs = first;
