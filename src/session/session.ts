@@ -120,10 +120,7 @@ export class TraceSession {
     if (this.state === 'stopped' || this.state === 'failed') return;
     live.delete(this);
     this.state = this.error ? 'failed' : 'stopped';
-    if (this.error) {
-      this.memory.setState(SessionState.Failed);
-      new FairQueue(this.memory).wakeAll();
-    }
+    if (this.error) this.markFailed();
     announceClose(this.id);
     clearTimeout(this.stopTimer);
     this.worker.unref();
@@ -134,9 +131,24 @@ export class TraceSession {
   fail(e: Error): void {
     if (!this.error) this.error = e;
     if (this.state === 'stopped' || this.state === 'failed') return;
+    this.markFailed();
+    announceClose(this.id);
+  }
+
+  /** The output is gone: producers stop, and parked ones are released to drop. */
+  private markFailed(): void {
     this.memory.setState(SessionState.Failed);
     new FairQueue(this.memory).wakeAll();
+  }
+
+  /**
+   * This thread stops writing first, so its last chunk is sealed before the drain's final pass; then
+   * every producer learns the session is stopping and parked ones are released.
+   */
+  private beginStop(): void {
     announceClose(this.id);
+    if (this.memory.state < SessionState.Stopping) this.memory.setState(SessionState.Stopping);
+    new FairQueue(this.memory).wakeAll();
   }
 
   /** Flushes every event written before the call, from every thread, closes the output and resolves. */
@@ -146,10 +158,7 @@ export class TraceSession {
       this.state = 'stopping';
       // Whoever awaits the stop keeps the process alive until the drain reports.
       this.worker.ref();
-      // This thread stops writing first so its last chunk is sealed before the drain's final pass.
-      announceClose(this.id);
-      if (this.memory.state < SessionState.Stopping) this.memory.setState(SessionState.Stopping);
-      new FairQueue(this.memory).wakeAll();
+      this.beginStop();
       // A drain stuck on its output (a pipe nobody reads) must not hang the caller.
       this.stopTimer = setTimeout(() => {
         this.fail(new SessionError(`tracepipe session ${this.id}: the drain did not finish within ${this.stopTimeoutMs} ms; output is incomplete`));
@@ -165,9 +174,7 @@ export class TraceSession {
   /** @internal Synchronous flush when the process is exiting: file outputs get their end-of-stream block. */
   flushOnExit(): void {
     if (this.state !== 'running' && this.state !== 'stopping') return;
-    announceClose(this.id);
-    if (this.memory.state < SessionState.Stopping) this.memory.setState(SessionState.Stopping);
-    new FairQueue(this.memory).wakeAll();
+    this.beginStop();
     const deadline = Date.now() + EXIT_FLUSH_MS;
     while (this.memory.state === SessionState.Stopping && Date.now() < deadline) {
       Atomics.wait(this.memory.i32, Ctl.State, SessionState.Stopping, 50);
