@@ -58,7 +58,7 @@ export const ChunkI32 = { State: 0, Owner: 1, Committed: 2, ChunkSeq: 3 } as con
 export const ChunkF64 = { FirstSeq: 2 } as const;
 export const ChunkState = { Free: 0, Owned: 1, Sealed: 2 } as const;
 
-const PREFAULT_BYTES = 16 << 20;
+const PREFAULT_BYTES = 64 << 20;
 const MAX_INFLIGHT_BYTES = 8 << 20;
 
 /**
