@@ -11,6 +11,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median } from './support/stats.mjs';
 
 const ROUNDS = 3;
 const MEASURE_MS = 2500;
@@ -115,12 +116,6 @@ async function attach(pid, providers, file, env) {
     },
   };
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 export async function run() {
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-collect-bench-'));

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from './support/stats.mjs';
 
 const ROUNDS = 9;
 const DURATION_S = 3;
@@ -61,12 +62,6 @@ async function load(url, seconds) {
   if (r.errors > 0 || r.non2xx > 0) throw new Error(`${url}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);
   return r.requests.total / seconds;
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 export async function run() {
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-bench-'));
