@@ -167,4 +167,3 @@ export const nodeChannels = defineProvider('Node.Channels', {
   onEnable: sessions.onEnable,
   onDisable: sessions.onDisable,
 });
-sessions.ready();

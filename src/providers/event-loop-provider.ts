@@ -111,4 +111,3 @@ export const runtimeEventLoop = defineProvider('Runtime.EventLoop', {
   onEnable: sessions.onEnable,
   onDisable: sessions.onDisable,
 });
-sessions.ready();

@@ -77,4 +77,3 @@ export const runtimeGCHeap = defineProvider('Runtime.GCHeap', {
   onEnable: sessions.onEnable,
   onDisable: sessions.onDisable,
 });
-sessions.ready();

@@ -92,4 +92,3 @@ export const runtimeGC = defineProvider('Runtime.GC', {
   onEnable: sessions.onEnable,
   onDisable: sessions.onDisable,
 });
-sessions.ready();

@@ -4,13 +4,12 @@ import type { EnableContext } from '../schema/provider.js';
  * The sessions that enabled one built-in provider on this thread. An event is written once and
  * reaches every session that wants it, so a provider runs one set of observers and timers for all of
  * them: `apply` hears the whole set after each change and (re)configures, or stops when it is empty.
- * A thread that imports tracepipe while sessions run enables the provider inside defineProvider, before
- * its module has the provider object: `apply` waits for `ready()`, called right after the definition.
+ * (A provider defined while sessions run gets its onEnable after defineProvider returns, so `apply`
+ * may use the provider's own binding.)
  */
 export class ProviderSessions {
   private readonly active = new Map<number, EnableContext>();
   private readonly warned = new Set<string>();
-  private isReady = false;
 
   constructor(
     private readonly providerName: string,
@@ -23,18 +22,13 @@ export class ProviderSessions {
 
   readonly onEnable = (ctx: EnableContext): void => {
     this.active.set(ctx.sessionId, ctx);
-    if (this.isReady) this.apply(this);
+    this.apply(this);
   };
 
   readonly onDisable = (ctx: EnableContext): void => {
     if (!this.active.delete(ctx.sessionId)) return;
-    if (this.isReady) this.apply(this);
+    this.apply(this);
   };
-
-  ready(): void {
-    this.isReady = true;
-    if (this.active.size > 0) this.apply(this);
-  }
 
   /**
    * The smallest value any session asked for with `key=value` (finer wins), or `fallback`. A value
