@@ -51,6 +51,11 @@ export function eventEnabledFor(ev: { level: number; keywords: bigint }, on: { l
   return (ev.keywords === 0n || (ev.keywords & on.keywords) !== 0n) && (ev.level === Level.LogAlways || ev.level <= on.level);
 }
 
+/** Provider names start with a letter or '_' and use letters, digits, '.', '-' or '_'. */
+export function isProviderName(name: unknown): name is string {
+  return typeof name === 'string' && /^[A-Za-z_][\w.-]*$/.test(name);
+}
+
 const RESERVED = new Set(['name', 'keywordMap', 'events', 'isEnabled', 'enablements', 'definition', 'onEnable', 'onDisable']);
 
 export class ProviderImpl implements ProviderBase {
@@ -114,7 +119,7 @@ export function defineProvider<const K extends Record<string, bigint>, const E e
   name: string,
   def: ProviderDefinition<K, E>,
 ): Provider<E> {
-  if (typeof name !== 'string' || !/^[A-Za-z_][\w.-]*$/.test(name)) {
+  if (!isProviderName(name)) {
     throw new TypeError(`tracepipe: provider name ${JSON.stringify(name)} must start with a letter and use letters, digits, '.', '-' or '_'`);
   }
   if (providerRegistry.get(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);

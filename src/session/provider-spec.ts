@@ -1,4 +1,5 @@
 import { Level } from '../schema/level.js';
+import { isProviderName } from '../schema/provider.js';
 
 /** One provider a session asks for. */
 export interface ProviderRequest {
@@ -83,7 +84,7 @@ export function parseProviderSpec(spec: string): ProviderConfig[] {
     const parts = splitOutsideQuotes(e, ':');
     const [name, kw, level] = parts;
     const rest = parts.slice(3).join(':');
-    if (!name || !/^[A-Za-z_][\w.-]*$/.test(name.trim())) throw new ProviderSpecError(`bad provider name '${name ?? ''}' in '${spec}'`);
+    if (!isProviderName(name?.trim())) throw new ProviderSpecError(`bad provider name '${name ?? ''}' in '${spec}'`);
     return {
       name: name.trim(),
       keywords: kw === undefined ? ALL_KEYWORDS : parseKeywords(kw, spec),
@@ -97,7 +98,7 @@ export function normalizeProviders(p: string | readonly ProviderRequest[]): Prov
   if (typeof p === 'string') return parseProviderSpec(p);
   if (!Array.isArray(p) || p.length === 0) throw new ProviderSpecError('providers must be a spec string or a non-empty array of { name, keywords?, level? }');
   return p.map((r) => {
-    if (!r || typeof r.name !== 'string' || !/^[A-Za-z_][\w.-]*$/.test(r.name)) throw new ProviderSpecError(`bad provider entry ${JSON.stringify(r?.name)}`);
+    if (!r || !isProviderName(r.name)) throw new ProviderSpecError(`bad provider entry ${JSON.stringify(r?.name)}`);
     if (r.keywords !== undefined && (typeof r.keywords !== 'bigint' || r.keywords < 0n)) throw new ProviderSpecError(`keywords of '${r.name}' must be a non-negative bigint`);
     if (r.level !== undefined && !(Number.isInteger(r.level) && r.level >= 0 && r.level <= 5)) throw new ProviderSpecError(`level of '${r.name}' must be 0-5`);
     return { name: r.name, keywords: r.keywords ?? ALL_KEYWORDS, level: r.level ?? Level.Verbose, arguments: { ...(r.arguments ?? {}) } };
