@@ -76,6 +76,12 @@ export interface MemoryLayout {
   readonly maxSlots: number;
 }
 
+/** A buffer size given as text (a flag, an environment variable): a positive decimal number of MiB, else undefined. */
+export function parseBufferSizeMB(text: string): number | undefined {
+  const mb = Number(text);
+  return /^\d+(\.\d+)?$/.test(text) && mb > 0 ? mb : undefined;
+}
+
 /** Chunks of 64 KiB, smaller for small budgets so that even a tiny buffer has a few chunks to rotate. */
 export function planLayout(bufferSizeMB: number): MemoryLayout {
   const total = Math.floor(bufferSizeMB * 1024 * 1024);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { open, rm } from 'node:fs/promises';
 import { basename, extname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseBufferSizeMB } from '../buffers/session-memory.js';
 import { readTrace } from '../format/trace-reader.js';
 import { collectTracing, processInfo, stopTracing, TargetError } from '../ipc/diagnostics-client.js';
 import { findProfile, TRACE_PROFILES, withProviders } from '../session/trace-profiles.js';
@@ -60,8 +61,8 @@ function plan(values: Record<string, string | boolean | undefined>): Plan {
   const buffering = (values.buffering as string | undefined) ?? 'drop';
   if (buffering !== 'drop' && buffering !== 'block') throw new CliError(`--buffering must be drop or block, not '${buffering}'`);
   const size = (values['buffer-size'] as string | undefined) ?? '64';
-  const bufferSizeMB = Number(size);
-  if (!/^\d+(\.\d+)?$/.test(size) || !(bufferSizeMB > 0)) throw new CliError(`--buffer-size must be a positive number of MiB, not '${size}'`);
+  const bufferSizeMB = parseBufferSizeMB(size);
+  if (bufferSizeMB === undefined) throw new CliError(`--buffer-size must be a positive number of MiB, not '${size}'`);
   const duration = values.duration as string | undefined;
   return {
     providers,

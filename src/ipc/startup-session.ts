@@ -9,7 +9,7 @@
  *   TRACEPIPE_BUFFERING_MODE=mode    drop (default) or block
  *   TRACEPIPE_RUNDOWN=0              no rundown events as the session ends (default 1)
  */
-import type { BufferingModeName } from '../buffers/session-memory.js';
+import { type BufferingModeName, parseBufferSizeMB } from '../buffers/session-memory.js';
 import { normalizeProviders } from '../session/provider-spec.js';
 import { startSession, type TraceSession } from '../session/session.js';
 import { findProfile } from '../session/trace-profiles.js';
@@ -41,8 +41,8 @@ function startupConfig(env: NodeJS.ProcessEnv, pid: number): StartupConfig | und
     throw new StartupConfigError(`TRACEPIPE_PROVIDERS: ${(e as Error).message}`);
   }
   const size = env.TRACEPIPE_BUFFER_SIZE_MB || '64';
-  const bufferSizeMB = Number(size);
-  if (!/^\d+(\.\d+)?$/.test(size.trim()) || !(bufferSizeMB > 0)) throw new StartupConfigError(`TRACEPIPE_BUFFER_SIZE_MB must be a positive number of MiB, not '${size}'`);
+  const bufferSizeMB = parseBufferSizeMB(size.trim());
+  if (bufferSizeMB === undefined) throw new StartupConfigError(`TRACEPIPE_BUFFER_SIZE_MB must be a positive number of MiB, not '${size}'`);
   const mode = (env.TRACEPIPE_BUFFERING_MODE || 'drop').toLowerCase();
   if (mode !== 'drop' && mode !== 'block') throw new StartupConfigError(`TRACEPIPE_BUFFERING_MODE must be drop or block, not '${env.TRACEPIPE_BUFFERING_MODE}'`);
   const rundown = env.TRACEPIPE_RUNDOWN || '1';
