@@ -82,8 +82,11 @@ test('Runtime.Process: rundown at start and stop with versions, threads and reso
     assert.equal(p.fields.nodeVersion, process.version);
     assert.equal(p.fields.v8Version, process.versions.v8);
     assert.deepEqual(JSON.parse(p.fields.argv), process.argv);
-    const threads = events.filter((e) => e.name === 'Thread' && e.fields.phase === phase).map((e) => e.fields.threadId);
-    assert.ok(threads.includes(0) && threads.includes(worker.threadId), `threads ${threads}`);
+    const threads = events.filter((e) => e.name === 'Thread' && e.fields.phase === phase);
+    const role = (id) => threads.find((e) => e.fields.threadId === id)?.fields.role;
+    assert.equal(role(0), 'main');
+    assert.equal(role(worker.threadId), 'worker', "the application's worker");
+    assert.ok(threads.some((e) => e.fields.role === 'tracepipe-drain'), `the session's own drain thread is marked: ${threads.map((e) => e.fields.role)}`);
     const ru = events.find((e) => e.name === 'ResourceUsage' && e.fields.phase === phase);
     assert.ok(ru.fields.userCpuUs > 0n && ru.fields.rssBytes > 0n);
   }

@@ -2,6 +2,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { Level } from '../schema/level.js';
 import { defineProvider, type EnableContext } from '../schema/provider.js';
+import { workerRole } from '../session/service-workers.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
 import { isServiceThread } from './service-thread.js';
 
@@ -43,8 +44,8 @@ function rundown(ctx: EnableContext, phase: 'start' | 'stop'): void {
     process.arch,
     process.title,
   );
-  p.Thread.write(sid, phase, 0, 'main');
-  for (const [id, w] of workers) p.Thread.write(sid, phase, id, threadName(w));
+  p.Thread.write(sid, phase, 0, 'main', 'main');
+  for (const [id, w] of workers) p.Thread.write(sid, phase, id, threadName(w), workerRole(w));
   const r = process.resourceUsage();
   const m = process.memoryUsage();
   p.ResourceUsage.write(sid, phase, r.userCPUTime, r.systemCPUTime, r.maxRSS, m.rss, m.heapUsed, m.heapTotal, m.external, m.arrayBuffers, r.voluntaryContextSwitches, r.involuntaryContextSwitches, process.uptime());
@@ -87,8 +88,8 @@ export const runtimeProcess = defineProvider('Runtime.Process', {
     Thread: {
       id: 2,
       level: Level.Informational,
-      fields: [['session', 'u32'], ['phase', 'string'], ['threadId', 'u32'], ['name', 'string']],
-      doc: "One per live thread: the main thread (0) and each worker_threads Worker (name only on Node >= 24.6).",
+      fields: [['session', 'u32'], ['phase', 'string'], ['threadId', 'u32'], ['name', 'string'], ['role', 'string']],
+      doc: "One per live thread: the main thread (0) and each worker_threads Worker (name only on Node >= 24.6); role is main, worker (the application's), tracepipe-drain or tracepipe-watchdog.",
     },
     ResourceUsage: {
       id: 3,

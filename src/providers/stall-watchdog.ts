@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { markServiceWorker } from '../session/service-workers.js';
 import { GcHandoff } from './gc-handoff.js';
 import { Heartbeat, WatchdogDuty } from './heartbeat.js';
 import { SERVICE_THREAD_KEY } from './service-thread.js';
@@ -29,6 +30,7 @@ class StallWatchdog {
     this.configure(stallMs, duties);
     this.hb.beat();
     const worker = new Worker(new URL('../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], stdout: false, stderr: false });
+    markServiceWorker(worker, 'tracepipe-watchdog');
     worker.on('error', (e) => process.emitWarning(`tracepipe: the event-loop watchdog failed: ${e.message}; stalls are no longer watched`));
     worker.on('exit', (code) => {
       if (code !== 0) process.emitWarning(`tracepipe: the event-loop watchdog exited with code ${code}; stalls are no longer watched`);

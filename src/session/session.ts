@@ -8,6 +8,7 @@ import { announceClose, announceOpen } from './control-channel.js';
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
 import { TRACEPIPE_VERSION } from './version.js';
+import { markServiceWorker } from './service-workers.js';
 
 export interface SessionOptions {
   /** dotnet-trace syntax `Name[:HexKeywords[:Level[:key=value;...]]]`, comma separated, or a list. */
@@ -247,6 +248,7 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
     stdout: false,
     stderr: false,
   });
+  markServiceWorker(worker, 'tracepipe-drain');
   const stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
   if (!(stopTimeoutMs > 0)) throw new SessionError('stopTimeoutMs must be a positive number');
   const session = new TraceSession(memory, providers, mode, worker, originNs, stopTimeoutMs);
