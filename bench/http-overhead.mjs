@@ -1,9 +1,11 @@
 // HTTP server under load (autocannon, 127.0.0.1) with every runtime provider and the Node.Channels
 // bridge tracing to a file, vs the same server with tracing off. Each runs in its own process; they
-// take turns under load so machine noise hits both. Run alone: `node bench/http-overhead.mjs`.
+// take turns under load so machine noise hits both, and every round starts fresh processes, since one
+// process's luck (code and heap layout) moves its throughput by several per cent for its whole life.
+// Run alone: `node bench/http-overhead.mjs`.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +13,7 @@ import { median } from './support/stats.mjs';
 
 const ROUNDS = 9;
 const DURATION_S = 3;
-const WARMUP_S = 2;
+const WARMUP_S = 1;
 const CONNECTIONS = 10;
 const TARGET_PERCENT = 5;
 const RUNTIME = 'Runtime.GC,Runtime.GCHeap,Runtime.EventLoop,Runtime.Process';
@@ -67,20 +69,26 @@ export async function run() {
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-bench-'));
   try {
     // The servers live side by side and take turns, so each round's measurements see the same machine.
-    console.log(`${ROUNDS} rounds: ${DURATION_S} s of autocannon (${CONNECTIONS} connections) on each server in turn, order rotating; ${WARMUP_S} s warm-up each`);
-    const servers = [];
-    for (const [i, v] of VARIANTS.entries()) servers.push(await startServer(v.providers, join(dir, `http-${i}.tptrace`)));
-    for (const s of servers) await load(s.url, WARMUP_S);
+    console.log(`${ROUNDS} rounds, fresh server processes each: ${DURATION_S} s of autocannon (${CONNECTIONS} connections) on each server in turn, order rotating; ${WARMUP_S} s warm-up each`);
     const rps = VARIANTS.map(() => []);
+    const stats = VARIANTS.map(() => ({ eventsWritten: 0, eventsDropped: 0 }));
     for (let round = 0; round < ROUNDS; round++) {
+      const servers = [];
+      for (const [i, v] of VARIANTS.entries()) servers.push(await startServer(v.providers, join(dir, `http-${round}-${i}.tptrace`)));
+      for (const s of servers) await load(s.url, WARMUP_S);
       for (let k = 0; k < VARIANTS.length; k++) {
         const i = (round + k) % VARIANTS.length;
         rps[i].push(await load(servers[i].url, DURATION_S));
       }
+      for (const [i, s] of servers.entries()) {
+        const r = await s.stop();
+        stats[i].eventsWritten += r.eventsWritten;
+        stats[i].eventsDropped += r.eventsDropped;
+      }
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir);
       console.log(`  round ${String(round + 1).padStart(2)}  ${VARIANTS.map((v, i) => `${v.name} ${rps[i][round].toFixed(0)}`).join('   ')} req/s`);
     }
-    const stats = [];
-    for (const s of servers) stats.push(await s.stop());
     const checks = [];
     console.log(`  ${'off'.padEnd(26)} median ${median(rps[0]).toFixed(0)} req/s`);
     for (let i = 1; i < VARIANTS.length; i++) {

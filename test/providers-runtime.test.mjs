@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasSubscribers } from 'node:diagnostics_channel';
 import http from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { readTrace, startSession } from '../dist/index.js';
@@ -121,6 +122,34 @@ test('Node.Channels: http server and client, fetch and sockets become events, su
   const sockets = events.filter((e) => e.name === 'NetSocket');
   assert.ok(sockets.some((e) => e.fields.side === 'server' && e.fields.remoteAddress === '127.0.0.1' && e.fields.bytesRead > 0));
   assert.ok(sockets.some((e) => e.fields.side === 'client' && e.fields.remotePort === server.address().port));
+});
+
+test('Node.Channels: pipelined requests on one keep-alive socket each get their own url, duration and exact bytes', { timeout: 30_000 }, async (t) => {
+  const file = join(await tempDir(t), 'pipelined.tptrace');
+  const bodies = { '/a': 'a'.repeat(10), '/b': 'b'.repeat(5000), '/c': 'c' };
+  // The second answer waits, so the third request is parsed while the first two are still open.
+  const server = http.createServer((req, res) => setTimeout(() => res.end(bodies[req.url]), req.url === '/b' ? 50 : 0));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  const session = await startSession({ providers: 'Node.Channels', output: file });
+  const socket = connect(server.address().port, '127.0.0.1');
+  let text = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (d) => (text += d));
+  socket.write(Object.keys(bodies).map((path) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
+  // /c answers last, so its one-byte body ends the stream.
+  await new Promise((resolve) => socket.on('data', () => text.endsWith('\r\n\r\nc') && resolve()));
+  const received = text.length;
+  socket.destroy();
+  await session.stop();
+  const served = (await eventsOf(file)).filter((e) => e.name === 'HttpServerRequest');
+  assert.deepEqual(served.map((e) => e.fields.url), ['/a', '/b', '/c']);
+  assert.equal(served.reduce((n, e) => n + e.fields.bytes, 0), received, 'every byte the socket wrote is counted once');
+  for (const e of served) {
+    const headers = e.fields.bytes - bodies[e.fields.url].length;
+    assert.ok(headers > 40 && headers < 400, `${e.fields.url}: ${e.fields.bytes} bytes for a ${bodies[e.fields.url].length}-byte body`);
+  }
+  assert.ok(served[1].fields.durationMs >= served[0].fields.durationMs, 'the delayed answer took longer than the first');
 });
 
 test('runtime providers in a worker thread describe that thread; a bad argument warns and falls back', { timeout: 30_000 }, async (t) => {

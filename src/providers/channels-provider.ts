@@ -7,33 +7,48 @@ import { ProviderSessions } from './provider-sessions.js';
 
 type Handler = (message: unknown, name: string | symbol) => void;
 
-// Per-request state rides on the request object under private symbols: it lives exactly as long as
-// the request and costs less per request than a WeakMap.
+// A client request's state rides on it under private symbols: it lives exactly as long as the request
+// and costs less than a WeakMap entry per request.
 const STARTED = Symbol('tracepipe.started');
-const WRITTEN = Symbol('tracepipe.written');
 const STATUS = Symbol('tracepipe.status');
 const BYTES = Symbol('tracepipe.bytes');
 
 interface Tracked {
   [STARTED]?: number;
-  [WRITTEN]?: number;
   [STATUS]?: number;
   [BYTES]?: number;
 }
 
 const now = () => performance.now();
 
+/**
+ * A server socket's requests in flight, oldest first (HTTP/1 answers them in order, even pipelined
+ * ones), and its bytesWritten when the previous response finished: what it wrote since belongs to the
+ * response finishing now. Kept beside the socket, not on it or on the request, so the application's
+ * objects keep their shapes.
+ */
+interface ServerSocketState {
+  readonly startedMs: number[];
+  writtenMark: number;
+}
+const serverSockets = new WeakMap<Socket, ServerSocketState>();
+
 const http: Record<string, Handler> = {
   'http.server.request.start': (m) => {
-    const { request, socket } = m as { request: IncomingMessage & Tracked; socket: Socket };
-    request[STARTED] = now();
-    request[WRITTEN] = socket.bytesWritten;
+    const { socket } = m as { socket: Socket };
+    const state = serverSockets.get(socket);
+    if (state === undefined) serverSockets.set(socket, { startedMs: [now()], writtenMark: socket.bytesWritten });
+    else state.startedMs.push(now());
   },
   'http.server.response.finish': (m) => {
-    const { request, response, socket } = m as { request: IncomingMessage & Tracked; response: ServerResponse; socket: Socket };
-    const t = request[STARTED];
-    if (t === undefined) return;
-    nodeChannels.HttpServerRequest.write(request.method ?? '', request.url ?? '', response.statusCode, socket.bytesWritten - request[WRITTEN]!, now() - t);
+    const { request, response, socket } = m as { request: IncomingMessage; response: ServerResponse; socket: Socket };
+    const state = serverSockets.get(socket);
+    if (state === undefined || state.startedMs.length === 0) return;
+    const started = state.startedMs.shift()!;
+    const written = socket.bytesWritten;
+    const t = now();
+    nodeChannels.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, written - state.writtenMark, t - started);
+    state.writtenMark = written;
   },
   'http.client.request.start': (m) => {
     (m as { request: ClientRequest & Tracked }).request[STARTED] = now();
