@@ -1,6 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { Level } from '../schema/level.js';
 import { defineProvider } from '../schema/provider.js';
 import { ProviderSessions } from './provider-sessions.js';
@@ -19,6 +20,8 @@ interface Tracked {
   [BYTES]?: number;
 }
 
+// The module's binding, not the global: Node defines the global `performance` as an accessor, which
+// every read would go through.
 const now = () => performance.now();
 
 /**
