@@ -11,30 +11,50 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './support/stats.mjs';
 
-const ROUNDS = 9;
+const ROUNDS = 12;
 const DURATION_S = 3;
 const WARMUP_S = 1;
 const CONNECTIONS = 10;
 const TARGET_PERCENT = 5;
 const RUNTIME = 'Runtime.GC,Runtime.GCHeap,Runtime.EventLoop,Runtime.Process';
+const NODE_HOOKS = '@node-hooks';
 const VARIANTS = [
   { name: 'off', providers: '' },
+  // No tracepipe: what Node itself costs to hand GC pauses and http channel messages to any consumer.
+  { name: "Node's hooks only", providers: NODE_HOOKS, informational: true },
   { name: 'Runtime.*', providers: RUNTIME },
   { name: 'Runtime.* + Node.Channels', providers: `${RUNTIME},Node.Channels` },
 ];
+
+/** The floor under any GC and http tracer: a gc PerformanceObserver and channel subscribers that do nothing. */
+async function installNodeHooks() {
+  const { PerformanceObserver } = await import('node:perf_hooks');
+  const { subscribe } = await import('node:diagnostics_channel');
+  let seen = 0;
+  new PerformanceObserver((list) => (seen += list.getEntries().length)).observe({ entryTypes: ['gc'] });
+  for (const name of ['http.server.request.start', 'http.server.response.finish', 'net.server.socket']) subscribe(name, () => seen++);
+}
 
 export const description = 'issue 4: requests/s of an HTTP server tracing Runtime.* (and Node.Channels) to a file vs tracing off';
 
 async function server(providers, traceFile) {
   const { createServer } = await import('node:http');
-  const session = providers ? await (await import('../dist/index.js')).startSession({ providers, output: traceFile }) : undefined;
+  if (providers === NODE_HOOKS) await installNodeHooks();
+  const session = providers && providers !== NODE_HOOKS ? await (await import('../dist/index.js')).startSession({ providers, output: traceFile }) : undefined;
   let n = 0;
   const srv = createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ path: req.url, n: n++, items: Array.from({ length: 20 }, (_, i) => ({ i, label: `item-${i}` })) }));
   });
   srv.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: srv.address().port })}\n`));
-  process.on('message', async () => {
+  let mark;
+  process.on('message', async (m) => {
+    // Server CPU (every thread: the drain and watchdog too) per request over the measured load.
+    if (m === 'mark') return process.send((mark = { cpu: process.cpuUsage(), n }));
+    if (m === 'measured') {
+      const cpu = process.cpuUsage(mark.cpu);
+      return process.send({ cpuUsPerRequest: (cpu.user + cpu.system) / (n - mark.n) });
+    }
     srv.close();
     srv.closeAllConnections();
     const result = session ? await session.stop() : undefined;
@@ -49,6 +69,11 @@ async function startServer(providers, traceFile) {
   const { port } = JSON.parse(String(line));
   return {
     url: `http://127.0.0.1:${port}/api/items`,
+    async ask(what) {
+      child.send(what);
+      const [answer] = await once(child, 'message');
+      return answer;
+    },
     async stop() {
       child.send('stop');
       const [stats] = await once(child, 'message');
@@ -71,6 +96,7 @@ export async function run() {
     // The servers live side by side and take turns, so each round's measurements see the same machine.
     console.log(`${ROUNDS} rounds, fresh server processes each: ${DURATION_S} s of autocannon (${CONNECTIONS} connections) on each server in turn, order rotating; ${WARMUP_S} s warm-up each`);
     const rps = VARIANTS.map(() => []);
+    const cpu = VARIANTS.map(() => []);
     const stats = VARIANTS.map(() => ({ eventsWritten: 0, eventsDropped: 0 }));
     for (let round = 0; round < ROUNDS; round++) {
       const servers = [];
@@ -78,7 +104,9 @@ export async function run() {
       for (const s of servers) await load(s.url, WARMUP_S);
       for (let k = 0; k < VARIANTS.length; k++) {
         const i = (round + k) % VARIANTS.length;
+        await servers[i].ask('mark');
         rps[i].push(await load(servers[i].url, DURATION_S));
+        cpu[i].push((await servers[i].ask('measured')).cpuUsPerRequest);
       }
       for (const [i, s] of servers.entries()) {
         const r = await s.stop();
@@ -90,11 +118,18 @@ export async function run() {
       console.log(`  round ${String(round + 1).padStart(2)}  ${VARIANTS.map((v, i) => `${v.name} ${rps[i][round].toFixed(0)}`).join('   ')} req/s`);
     }
     const checks = [];
-    console.log(`  ${'off'.padEnd(26)} median ${median(rps[0]).toFixed(0)} req/s`);
+    const spread = (ratios) => `${(100 * (1 - Math.max(...ratios))).toFixed(1)}…${(100 * (1 - Math.min(...ratios))).toFixed(1)}%`;
+    console.log(`  ${'off'.padEnd(26)} median ${median(rps[0]).toFixed(0)} req/s, server CPU ${median(cpu[0]).toFixed(2)} µs per request`);
     for (let i = 1; i < VARIANTS.length; i++) {
-      const ratio = median(rps[i].map((r, k) => r / rps[0][k]));
+      const ratios = rps[i].map((r, k) => r / rps[0][k]);
+      const ratio = median(ratios);
       const overhead = 100 * (1 - ratio);
-      console.log(`  ${VARIANTS[i].name.padEnd(26)} median ${median(rps[i]).toFixed(0)} req/s; median on/off ratio per round ${ratio.toFixed(3)} (overhead ${overhead.toFixed(1)}%); ${stats[i].eventsWritten} events written, ${stats[i].eventsDropped} dropped`);
+      const cpuExtra = median(cpu[i].map((c, k) => c / cpu[0][k] - 1)) * 100;
+      console.log(
+        `  ${VARIANTS[i].name.padEnd(26)} median ${median(rps[i]).toFixed(0)} req/s; req/s overhead ${overhead.toFixed(1)}% (median of per-round on/off ratios; rounds ${spread(ratios)}); ` +
+          `server CPU ${median(cpu[i]).toFixed(2)} µs per request (+${cpuExtra.toFixed(1)}%); ${stats[i].eventsWritten} events written, ${stats[i].eventsDropped} dropped`,
+      );
+      if (VARIANTS[i].informational) continue;
       checks.push({ check: `HTTP req/s overhead, ${VARIANTS[i].name}`, value: `${overhead.toFixed(1)}%`, target: `<= ${TARGET_PERCENT}%`, met: overhead <= TARGET_PERCENT });
     }
     return checks;

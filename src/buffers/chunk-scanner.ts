@@ -1,6 +1,6 @@
 import { align8, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE } from '../schema/record-abi.js';
 import { FairQueue } from './fair-queue.js';
-import { CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, type SessionMemory, SlotF64, SlotI32 } from './session-memory.js';
+import { CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, type SessionMemory, SlotF64, SlotI32 } from './session-memory.js';
 
 export interface RecordVisitor {
   /** A metadata record: `u8[start, start+len)` is a varint type index followed by a descriptor. */
@@ -32,6 +32,12 @@ export class ChunkScanner {
   private readonly nextSeq: Float64Array;
   private readonly queue: FairQueue;
   private readonly bySlot: number[][] = [];
+  /**
+   * Ctl.ChunksTaken when bySlot was built: while it is unchanged no producer has taken a chunk, so
+   * bySlot still lists every chunk in use and a pass need not walk the whole chunk table (slow in a
+   * loop that runs ten times a second, so never gets optimised: ~0.3 ms for 1,024 chunks).
+   */
+  private takenAtWalk = -1;
 
   constructor(private readonly m: SessionMemory) {
     this.nextChunkSeq = new Int32Array(m.maxSlots);
@@ -46,12 +52,17 @@ export class ChunkScanner {
     const m = this.m;
     const i32 = m.i32;
     const slots = m.slotCount;
-    for (let s = 0; s < slots; s++) (this.bySlot[s] ??= []).length = 0;
-    for (let c = 0; c < m.chunkCount; c++) {
-      const hi = m.chunkBase(c) >> 2;
-      if (Atomics.load(i32, hi + ChunkI32.State) === ChunkState.Free) continue;
-      const owner = i32[hi + ChunkI32.Owner]!;
-      if (owner >= 0 && owner < slots) this.bySlot[owner]!.push(c);
+    const taken = Atomics.load(i32, Ctl.ChunksTaken);
+    if (taken !== this.takenAtWalk) {
+      // Read before the walk: a chunk taken during it makes the next pass walk again.
+      this.takenAtWalk = taken;
+      for (let s = 0; s < slots; s++) (this.bySlot[s] ??= []).length = 0;
+      for (let c = 0; c < m.chunkCount; c++) {
+        const hi = m.chunkBase(c) >> 2;
+        if (Atomics.load(i32, hi + ChunkI32.State) === ChunkState.Free) continue;
+        const owner = i32[hi + ChunkI32.Owner]!;
+        if (owner >= 0 && owner < slots) this.bySlot[owner]!.push(c);
+      }
     }
     let visited = 0;
     for (let s = 0; s < slots; s++) visited += this.drainSlot(s, v);
@@ -61,7 +72,8 @@ export class ChunkScanner {
   private drainSlot(s: number, v: RecordVisitor): number {
     const m = this.m;
     const { i32, u32, f64, u8 } = m;
-    const chunks = this.bySlot[s]!;
+    // A slot claimed after the last walk has taken no chunk yet, or the walk would have run.
+    const chunks = this.bySlot[s] ?? [];
     let visited = 0;
     for (;;) {
       let c = this.current[s]!;

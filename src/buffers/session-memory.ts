@@ -31,6 +31,11 @@ export const Ctl = {
   InflightBytes: 17,
   /** Producers parked right now (Block mode). */
   Parked: 18,
+  /**
+   * Bumped by a producer once a chunk it took is set up (owner, order, state): while it stays put,
+   * the drain's list of the chunks in use is still complete and an idle pass need not rebuild it.
+   */
+  ChunksTaken: 19,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"

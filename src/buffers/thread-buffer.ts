@@ -142,6 +142,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     this.commitIndex = hi + ChunkI32.Committed;
     Atomics.store(this.u32, this.commitIndex, this.pos);
     Atomics.store(this.i32, hi + ChunkI32.State, ChunkState.Owned);
+    Atomics.add(this.i32, Ctl.ChunksTaken, 1);
     this.chunk = c;
     this.armIdleSeal();
   }
