@@ -57,9 +57,10 @@ export class ChunkScanner {
       // Read before the walk: a chunk taken during it makes the next pass walk again.
       this.takenAtWalk = taken;
       for (let s = 0; s < slots; s++) (this.bySlot[s] ??= []).length = 0;
-      for (let c = 0; c < m.chunkCount; c++) {
-        const hi = m.chunkBase(c) >> 2;
-        if (Atomics.load(i32, hi + ChunkI32.State) === ChunkState.Free) continue;
+      // Plain loads suffice after the atomic read above: every chunk counted in `taken` is set up.
+      const stride = m.chunkSize >> 2;
+      for (let c = 0, hi = m.chunkBase(0) >> 2; c < m.chunkCount; c++, hi += stride) {
+        if (i32[hi + ChunkI32.State] === ChunkState.Free) continue;
         const owner = i32[hi + ChunkI32.Owner]!;
         if (owner >= 0 && owner < slots) this.bySlot[owner]!.push(c);
       }
