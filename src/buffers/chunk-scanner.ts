@@ -1,6 +1,6 @@
 import { align8, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE } from '../schema/record-abi.js';
 import { FairQueue } from './fair-queue.js';
-import { CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, type SessionMemory, SlotF64, SlotI32 } from './session-memory.js';
+import { CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, DROP_REASONS, type SessionMemory, SlotF64, SlotI32, SlotState } from './session-memory.js';
 
 export interface RecordVisitor {
   /** A metadata record: `u8[start, start+len)` is a varint type index followed by a descriptor. */
@@ -15,9 +15,15 @@ export interface SlotProgress {
   readonly nextSeq: number;
   readonly dropped: number;
   readonly originDeltaNs: number;
+  /** Drops by reason, in DROP_REASONS order. */
+  readonly droppedByReason: readonly number[];
   /** Block mode: how often this thread parked, and its longest wait. */
   readonly parks: number;
   readonly longestParkNs: number;
+  /** The thread was reclaimed after it died (a terminated worker). */
+  readonly dead: boolean;
+  /** The thread is inside its slow path (taking a chunk, parked, dropping) right now. */
+  readonly inSlowPath: boolean;
 }
 
 /**
@@ -30,7 +36,8 @@ export class ChunkScanner {
   private readonly current: Int32Array;
   private readonly consumed: Int32Array;
   private readonly nextSeq: Float64Array;
-  private readonly queue: FairQueue;
+  /** The drain's watch on the wait line's head. */
+  readonly queue: FairQueue;
   private readonly bySlot: number[][] = [];
   /**
    * Ctl.ChunksTaken when bySlot was built: while it is unchanged no producer has taken a chunk, so
@@ -51,8 +58,10 @@ export class ChunkScanner {
   scan(v: RecordVisitor): number {
     const m = this.m;
     const i32 = m.i32;
-    const slots = m.slotCount;
+    // ChunksTaken before the slot count: a thread that takes its slot and first chunk after this load
+    // bumps ChunksTaken, so the next pass walks again; one that did so before it is within `slots`.
     const taken = Atomics.load(i32, Ctl.ChunksTaken);
+    const slots = m.slotCount;
     if (taken !== this.takenAtWalk) {
       // Read before the walk: a chunk taken during it makes the next pass walk again.
       this.takenAtWalk = taken;
@@ -60,7 +69,8 @@ export class ChunkScanner {
       // Plain loads suffice after the atomic read above: every chunk counted in `taken` is set up.
       const stride = m.chunkSize >> 2;
       for (let c = 0, hi = m.chunkBase(0) >> 2; c < m.chunkCount; c++, hi += stride) {
-        if (i32[hi + ChunkI32.State] === ChunkState.Free) continue;
+        const state = i32[hi + ChunkI32.State];
+        if (state !== ChunkState.Owned && state !== ChunkState.Sealed) continue;
         const owner = i32[hi + ChunkI32.Owner]!;
         if (owner >= 0 && owner < slots) this.bySlot[owner]!.push(c);
       }
@@ -83,7 +93,8 @@ export class ChunkScanner {
         // The list is from the start of the pass: a chunk freed since may now belong to another thread.
         c = chunks.find((k) => {
           const hi = m.chunkBase(k) >> 2;
-          return Atomics.load(i32, hi + ChunkI32.State) !== ChunkState.Free && i32[hi + ChunkI32.Owner] === s && i32[hi + ChunkI32.ChunkSeq] === want;
+          const state = Atomics.load(i32, hi + ChunkI32.State);
+          return (state === ChunkState.Owned || state === ChunkState.Sealed) && i32[hi + ChunkI32.Owner] === s && i32[hi + ChunkI32.ChunkSeq] === want;
         }) ?? -1;
         if (c < 0) return visited;
         this.current[s] = c;
@@ -131,7 +142,8 @@ export class ChunkScanner {
     const out: SlotProgress[] = [];
     for (let s = 0; s < m.slotCount; s++) {
       // A slot is counted before its owner has filled it in; its state is stored last.
-      if (Atomics.load(m.i32, m.slotI32(s, SlotI32.State)) === 0) continue;
+      const state = Atomics.load(m.i32, m.slotI32(s, SlotI32.State));
+      if (state === SlotState.Claiming) continue;
       const published = m.f64[m.slotF64(s, SlotF64.NextSeq)]!;
       out.push({
         slot: s,
@@ -139,6 +151,9 @@ export class ChunkScanner {
         nextSeq: Math.max(published, this.nextSeq[s]!),
         dropped: m.f64[m.slotF64(s, SlotF64.Dropped)]!,
         originDeltaNs: m.f64[m.slotF64(s, SlotF64.OriginDeltaNs)]!,
+        droppedByReason: DROP_REASONS.map((_, r) => m.f64[m.slotF64(s, SlotF64.DroppedByReason + r)]!),
+        dead: state === SlotState.Dead,
+        inSlowPath: Atomics.load(m.i32, m.slotI32(s, SlotI32.InSlowPath)) !== 0,
         parks: m.f64[m.slotF64(s, SlotF64.Parks)]!,
         longestParkNs: m.f64[m.slotF64(s, SlotF64.LongestParkNs)]!,
       });

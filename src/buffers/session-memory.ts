@@ -11,26 +11,27 @@ export const Ctl = {
   State: 1,
   /** Bumped (and notified) whenever a producer seals a chunk or the session changes state. */
   DrainWake: 2,
-  FreeLock: 3,
-  FreeCount: 4,
-  SlotCount: 5,
-  ChunkCount: 6,
-  ChunkSize: 7,
+  /** Free chunks, kept with atomic adds beside the chunk states (which are the truth): a cheap refusal. */
+  FreeCount: 3,
+  SlotCount: 4,
+  ChunkCount: 5,
+  ChunkSize: 6,
   /** BufferingMode below. */
-  Mode: 8,
+  Mode: 7,
   /** Non-zero while the consumer asks the drain to hold off (stream back-pressure). */
-  Paused: 9,
-  MaxSlots: 10,
-  SlotsOffset: 11,
-  ChunksOffset: 12,
-  FreeStackOffset: 13,
-  WaitHead: 14,
-  WaitTail: 15,
-  WaitQueueOffset: 16,
+  Paused: 8,
+  MaxSlots: 9,
+  SlotsOffset: 10,
+  ChunksOffset: 11,
+  /** Block mode's FIFO is a ticket line: the next ticket to hand out, and the one allowed to take a chunk. */
+  TicketNext: 12,
+  TicketServing: 13,
   /** Bytes the drain has handed to the owning thread that it has not consumed yet. */
-  InflightBytes: 17,
-  /** Producers parked right now (Block mode). */
-  Parked: 18,
+  InflightBytes: 14,
+  /** Bumped by the drain whenever it frees a chunk: a parked producer's measure of progress. */
+  ChunksFreed: 15,
+  /** Block mode: how long a producer stays parked while no chunk is freed at all, before it drops (ms; 0 = no limit). */
+  BlockTimeoutMs: 16,
   /**
    * Bumped by a producer once a chunk it took is set up (owner, order, state): while it stays put,
    * the drain's list of the chunks in use is still complete and an idle pass need not rebuild it.
@@ -51,17 +52,44 @@ export const SessionState = {
 export const BufferingMode = { Drop: 0, Block: 1 } as const;
 export type BufferingModeName = 'drop' | 'block';
 
-// Slot layout (64 bytes): Int32 words then Float64 words.
-export const SLOT_BYTES = 64;
-export const SlotI32 = { ThreadId: 0, State: 1, Wake: 2 } as const;
+// Slot layout (128 bytes): Int32 words 0-7, then Float64 words 4-15.
+export const SLOT_BYTES = 128;
+export const SlotI32 = {
+  ThreadId: 0,
+  /** SlotState below. */
+  State: 1,
+  /** The word a parked producer sleeps on. */
+  Wake: 2,
+  /** The ticket this slot holds in the wait line, -1 when it holds none. */
+  Ticket: 3,
+  /** Bumped by a parked producer at every recheck: a head whose beat stops is dead, and is skipped. */
+  Beat: 4,
+  /** 1 while the producer is in its slow path (taking a chunk, parking, dropping): a stop waits for 0. */
+  InSlowPath: 5,
+} as const;
 /** Float64 word indexes within a slot. */
-export const SlotF64 = { NextSeq: 2, Dropped: 3, OriginDeltaNs: 4, LongestParkNs: 5, Parks: 6 } as const;
+export const SlotF64 = {
+  NextSeq: 4,
+  Dropped: 5,
+  OriginDeltaNs: 6,
+  LongestParkNs: 7,
+  Parks: 8,
+  /** Drops by reason (DropReason order); they add up to Dropped. */
+  DroppedByReason: 9,
+} as const;
+export const SlotState = { Claiming: 0, Live: 1, Published: 2, Dead: 3 } as const;
+
+/** Why an attempt was dropped; the order is the trace format's reason code minus one (docs/FORMAT.md). */
+export const DROP_REASONS = ['full', 'too-large', 'invalid-argument', 'stopping', 'block-timeout'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+export const DropReasonCode = { Full: 0, TooLarge: 1, InvalidArgument: 2, Stopping: 3, BlockTimeout: 4 } as const;
 
 // Chunk header (32 bytes).
 export const CHUNK_HEADER_BYTES = 32;
 export const ChunkI32 = { State: 0, Owner: 1, Committed: 2, ChunkSeq: 3 } as const;
 export const ChunkF64 = { FirstSeq: 2 } as const;
-export const ChunkState = { Free: 0, Owned: 1, Sealed: 2 } as const;
+/** A chunk being set up by slot s has state Claimed + s: not yet the drain's to read, and its claimer is known. */
+export const ChunkState = { Free: 0, Owned: 1, Sealed: 2, Claimed: 0x10000 } as const;
 
 const PREFAULT_BYTES = 64 << 20;
 const MAX_INFLIGHT_BYTES = 8 << 20;
@@ -95,9 +123,8 @@ export function planLayout(bufferSizeMB: number): MemoryLayout {
   const maxSlots = maxSlotsFor(total);
   let chunkSize = 64 * 1024;
   while (chunkSize > 4096 && total / chunkSize < 16) chunkSize /= 2;
-  const fixed = CONTROL_BYTES + maxSlots * SLOT_BYTES + (maxSlots + 1) * 4;
-  const perChunk = chunkSize + 4;
-  const chunkCount = Math.max(2, Math.floor((total - fixed) / perChunk));
+  const fixed = CONTROL_BYTES + maxSlots * SLOT_BYTES;
+  const chunkCount = Math.max(2, Math.floor((total - fixed) / chunkSize));
   return { totalBytes: total, chunkSize, chunkCount, maxSlots };
 }
 
@@ -110,8 +137,6 @@ export class SessionMemory {
   readonly chunkCount: number;
   readonly chunksOffset: number;
   readonly slotsOffset: number;
-  readonly freeStack: number;
-  readonly waitQueue: number;
   readonly maxSlots: number;
   /** Chunks in use beyond which a producer sealing a chunk wakes the drain at once. */
   readonly wakeThreshold: number;
@@ -126,18 +151,14 @@ export class SessionMemory {
     this.chunkCount = this.i32[Ctl.ChunkCount]!;
     this.chunksOffset = this.i32[Ctl.ChunksOffset]!;
     this.slotsOffset = this.i32[Ctl.SlotsOffset]!;
-    this.freeStack = this.i32[Ctl.FreeStackOffset]! >> 2;
-    this.waitQueue = this.i32[Ctl.WaitQueueOffset]! >> 2;
     this.maxSlots = this.i32[Ctl.MaxSlots]!;
     this.wakeThreshold = Math.floor(Math.min(this.chunkCount, PREFAULT_BYTES / this.chunkSize) / 2);
   }
 
-  static create(layout: MemoryLayout, mode: number): SessionMemory {
+  static create(layout: MemoryLayout, mode: number, blockTimeoutMs = 0): SessionMemory {
     const { chunkSize, chunkCount, maxSlots } = layout;
     const slotsOffset = CONTROL_BYTES;
-    const waitQueueOffset = slotsOffset + maxSlots * SLOT_BYTES;
-    const freeStackOffset = waitQueueOffset + (maxSlots + 1) * 4;
-    const chunksOffset = Math.ceil((freeStackOffset + chunkCount * 4) / 64) * 64;
+    const chunksOffset = Math.ceil((slotsOffset + maxSlots * SLOT_BYTES) / 64) * 64;
     const sab = new SharedArrayBuffer(chunksOffset + chunkCount * chunkSize);
     const i32 = new Int32Array(sab);
     i32[Ctl.Magic] = MAGIC;
@@ -146,12 +167,10 @@ export class SessionMemory {
     i32[Ctl.MaxSlots] = maxSlots;
     i32[Ctl.SlotsOffset] = slotsOffset;
     i32[Ctl.ChunksOffset] = chunksOffset;
-    i32[Ctl.FreeStackOffset] = freeStackOffset;
-    i32[Ctl.WaitQueueOffset] = waitQueueOffset;
     i32[Ctl.Mode] = mode;
-    // Lowest chunk on top, so a quiet session touches few pages.
-    for (let k = 0; k < chunkCount; k++) i32[(freeStackOffset >> 2) + k] = chunkCount - 1 - k;
+    i32[Ctl.BlockTimeoutMs] = blockTimeoutMs;
     i32[Ctl.FreeCount] = chunkCount;
+    for (let s = 0; s < maxSlots; s++) i32[((slotsOffset + s * SLOT_BYTES) >> 2) + SlotI32.Ticket] = -1;
     return new SessionMemory(sab);
   }
 
@@ -179,6 +198,9 @@ export class SessionMemory {
   }
   get mode(): number {
     return this.i32[Ctl.Mode]!;
+  }
+  get blockTimeoutMs(): number {
+    return this.i32[Ctl.BlockTimeoutMs]!;
   }
 
   wakeDrain(): void {
@@ -210,7 +232,7 @@ export class SessionMemory {
     }
     this.f64[this.slotF64(slot, SlotF64.OriginDeltaNs)] = originDeltaNs;
     this.i32[this.slotI32(slot, SlotI32.ThreadId)] = threadId;
-    Atomics.store(this.i32, this.slotI32(slot, SlotI32.State), 1);
+    Atomics.store(this.i32, this.slotI32(slot, SlotI32.State), SlotState.Live);
     return slot;
   }
 
@@ -218,40 +240,74 @@ export class SessionMemory {
     return Math.min(Atomics.load(this.i32, Ctl.SlotCount), this.maxSlots);
   }
 
-  lock(): void {
-    // The critical sections are a handful of loads and stores; spinning is cheaper than parking.
-    while (Atomics.compareExchange(this.i32, Ctl.FreeLock, 0, 1) !== 0) {
-      /* spin */
-    }
-  }
-  unlock(): void {
-    Atomics.store(this.i32, Ctl.FreeLock, 0);
+  /** Producers holding a ticket in the wait line right now (Block mode). */
+  get parked(): number {
+    let n = 0;
+    for (let s = 0; s < this.slotCount; s++) if (Atomics.load(this.i32, this.slotI32(s, SlotI32.Ticket)) >= 0) n++;
+    return n;
   }
 
-  /** Pops a free chunk, or -1 when the budget is exhausted or parked producers are ahead in line. */
-  acquireChunk(): number {
-    // Cheap refusal first: an exhausted budget must not make every dropped event take the lock.
-    if (Atomics.load(this.i32, Ctl.FreeCount) === 0) return -1;
-    this.lock();
-    const n = this.i32[Ctl.FreeCount]!;
-    if (n === 0 || this.i32[Ctl.WaitHead] !== this.i32[Ctl.WaitTail]) {
-      this.unlock();
-      return -1;
+  /**
+   * Takes a free chunk for `slot`, or -1 when the budget is exhausted or parked producers are ahead in
+   * line. There is no lock a dying thread could leave held: a chunk is taken by a compare-and-swap of
+   * its own state word, lowest first (so a quiet session touches few pages).
+   */
+  acquireChunk(slot: number): number {
+    if (Atomics.load(this.i32, Ctl.FreeCount) <= 0) return -1;
+    if (Atomics.load(this.i32, Ctl.TicketNext) !== Atomics.load(this.i32, Ctl.TicketServing)) return -1;
+    return this.claimFree(slot);
+  }
+
+  /** The CAS scan itself; the wait line's head calls it directly. */
+  claimFree(slot: number): number {
+    const i32 = this.i32;
+    const stride = this.chunkSize >> 2;
+    for (let c = 0, hi = this.chunksOffset >> 2; c < this.chunkCount; c++, hi += stride) {
+      // A plain load to skip busy chunks; the CAS decides.
+      if (i32[hi + ChunkI32.State] !== ChunkState.Free) continue;
+      if (Atomics.compareExchange(i32, hi + ChunkI32.State, ChunkState.Free, ChunkState.Claimed + slot) === ChunkState.Free) {
+        Atomics.sub(i32, Ctl.FreeCount, 1);
+        return c;
+      }
     }
-    const c = this.i32[this.freeStack + n - 1]!;
-    this.i32[Ctl.FreeCount] = n - 1;
-    this.unlock();
-    return c;
+    return -1;
   }
 
   /** Returns a drained chunk to the budget (drain side). */
   releaseChunk(c: number): void {
     Atomics.store(this.i32, (this.chunkBase(c) >> 2) + ChunkI32.State, ChunkState.Free);
-    this.lock();
-    const n = this.i32[Ctl.FreeCount]!;
-    this.i32[this.freeStack + n] = c;
-    this.i32[Ctl.FreeCount] = n + 1;
-    this.unlock();
+    Atomics.add(this.i32, Ctl.FreeCount, 1);
+    Atomics.add(this.i32, Ctl.ChunksFreed, 1);
+  }
+
+  /**
+   * A thread that died (a terminated worker) can hold nothing others wait on: its owned chunks go to
+   * the drain as sealed (their committed records are read, then freed), a chunk it was setting up goes
+   * back to the budget, and its place in the wait line is given up. Idempotent; returns whether the
+   * thread had a slot here.
+   */
+  reclaimThread(threadId: number): boolean {
+    const i32 = this.i32;
+    let found = false;
+    for (let s = 0; s < this.slotCount; s++) {
+      if (i32[this.slotI32(s, SlotI32.ThreadId)] !== threadId) continue;
+      const state = Atomics.load(i32, this.slotI32(s, SlotI32.State));
+      if (state === SlotState.Dead || state === SlotState.Claiming) continue;
+      found = true;
+      Atomics.store(i32, this.slotI32(s, SlotI32.Ticket), -1);
+      Atomics.store(i32, this.slotI32(s, SlotI32.InSlowPath), 0);
+      const stride = this.chunkSize >> 2;
+      for (let c = 0, hi = this.chunksOffset >> 2; c < this.chunkCount; c++, hi += stride) {
+        const cs = Atomics.load(i32, hi + ChunkI32.State);
+        if (cs === ChunkState.Owned && i32[hi + ChunkI32.Owner] === s) Atomics.store(i32, hi + ChunkI32.State, ChunkState.Sealed);
+        else if (cs === ChunkState.Claimed + s && Atomics.compareExchange(i32, hi + ChunkI32.State, cs, ChunkState.Free) === cs) {
+          Atomics.add(i32, Ctl.FreeCount, 1);
+        }
+      }
+      Atomics.store(i32, this.slotI32(s, SlotI32.State), SlotState.Dead);
+    }
+    if (found) this.wakeDrain();
+    return found;
   }
 
   /** Stream and listener outputs: the owning thread has consumed `n` bytes the drain handed it. */

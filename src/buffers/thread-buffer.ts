@@ -2,8 +2,8 @@ import { METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, type RecordTarget, RecordViews
 import { ByteWriter } from '../format/byte-writer.js';
 import { encodeDescriptor } from '../format/metadata-codec.js';
 import type { EventType } from '../schema/event-type.js';
-import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, SessionMemory, SessionState, SlotF64, SlotI32 } from './session-memory.js';
-import { FairQueue } from './fair-queue.js';
+import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, DropReasonCode, SessionMemory, SessionState, SlotF64, SlotI32, SlotState } from './session-memory.js';
+import { FairQueue, WaitEnd } from './fair-queue.js';
 
 /** A chunk its thread has not filled in this long goes back to the drain (and its budget). */
 const IDLE_SEAL_MS = 100;
@@ -33,11 +33,15 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   slot = -1;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private idleChunkSeq = -1;
+  /** Ctl.ChunksFreed when a park last timed out: until the drain frees a chunk again, drop without parking. */
+  private timedOutAt = -1;
 
   constructor(
     readonly memory: SessionMemory,
     private readonly claimSlot: () => number,
     private readonly onDetach: () => void,
+    /** Seals this thread's chunks in every session: a thread parks holding no chunk anywhere (docs/BUFFERING.md). */
+    private readonly sealEverywhere: () => void,
   ) {
     super(memory.sab);
     this.queue = new FairQueue(memory);
@@ -91,25 +95,49 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   reserve(size: number): number {
     const m = this.memory;
     this.seal();
-    if (m.state >= SessionState.Stopping) {
-      this.detach();
-      return -1;
+    if (this.slot < 0) {
+      if (m.state >= SessionState.Stopping) return this.detachAndRefuse();
+      this.slot = this.claimSlot();
+      if (this.slot < 0) return this.detachAndRefuse();
     }
+    // Set before the state is checked: a stopping drain waits until no live slot is in here, so an
+    // attempt that saw the session running is counted before the drain takes its final count.
+    const flag = m.slotI32(this.slot, SlotI32.InSlowPath);
+    Atomics.store(m.i32, flag, 1);
+    try {
+      return this.reserveInSession(size);
+    } finally {
+      Atomics.store(m.i32, flag, 0);
+    }
+  }
+
+  /** Validation rejected an argument before anything was written: count the attempt as dropped. */
+  reject(): void {
+    if (this.detached) return;
     if (this.slot < 0) {
       this.slot = this.claimSlot();
-      if (this.slot < 0) {
-        this.detach();
-        return -1;
-      }
+      if (this.slot < 0) return void this.detachAndRefuse();
     }
+    this.drop(DropReasonCode.InvalidArgument);
+  }
+
+  private reserveInSession(size: number): number {
+    const m = this.memory;
+    if (m.state >= SessionState.Stopping) return this.detachAndRefuse();
     let need = size;
     for (const p of this.pending) need += RECORD_HEADER_SIZE + p.length + 8;
-    if (need > m.chunkCapacity) return this.drop();
-    let c = m.acquireChunk();
+    if (!(need <= m.chunkCapacity)) return this.drop(DropReasonCode.TooLarge);
+    let c = m.acquireChunk(this.slot);
     if (c < 0) {
-      if (m.mode !== BufferingMode.Block || this.neverBlock) return this.drop();
+      if (m.mode !== BufferingMode.Block || this.neverBlock) return this.drop(DropReasonCode.Full);
+      // After a timed-out park, park again only once the drain has made progress.
+      if (this.timedOutAt === Atomics.load(m.i32, Ctl.ChunksFreed)) return this.drop(DropReasonCode.BlockTimeout);
       c = this.park();
-      if (c < 0) return this.drop();
+      if (c === WaitEnd.TimedOut) {
+        this.timedOutAt = Atomics.load(m.i32, Ctl.ChunksFreed);
+        return this.drop(DropReasonCode.BlockTimeout);
+      }
+      if (c < 0) return this.drop(DropReasonCode.Stopping);
     }
     this.take(c);
     for (const p of this.pending) this.writeMetadata(p);
@@ -120,6 +148,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   /** Block mode: wait, first in first out, until the drain frees a chunk or the session goes away. */
   private park(): number {
     const m = this.memory;
+    this.sealEverywhere();
     const started = performance.now();
     const c = this.queue.wait(this.slot, () => m.state >= SessionState.Stopping);
     const waited = (performance.now() - started) * 1e6;
@@ -160,12 +189,19 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     if (m.chunkCount - Atomics.load(m.i32, Ctl.FreeCount) > m.wakeThreshold) m.wakeDrain();
   }
 
-  private drop(): number {
+  private drop(reason: number): number {
     const m = this.memory;
+    const f = m.f64;
     this.seq++;
     this.dropped++;
-    m.f64[m.slotF64(this.slot, SlotF64.Dropped)] = this.dropped;
-    m.f64[m.slotF64(this.slot, SlotF64.NextSeq)] = this.seq;
+    f[m.slotF64(this.slot, SlotF64.DroppedByReason + reason)]! += 1;
+    f[m.slotF64(this.slot, SlotF64.Dropped)] = this.dropped;
+    f[m.slotF64(this.slot, SlotF64.NextSeq)] = this.seq;
+    return -1;
+  }
+
+  private detachAndRefuse(): number {
+    this.detach();
     return -1;
   }
 
@@ -183,6 +219,6 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     const m = this.memory;
     if (this.slot < 0) return;
     m.f64[m.slotF64(this.slot, SlotF64.NextSeq)] = this.seq;
-    Atomics.store(m.i32, m.slotI32(this.slot, SlotI32.State), 2);
+    Atomics.store(m.i32, m.slotI32(this.slot, SlotI32.State), SlotState.Published);
   }
 }

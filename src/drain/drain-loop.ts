@@ -5,7 +5,7 @@ import type { HeaderInfo } from '../format/stream-header.js';
 import { TraceWriter, type ThreadProgress } from '../format/trace-writer.js';
 import { ChunkScanner, type RecordVisitor } from '../buffers/chunk-scanner.js';
 import { FairQueue } from '../buffers/fair-queue.js';
-import { Ctl, type SessionMemory, SessionState } from '../buffers/session-memory.js';
+import { Ctl, DROP_REASONS, type DropReason, type SessionMemory, SessionState } from '../buffers/session-memory.js';
 import type { EventDescriptor } from '../schema/event-type.js';
 import type { Sink } from './sink.js';
 import type { DrainResult } from '../session/drain-protocol.js';
@@ -14,6 +14,13 @@ const IDLE_WAIT_MS = 100;
 /** How long after the last event idle passes keep marking time with sequence points (see markTime). */
 const IDLE_MARK_NS = 1e9;
 const FLUSH_BYTES = 1 << 20;
+/**
+ * A stopping drain takes its final count only once no live producer is in its slow path (parked
+ * producers leave and publish their drops). Bounded: a producer that died there without being
+ * reclaimed must not hold the stop forever.
+ */
+const STOP_SETTLE_MS = 2000;
+const SETTLE_POLL_MS = 2;
 
 function descriptorKey(d: EventDescriptor): string {
   return `${d.provider}\0${d.name}\0${d.id}\0${d.version}\0${d.level}\0${d.keywords}\0${d.fields.map((f) => f.join(':')).join(',')}`;
@@ -133,6 +140,19 @@ export class DrainLoop implements RecordVisitor {
     return now - this.lastEventNs < IDLE_MARK_NS && now - this.lastSequencePointNs >= IDLE_WAIT_MS * 1e6;
   }
 
+  /** Waits (bounded) until no live producer is inside its slow path, releasing parked ones meanwhile. */
+  private settle(): void {
+    const m = this.memory;
+    const queue = this.scanner.queue;
+    const deadline = performance.now() + STOP_SETTLE_MS;
+    while (performance.now() < deadline) {
+      queue.skipAbandoned();
+      if (!this.scanner.progress().some((p) => p.inSlowPath && !p.dead)) return;
+      queue.wakeAll();
+      Atomics.wait(m.i32, Ctl.DrainWake, Atomics.load(m.i32, Ctl.DrainWake), SETTLE_POLL_MS);
+    }
+  }
+
   /** Runs until the session stops or the sink fails; never throws. */
   run(): DrainResult {
     const m = this.memory;
@@ -144,13 +164,17 @@ export class DrainLoop implements RecordVisitor {
         const state = m.state;
         if (state >= SessionState.Stopping) break;
         if (!this.sink.congested) lastVisited = this.pass(lastVisited > 0 || this.markTime());
+        // A parked producer that died is skipped here even when no other producer is left to notice.
+        this.scanner.queue.checkHead();
         Atomics.wait(m.i32, Ctl.DrainWake, wake, IDLE_WAIT_MS);
       }
       if (m.state === SessionState.Failed) throw new Error('session failed');
-      // Final pass: producers have been told to stop; take everything they committed.
+      this.settle();
+      // Final pass: producers have been told to stop and have left; take everything they committed.
       this.pass(true);
       this.expectedSeq.forEach((next, slot) => this.loss.note(this.threadIds[slot]!, next));
       this.loss.finish();
+      this.writer.dropReasons(this.scanner.progress().map((p) => ({ threadId: p.threadId, counts: p.droppedByReason })));
       this.writer.end({
         events: this.eventsWritten,
         dropped: this.loss.dropped,
@@ -174,7 +198,13 @@ export class DrainLoop implements RecordVisitor {
     if (error === undefined) m.setState(SessionState.Stopped);
     return {
       eventsWritten: this.eventsWritten,
-      producers: this.scanner.progress().map((p) => ({ threadId: p.threadId, dropped: p.dropped, parks: p.parks, longestParkNs: p.longestParkNs })),
+      producers: this.scanner.progress().map((p) => ({
+        threadId: p.threadId,
+        dropped: p.dropped,
+        droppedByReason: Object.fromEntries(DROP_REASONS.map((r, k) => [r, p.droppedByReason[k]!])) as Record<DropReason, number>,
+        parks: p.parks,
+        longestParkNs: p.longestParkNs,
+      })),
       eventsDropped: this.loss.dropped,
       bytesWritten: this.writer.bytesTaken,
       ...(error === undefined ? {} : { error }),

@@ -11,6 +11,8 @@ export const BlockKind = {
   Events: 2,
   SequencePoint: 3,
   EndOfStream: 4,
+  /** Format 1.1: drops per thread by reason, written just before the end of stream. */
+  DropReasons: 5,
 } as const;
 export type BlockKind = (typeof BlockKind)[keyof typeof BlockKind];
 

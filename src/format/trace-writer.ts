@@ -20,6 +20,12 @@ export interface ThreadProgress {
   readonly dropped: number;
 }
 
+/** One thread's drops by reason, in reason-code order (docs/FORMAT.md). */
+export interface ThreadDropReasons {
+  readonly threadId: number;
+  readonly counts: readonly number[];
+}
+
 export interface StreamTotals {
   readonly events: number;
   readonly dropped: number;
@@ -168,6 +174,19 @@ export class TraceWriter {
       o.varint(t.threadId);
       o.varint(t.nextSeq);
       o.varint(t.dropped);
+    }
+    this.closeBlock();
+  }
+
+  dropReasons(threads: readonly ThreadDropReasons[]): void {
+    this.closeBlock();
+    this.openBlock(BlockKind.DropReasons);
+    const o = this.out;
+    o.varint(threads.length);
+    for (const t of threads) {
+      o.varint(t.threadId);
+      o.varint(t.counts.length);
+      for (const n of t.counts) o.varint(n);
     }
     this.closeBlock();
   }

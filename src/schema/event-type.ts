@@ -50,8 +50,19 @@ export class EventType implements TraceEventType {
     readonly typeIndex: number,
   ) {
     this.layout = computePayloadLayout(fields);
-    this.write = generateWriter(this.layout, typeIndex, performance, false);
-    this.writeAt = generateWriter(this.layout, typeIndex, performance, true);
+    this.write = generateWriter(this.layout, typeIndex, performance, false, (k, v) => this.warnInvalid('write', k, v));
+    this.writeAt = generateWriter(this.layout, typeIndex, performance, true, (k, v) => this.warnInvalid('writeAt', k, v));
+  }
+
+  private warned = false;
+
+  /** Once per event type: a wrong argument is a bug in the caller, worth one line, not one per event. */
+  private warnInvalid(method: string, field: number, value: unknown): void {
+    if (this.warned) return;
+    this.warned = true;
+    const what = field < 0 ? 'the timestamp (a finite number of ms)' : `field '${this.fields[field]![0]}' (${this.fields[field]![1]})`;
+    const got = value === null ? 'null' : typeof value === 'number' ? String(value) : typeof value;
+    process.emitWarning(`tracepipe: ${this.provider}/${this.name}.${method}() got ${got} for ${what}; such events are dropped and counted (reason invalid-argument)`);
   }
 
   setTargets(targets: RecordTarget[]): void {

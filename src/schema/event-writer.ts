@@ -12,19 +12,49 @@ export interface Clock {
   now(): number;
 }
 
+/** The true element count of a typed array: the intrinsic getter, which a subclass cannot override. */
+const typedArrayLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length')!.get!;
+
+/** A JavaScript expression that is true when `a` is a value the field type accepts as it is. */
+function acceptsExpr(type: string, a: string): string | undefined {
+  switch (type) {
+    case 'bool':
+      return undefined; // Truthiness runs no user code and means something for every value.
+    case 'u64':
+    case 'i64':
+      return `(typeof ${a} === 'number' || typeof ${a} === 'bigint')`;
+    case 'string':
+      return `typeof ${a} === 'string'`;
+    case 'bytes':
+      // A real Uint8Array (so no Proxy, whose traps could run code mid-write); its length is read
+      // through the intrinsic getter, so a subclass cannot make the copy larger than the reservation.
+      return `(ArrayBuffer.isView(${a}) && ${a} instanceof Uint8Array)`;
+    default:
+      return `typeof ${a} === 'number'`;
+  }
+}
+
+/** Which argument (0 = first field; -1 = the timestamp) a writer refused, and the value. */
+export type InvalidArgument = (field: number, value: unknown) => void;
+
 /**
  * Generates the positional `write(...)` of one event type: a straight-line copy of each argument to a
  * constant offset in typed-array views, so the hot path has no loop over fields, no lookup and no
  * allocation for numeric fields. `withTimestamp` makes the variant whose first argument is the time.
  */
-export function generateWriter(layout: PayloadLayout, typeIndex: number, clock: Clock, withTimestamp: boolean): WriteFn {
+export function generateWriter(layout: PayloadLayout, typeIndex: number, clock: Clock, withTimestamp: boolean, onInvalid: InvalidArgument): WriteFn {
   const args = layout.fields.map((f) => `a${f.index}`);
+  // Every argument is checked before the buffer is touched: a value of the wrong type would make
+  // the size NaN (passing the bounds check) or run user code (valueOf) in the middle of a write.
+  const checks = layout.fields.map((f) => acceptsExpr(f.type, `a${f.index}`)).filter((c) => c !== undefined);
+  if (withTimestamp) checks.unshift(`typeof ts === 'number' && ts - ts === 0`);
+  const valid = checks.length ? checks.join(' && ') : 'true';
   const H = RECORD_HEADER_SIZE;
   const lines: string[] = [];
   let size = `${H + layout.fixedSize}`;
   for (const v of layout.variable) {
     const a = `a${v.index}`;
-    lines.push(v.type === 'string' ? `const n${v.index} = utf8Length(${a});` : `const n${v.index} = ${a}.length;`);
+    lines.push(v.type === 'string' ? `const n${v.index} = utf8Length(${a});` : `const n${v.index} = typedArrayLength.call(${a});`);
     size += ` + n${v.index}`;
   }
   const body: string[] = [];
@@ -66,12 +96,13 @@ export function generateWriter(layout: PayloadLayout, typeIndex: number, clock: 
 return function write(${withTimestamp ? 'ts, ' : ''}${args.join(', ')}) {
   ${withTimestamp ? '' : 'const ts = clock.now();'}
   const targets = this._targets;
+  if (!(${valid})) return refuse(targets, [${withTimestamp ? 'ts, ' : ''}${args.join(', ')}]);
   ${lines.join('\n  ')}
   const size = ${size};
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i];
     let p = t.pos;
-    if (p + size > t.end) { p = t.reserve(size); if (p < 0) continue; }
+    if (!(p + size <= t.end)) { p = t.reserve(size); if (p < 0) continue; }
     const u32 = t.u32, f64 = t.f64;
     u32[(p >> 2) + 1] = ${typeIndex};
     f64[(p >> 3) + 1] = ts;
@@ -84,5 +115,19 @@ return function write(${withTimestamp ? 'ts, ' : ''}${args.join(', ')}) {
     t.seq++;
   }
 };`;
-  return new Function('clock', 'utf8Length', 'writeUtf8', src)(clock, utf8Length, writeUtf8) as WriteFn;
+  const accepts = layout.fields.map((f) => {
+    const e = acceptsExpr(f.type, 'a');
+    return e === undefined ? () => true : (new Function('a', `return ${e};`) as (a: unknown) => boolean);
+  });
+  /** The slow path for a refused call: say which argument, and count the attempt as dropped in every session. */
+  function refuse(targets: RecordTarget[], call: ArrayLike<unknown>): void {
+    const base = withTimestamp ? 1 : 0;
+    if (withTimestamp && !(typeof call[0] === 'number' && Number.isFinite(call[0]))) onInvalid(-1, call[0]);
+    else {
+      const bad = accepts.findIndex((ok, k) => !ok(call[base + k]));
+      onInvalid(bad, call[base + bad]);
+    }
+    for (let i = 0; i < targets.length; i++) targets[i]!.reject();
+  }
+  return new Function('clock', 'utf8Length', 'writeUtf8', 'typedArrayLength', 'refuse', src)(clock, utf8Length, writeUtf8, typedArrayLength, refuse) as WriteFn;
 }

@@ -54,4 +54,6 @@ export interface RecordTarget extends RecordViews {
    * attempt was dropped (and counted) or the session is gone (and the target detached).
    */
   reserve(size: number): number;
+  /** An argument was refused before anything was written: count the attempt as dropped (reason invalid-argument). */
+  reject(): void;
 }

@@ -1,3 +1,5 @@
+import type { DropReason } from '../buffers/session-memory.js';
+
 /**
  * What the owning thread and a session's drain worker tell each other (all of it survives structured
  * clone). The session layer defines it; the drain, the sinks and the worker entry follow it.
@@ -14,6 +16,8 @@ export type SinkSpec =
 export interface ProducerStats {
   readonly threadId: number;
   readonly dropped: number;
+  /** The same drops by reason: buffer full (Drop mode), event larger than a chunk, an argument of the wrong type, parked when the session stopped, Block mode's timeout. */
+  readonly droppedByReason: Readonly<Record<DropReason, number>>;
   /** Block mode: how often this thread parked, and its longest wait. */
   readonly parks: number;
   readonly longestParkNs: number;

@@ -29,6 +29,13 @@ export interface SessionOptions {
   readonly keepProcessAlive?: boolean;
   /** How long stop() waits for the drain to flush before giving up and failing the session. Default 30 s. */
   readonly stopTimeoutMs?: number;
+  /**
+   * Block mode: how long a producer stays parked while the drain frees no chunk at all (a consumer
+   * that stalls, a disk that hangs) before it drops its event, counted with reason 'block-timeout',
+   * and goes on without parking until the drain makes progress again. Default 5000 ms; 0 waits as
+   * long as the consumer takes.
+   */
+  readonly blockTimeoutMs?: number;
 }
 
 export interface SessionResult {
@@ -47,6 +54,7 @@ const NO_COUNTS: Counts = { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0,
 let nextSessionId = 1;
 const live = new Set<TraceSession>();
 const EXIT_FLUSH_MS = 3000;
+const DEFAULT_BLOCK_TIMEOUT_MS = 5000;
 
 export class SessionError extends Error {
   override readonly name = 'SessionError';
@@ -113,7 +121,7 @@ export class TraceSession {
 
   /** Producers parked in this session right now (Block mode). */
   get parkedProducers(): number {
-    return Atomics.load(this.memory.i32, Ctl.Parked);
+    return this.memory.parked;
   }
 
   /** @internal The drain is gone (finished, crashed or killed) or the output failed. */
@@ -239,7 +247,9 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
   if (typeof bufferSizeMB !== 'number' || !Number.isFinite(bufferSizeMB)) throw new SessionError('bufferSizeMB must be a number');
   const rundown = options.rundown ?? true;
   if (typeof rundown !== 'boolean') throw new SessionError('rundown must be a boolean');
-  const memory = SessionMemory.create(planLayout(bufferSizeMB), mode === 'block' ? BufferingMode.Block : BufferingMode.Drop);
+  const blockTimeoutMs = options.blockTimeoutMs ?? DEFAULT_BLOCK_TIMEOUT_MS;
+  if (!Number.isInteger(blockTimeoutMs) || blockTimeoutMs < 0 || blockTimeoutMs > 2 ** 31 - 1) throw new SessionError('blockTimeoutMs must be a whole number of milliseconds, 0 or more');
+  const memory = SessionMemory.create(planLayout(bufferSizeMB), mode === 'block' ? BufferingMode.Block : BufferingMode.Drop, blockTimeoutMs);
   const originNs = process.hrtime.bigint();
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
   const worker = new Worker(new URL('../workers/drain-worker.js', import.meta.url), {

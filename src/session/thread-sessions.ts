@@ -1,4 +1,5 @@
-import { threadId } from 'node:worker_threads';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { threadId, type Worker } from 'node:worker_threads';
 import { threadOriginNs } from '../buffers/clock.js';
 import { SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { ThreadBuffer } from '../buffers/thread-buffer.js';
@@ -75,16 +76,29 @@ class ThreadSessions {
       if (slot < 0) process.emitWarning(`tracepipe: session ${s.desc.id} has no free thread slot; thread ${threadId} will not be traced in it`);
       return slot;
     };
-    s.buffer = new ThreadBuffer(s.memory, claim, () => {
-      this.live.delete(s.desc.id);
-      this.recompute();
-    });
+    s.buffer = new ThreadBuffer(
+      s.memory,
+      claim,
+      () => {
+        this.live.delete(s.desc.id);
+        this.recompute();
+      },
+      () => this.sealAll(),
+    );
     return s.buffer;
   }
 
   /** A thread that ends hands its partly filled chunks to the drain, or they would stay held. */
   sealAll(): void {
     for (const s of this.live.values()) s.buffer?.seal();
+  }
+
+  /**
+   * A worker this thread created has exited, perhaps terminated in the middle of a write or while
+   * parked, where its own exit handlers never ran: whatever it held in any session is given back.
+   */
+  reclaimThread(id: number): void {
+    for (const s of this.live.values()) s.memory.reclaimThread(id);
   }
 
   recompute(): void {
@@ -140,3 +154,10 @@ function safeCall(p: ProviderImpl, which: 'onEnable' | 'onDisable', ctx: EnableC
 
 export const threadSessions = new ThreadSessions();
 process.on('exit', () => threadSessions.sealAll());
+// Node announces every Worker this thread creates; its 'exit' reaches this thread however it ends.
+diagnosticsChannel.subscribe('worker_threads', (msg) => {
+  const worker = (msg as { worker?: Worker }).worker;
+  if (!worker || typeof worker.once !== 'function') return;
+  const id = worker.threadId;
+  worker.once('exit', () => threadSessions.reclaimThread(id));
+});
