@@ -27,7 +27,7 @@ const TYPES = [runtimeGC.GCPause, runtimeEventLoop.StallStart, runtimeEventLoop.
 
 function payload(type, values) {
   const t = fakeRecordTarget(4096);
-  generateWriter(computePayloadLayout(type.fields), 1, { now: () => 0 }, false).call({ _targets: [t] }, ...values);
+  generateWriter(computePayloadLayout(type.fields), 1, { now: () => 0 }, false, (k, v) => { throw new Error(`writer refused field ${k}: ${String(v)}`); }).call({ _targets: [t] }, ...values);
   const r = recordAt0(t);
   return t.u8.slice(r.payloadStart, r.payloadStart + r.payloadLength);
 }

@@ -1,3 +1,7 @@
+import { DROP_REASONS } from '../format/drop-reason.js';
+
+export { DROP_REASONS };
+
 /**
  * One session's budget: a single SharedArrayBuffer holding a control header, one slot per producing
  * thread, a free-chunk stack and the chunks themselves. Every thread and the drain map the same
@@ -79,9 +83,7 @@ export const SlotF64 = {
 } as const;
 export const SlotState = { Claiming: 0, Live: 1, Published: 2, Dead: 3 } as const;
 
-/** Why an attempt was dropped; the order is the trace format's reason code minus one (docs/FORMAT.md). */
-export const DROP_REASONS = ['full', 'too-large', 'invalid-argument', 'stopping', 'block-timeout'] as const;
-export type DropReason = (typeof DROP_REASONS)[number];
+/** Indexes into DROP_REASONS (format/drop-reason.ts), as the slot's per-reason words keep them. */
 export const DropReasonCode = { Full: 0, TooLarge: 1, InvalidArgument: 2, Stopping: 3, BlockTimeout: 4 } as const;
 
 // Chunk header (32 bytes).

@@ -5,7 +5,8 @@ import type { HeaderInfo } from '../format/stream-header.js';
 import { TraceWriter, type ThreadProgress } from '../format/trace-writer.js';
 import { ChunkScanner, type RecordVisitor } from '../buffers/chunk-scanner.js';
 import { FairQueue } from '../buffers/fair-queue.js';
-import { Ctl, DROP_REASONS, type DropReason, type SessionMemory, SessionState } from '../buffers/session-memory.js';
+import { Ctl, type SessionMemory, SessionState } from '../buffers/session-memory.js';
+import { addDropReasons, noDropReasons } from '../format/drop-reason.js';
 import type { EventDescriptor } from '../schema/event-type.js';
 import type { Sink } from './sink.js';
 import type { DrainResult } from '../session/drain-protocol.js';
@@ -24,6 +25,12 @@ const SETTLE_POLL_MS = 2;
 
 function descriptorKey(d: EventDescriptor): string {
   return `${d.provider}\0${d.name}\0${d.id}\0${d.version}\0${d.level}\0${d.keywords}\0${d.fields.map((f) => f.join(':')).join(',')}`;
+}
+
+function withReasons(counts: readonly number[]) {
+  const r = noDropReasons();
+  addDropReasons(r, counts);
+  return r;
 }
 
 /**
@@ -201,7 +208,7 @@ export class DrainLoop implements RecordVisitor {
       producers: this.scanner.progress().map((p) => ({
         threadId: p.threadId,
         dropped: p.dropped,
-        droppedByReason: Object.fromEntries(DROP_REASONS.map((r, k) => [r, p.droppedByReason[k]!])) as Record<DropReason, number>,
+        droppedByReason: withReasons(p.droppedByReason),
         parks: p.parks,
         longestParkNs: p.longestParkNs,
       })),

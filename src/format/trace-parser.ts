@@ -7,7 +7,7 @@ import { TraceFormatError } from './format-error.js';
 import { decodeDescriptor } from './metadata-codec.js';
 import { checkPrefix, decodeHeader, HEADER_PREFIX, headerSize, type TraceHeader } from './stream-header.js';
 import type { StreamEventType } from './trace-event.js';
-import type { StreamTotals, ThreadProgress } from './trace-writer.js';
+import type { StreamTotals, ThreadDropReasons, ThreadProgress } from './trace-writer.js';
 import { unzigzag } from './varint.js';
 
 export interface SequencePoint {
@@ -22,6 +22,7 @@ export interface ParserHandlers {
   event?(e: BlockEvent): void;
   sequencePoint?(sp: SequencePoint): void;
   end?(totals: StreamTotals): void;
+  dropReasons?(threads: readonly ThreadDropReasons[]): void;
   unknownBlock?(kind: number, offset: number): void;
 }
 
@@ -142,6 +143,22 @@ export class TraceParser {
         const totals: StreamTotals = { events: r.f64(), dropped: r.f64(), endTimeNs: r.f64(), maxLatenessNs: r.f64(), threads: r.f64(), eventTypes: r.f64() };
         this.ended = true;
         this.handlers.end?.(totals);
+        return;
+      }
+      case BlockKind.DropReasons: {
+        const r = new ByteReader(payload, 0, payload.length, base);
+        const n = r.varint();
+        const threads: ThreadDropReasons[] = [];
+        for (let i = 0; i < n; i++) {
+          const threadId = r.varint();
+          const k = r.varint();
+          if (k > payload.length) r.fail('implausible reason count in a drop-reasons block');
+          const counts: number[] = [];
+          for (let j = 0; j < k; j++) counts.push(r.varint());
+          threads.push({ threadId, counts });
+        }
+        if (!r.done) r.fail('trailing bytes in a drop-reasons block');
+        this.handlers.dropReasons?.(threads);
         return;
       }
       default:

@@ -3,6 +3,7 @@ import { BLOCK_HEADER_SIZE, BlockKind, blockChecksum, END_OF_STREAM_PAYLOAD } fr
 import { EventOrder } from './event-order.js';
 import type { BlockEvent } from './events-block.js';
 import { TraceFormatError, type TraceErrorCode } from './format-error.js';
+import { addDropReasons, type DropReasonCounts, noDropReasons } from './drop-reason.js';
 import { LossTracker, type DropRange } from './loss-tracker.js';
 import type { TraceHeader } from './stream-header.js';
 import type { TraceEvent } from './trace-event.js';
@@ -20,6 +21,8 @@ export interface ReadOptions {
 export interface ThreadSummary {
   events: number;
   dropped: number;
+  /** The same drops by reason, from the drop-reasons block (format 1.1; all 0 when the stream has none). */
+  dropReasons: DropReasonCounts;
   firstSeq: number;
   lastSeq: number;
 }
@@ -32,6 +35,11 @@ export interface TraceSummary {
   /** Where events were lost (the first 10,000 ranges; `dropRangesOmitted` counts the rest). */
   drops: DropRange[];
   dropRangesOmitted: number;
+  /**
+   * Why events were dropped (format 1.1, written as the stream ends). Drops the producers did not
+   * count themselves (a damaged chunk, a stream without the block) are the difference to `dropped`.
+   */
+  dropReasons: DropReasonCounts;
   header: TraceHeader | undefined;
   firstTimestampNs: number;
   lastTimestampNs: number;
@@ -166,7 +174,7 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
 /** Counts without decoding fields or ordering: one pass, constant memory. Damage is reported, not thrown. */
 async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummary> {
   const s: TraceSummary = {
-    events: 0, dropped: 0, threads: {}, byEvent: {}, drops: [], dropRangesOmitted: 0, header: undefined,
+    events: 0, dropped: 0, threads: {}, byEvent: {}, drops: [], dropRangesOmitted: 0, dropReasons: noDropReasons(), header: undefined,
     firstTimestampNs: 0, lastTimestampNs: 0, durationNs: 0, bytes: 0, bytesPerEvent: 0, eventTypes: 0, complete: false,
   };
   const loss = new LossTracker();
@@ -180,7 +188,7 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
         s.events++;
         s.byEvent[e.type.key] = (s.byEvent[e.type.key] ?? 0) + 1;
         const key = String(e.threadId);
-        const t = (s.threads[key] ??= { events: 0, dropped: 0, firstSeq: e.sequence, lastSeq: e.sequence });
+        const t = (s.threads[key] ??= { events: 0, dropped: 0, dropReasons: noDropReasons(), firstSeq: e.sequence, lastSeq: e.sequence });
         t.events++;
         if (e.sequence > t.lastSeq) t.lastSeq = e.sequence;
         loss.observe(e.threadId, e.sequence);
@@ -188,6 +196,13 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
         if (e.timestampNs > last) last = e.timestampNs;
       },
       sequencePoint: (sp) => loss.progress(sp.threads),
+      dropReasons: (threads) => {
+        for (const { threadId, counts } of threads) {
+          const t = (s.threads[String(threadId)] ??= { events: 0, dropped: 0, dropReasons: noDropReasons(), firstSeq: 0, lastSeq: 0 });
+          addDropReasons(t.dropReasons, counts);
+          addDropReasons(s.dropReasons, counts);
+        }
+      },
     },
     false,
   );
@@ -208,7 +223,7 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
   s.drops = loss.ranges;
   s.dropRangesOmitted = loss.rangesOmitted;
   for (const [threadId, n] of loss.droppedByThread) {
-    const t = (s.threads[String(threadId)] ??= { events: 0, dropped: 0, firstSeq: 0, lastSeq: 0 });
+    const t = (s.threads[String(threadId)] ??= { events: 0, dropped: 0, dropReasons: noDropReasons(), firstSeq: 0, lastSeq: 0 });
     t.dropped += n;
   }
   if (s.events > 0) {

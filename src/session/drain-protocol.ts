@@ -1,4 +1,4 @@
-import type { DropReason } from '../buffers/session-memory.js';
+import type { DropReasonCounts } from '../format/drop-reason.js';
 
 /**
  * What the owning thread and a session's drain worker tell each other (all of it survives structured
@@ -17,7 +17,7 @@ export interface ProducerStats {
   readonly threadId: number;
   readonly dropped: number;
   /** The same drops by reason: buffer full (Drop mode), event larger than a chunk, an argument of the wrong type, parked when the session stopped, Block mode's timeout. */
-  readonly droppedByReason: Readonly<Record<DropReason, number>>;
+  readonly droppedByReason: Readonly<DropReasonCounts>;
   /** Block mode: how often this thread parked, and its longest wait. */
   readonly parks: number;
   readonly longestParkNs: number;

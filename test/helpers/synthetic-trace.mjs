@@ -40,7 +40,7 @@ export function prng(seed) {
   return { next, int: (n) => Math.floor(next() * n) };
 }
 
-const writers = SYNTH_TYPES.map(({ d }) => generateWriter(computePayloadLayout(d.fields), 1, { now: () => 0 }, false));
+const writers = SYNTH_TYPES.map(({ d }) => generateWriter(computePayloadLayout(d.fields), 1, { now: () => 0 }, false, (k, v) => { throw new Error(`synthetic writer refused field ${k}: ${String(v)}`); }));
 
 function payloadOf(typeIndex, values) {
   const t = fakeRecordTarget(4096);
