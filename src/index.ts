@@ -10,6 +10,7 @@ export { readTrace, type TraceReadable, type TraceSummary, type ThreadSummary, t
 export type { TraceEvent } from './format/trace-event.js';
 export type { TraceHeader } from './format/stream-header.js';
 export type { DropRange } from './format/loss-tracker.js';
+export { DROP_REASONS, type DropReason, type DropReasonCounts } from './format/drop-reason.js';
 export { TraceFormatError, type TraceErrorCode } from './format/format-error.js';
 export { monitorGCPauses, type GCPauseInfo, type GCPauseMonitorOptions, type GCPauseSeverity } from './api/gc-pause-monitor.js';
 // Importing tracepipe defines the runtime providers, so a session that names them just works.

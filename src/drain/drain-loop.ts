@@ -3,9 +3,9 @@ import { LossTracker } from '../format/loss-tracker.js';
 import { decodeDescriptor } from '../format/metadata-codec.js';
 import type { HeaderInfo } from '../format/stream-header.js';
 import { TraceWriter, type ThreadProgress } from '../format/trace-writer.js';
-import { ChunkScanner, type RecordVisitor } from '../buffers/chunk-scanner.js';
+import { ChunkScanner, type RecordVisitor, type SlotProgress } from '../buffers/chunk-scanner.js';
 import { FairQueue } from '../buffers/fair-queue.js';
-import { Ctl, type SessionMemory, SessionState } from '../buffers/session-memory.js';
+import { Ctl, DropReasonCode, type SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { addDropReasons, noDropReasons } from '../format/drop-reason.js';
 import type { EventDescriptor } from '../schema/event-type.js';
 import type { Sink } from './sink.js';
@@ -21,6 +21,8 @@ const FLUSH_BYTES = 1 << 20;
  * reclaimed must not hold the stop forever.
  */
 const STOP_SETTLE_MS = 2000;
+/** Timestamps the format carries exactly (zigzag varints of at most 53 bits): about ±52 days around the origin. */
+const MAX_TIMESTAMP_NS = 2 ** 52;
 const SETTLE_POLL_MS = 2;
 
 function descriptorKey(d: EventDescriptor): string {
@@ -50,6 +52,8 @@ export class DrainLoop implements RecordVisitor {
   private readonly expectedSeq: number[] = [];
   private readonly threadIds: number[] = [];
   private readonly originDelta: number[] = [];
+  /** Per slot: events left out because their timestamp cannot be encoded (reason invalid-argument). */
+  private readonly refusedTimes: number[] = [];
   private lastSequencePointNs = -Infinity;
   private maxLatenessNs = 0;
   private eventsWritten = 0;
@@ -100,6 +104,12 @@ export class DrainLoop implements RecordVisitor {
     // A thread that took its slot after this pass refreshed the slot table is new to it.
     if (this.threadIds[slot] === undefined) this.refreshSlots();
     const tsNs = Math.round(timestampMs * 1e6 + this.originDelta[slot]!);
+    if (!(tsNs > -MAX_TIMESTAMP_NS && tsNs < MAX_TIMESTAMP_NS)) {
+      // writeAt() with a finite but absurd time (the writer's check is one comparison): the format
+      // cannot carry it. Left out, it shows as a sequence gap, counted as an invalid argument.
+      this.refusedTimes[slot] = (this.refusedTimes[slot] ?? 0) + 1;
+      return;
+    }
     const late = this.lastSequencePointNs - tsNs;
     if (late > this.maxLatenessNs) this.maxLatenessNs = late;
     const thread = this.threadIds[slot]!;
@@ -147,6 +157,17 @@ export class DrainLoop implements RecordVisitor {
     return now - this.lastEventNs < IDLE_MARK_NS && now - this.lastSequencePointNs >= IDLE_WAIT_MS * 1e6;
   }
 
+  /** A producer's drops by reason, with the ones this drain refused added. */
+  private reasonsOf(p: SlotProgress): number[] {
+    const counts = [...p.droppedByReason];
+    counts[DropReasonCode.InvalidArgument]! += this.refusedTimes[p.slot] ?? 0;
+    return counts;
+  }
+
+  private producerReasons(): { threadId: number; counts: number[] }[] {
+    return this.scanner.progress().map((p) => ({ threadId: p.threadId, counts: this.reasonsOf(p) }));
+  }
+
   /** Waits (bounded) until no live producer is inside its slow path, releasing parked ones meanwhile. */
   private settle(): void {
     const m = this.memory;
@@ -181,7 +202,7 @@ export class DrainLoop implements RecordVisitor {
       this.pass(true);
       this.expectedSeq.forEach((next, slot) => this.loss.note(this.threadIds[slot]!, next));
       this.loss.finish();
-      this.writer.dropReasons(this.scanner.progress().map((p) => ({ threadId: p.threadId, counts: p.droppedByReason })));
+      this.writer.dropReasons(this.producerReasons());
       this.writer.end({
         events: this.eventsWritten,
         dropped: this.loss.dropped,
@@ -207,8 +228,8 @@ export class DrainLoop implements RecordVisitor {
       eventsWritten: this.eventsWritten,
       producers: this.scanner.progress().map((p) => ({
         threadId: p.threadId,
-        dropped: p.dropped,
-        droppedByReason: withReasons(p.droppedByReason),
+        dropped: p.dropped + (this.refusedTimes[p.slot] ?? 0),
+        droppedByReason: withReasons(this.reasonsOf(p)),
         parks: p.parks,
         longestParkNs: p.longestParkNs,
       })),

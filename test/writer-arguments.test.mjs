@@ -1,0 +1,121 @@
+// Issue 9, defect 4: no argument value of any type, for any field type, may write outside the
+// thread's chunk or corrupt another record. A refused call is counted as dropped, with its reason.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
+import { defineProvider, FIELD_TYPES, readTrace, startSession } from '../dist/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tracepipe-args-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+const SEED = Number(process.env.TRACEPIPE_FUZZ_SEED ?? 20261123);
+
+// One event per field type (plus its neighbour, a control event with known values) and one with all types.
+const probes = defineProvider('Test.Args', {
+  events: {
+    ...Object.fromEntries(FIELD_TYPES.map((t, k) => [`P_${t}`, { id: 10 + k, fields: [['v', t]] }])),
+    All: { id: 2, fields: FIELD_TYPES.map((t) => [`f_${t}`, t]) },
+    Control: { id: 1, fields: [['n', 'u32'], ['s', 'string'], ['x', 'f64']] },
+  },
+});
+
+/** Values a JavaScript caller (or `as any`) can pass, including ones that run code when converted. */
+function hostileValues(reenter) {
+  const liar = new (class extends Uint8Array {
+    get length() {
+      return 2;
+    }
+  })(40_000);
+  const valueOfReenters = { valueOf: () => (reenter(), 7) };
+  const proxy = new Proxy(new Uint8Array(8), { get: (t, k) => (k === 'length' ? (reenter(), 1e9) : Reflect.get(t, k)) });
+  return fc.oneof(
+    fc.anything({ withBigInt: true, withBoxedValues: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true }),
+    fc.constantFrom(NaN, Infinity, -Infinity, -0, undefined, null, 2 ** 64, -(2 ** 63) - 1, Symbol('s'), 10n ** 30n, -1n, '', 'x'.repeat(70_000)),
+    fc.constantFrom(valueOfReenters, proxy, liar, new DataView(new ArrayBuffer(8)), new Float64Array(3), [1, 2, 3], { length: -5 }, { length: NaN }, { length: 2 ** 40 }),
+  );
+}
+
+test('every writer survives arbitrary argument values: the session lives, other events read back exactly, refusals are counted', { timeout: 120_000 }, async () => {
+  const file = join(dir, 'args.tptrace');
+  const session = await startSession({ providers: 'Test.Args', output: file, bufferSizeMB: 1 });
+  let controls = 0;
+  const reenter = () => probes.Control.write(controls++, 'reentered', 0.5);
+  const writers = [...FIELD_TYPES.map((t) => probes[`P_${t}`]), probes.All];
+  fc.assert(
+    fc.property(fc.nat(writers.length - 1), fc.array(hostileValues(reenter), { minLength: 0, maxLength: FIELD_TYPES.length + 1 }), fc.boolean(), (w, args, at) => {
+      const ev = writers[w];
+      try {
+        if (at) ev.writeAt(...args);
+        else ev.write(...args);
+      } catch (e) {
+        // Only a value that throws while being inspected by the caller's own code may escape; tracepipe itself never throws here.
+        assert.fail(`${ev.name}.${at ? 'writeAt' : 'write'} threw ${e}`);
+      }
+      probes.Control.write(controls++, `after ${ev.name}`, controls * 0.25);
+    }),
+    { seed: SEED, numRuns: 3000 },
+  );
+  const header = session.memory.i32.slice(0, 8);
+  const result = await session.stop();
+  assert.equal(result.status, 'stopped');
+  assert.deepEqual([...session.memory.i32.slice(0, 1)], [0x54504d31], 'the control header is intact');
+  assert.equal(header[0], 0x54504d31);
+  const main = result.producers.find((p) => p.threadId === threadId);
+  assert.ok(main.droppedByReason['invalid-argument'] > 0, 'refused calls are counted with their reason');
+  // Every Control event is there, in order, with exactly the values written.
+  const seen = [];
+  let others = 0;
+  for await (const e of readTrace(file)) {
+    if (e.name === 'Control') {
+      seen.push(e.fields.n);
+      assert.ok(e.fields.s === 'reentered' || e.fields.s.startsWith('after '), `control ${e.fields.n} payload intact`);
+    } else others++;
+  }
+  assert.equal(seen.length, controls, 'no Control event lost or corrupted');
+  assert.deepEqual(seen, [...seen].sort((a, b) => a - b));
+  const s = await readTrace(file).summary();
+  assert.equal(s.complete, true);
+  assert.equal(s.events + s.dropped, controls + others + main.dropped, 'read + dropped = attempted');
+  assert.equal(s.dropReasons['invalid-argument'], main.droppedByReason['invalid-argument']);
+});
+
+test('writeAt(NaN | undefined | Infinity) is refused and does not shift the next event\'s timestamp', async () => {
+  const file = join(dir, 'writeat.tptrace');
+  const session = await startSession({ providers: 'Test.Args', output: file });
+  const t0 = performance.now();
+  probes.Control.writeAt(t0, 1, 'a', 0);
+  probes.Control.writeAt(NaN, 2, 'b', 0);
+  probes.Control.writeAt(undefined, 3, 'c', 0);
+  probes.Control.writeAt(Infinity, 4, 'd', 0);
+  probes.Control.writeAt(1e300, 6, 'f', 0);
+  probes.Control.writeAt(t0 + 1, 5, 'e', 0);
+  const result = await session.stop();
+  const events = [];
+  for await (const e of readTrace(file)) if (e.name === 'Control') events.push(e);
+  assert.deepEqual(events.map((e) => e.fields.n), [1, 5]);
+  assert.equal(events[1].timestampNs - events[0].timestampNs, 1e6, 'the next event keeps its own time');
+  // 1e300 ms passes the writer's cheap check (a finite number) and is refused by the drain, which cannot encode it.
+  assert.equal(result.producers.find((p) => p.threadId === threadId).droppedByReason['invalid-argument'], 4);
+  const s = await readTrace(file).summary();
+  assert.equal(s.dropped, 4);
+  assert.equal(s.dropReasons['invalid-argument'], 4);
+});
+
+test('a wrong argument type is reported once per event type on stderr, naming the field', async () => {
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w.message);
+  process.on('warning', onWarning);
+  const warn = defineProvider('Test.Warn', { events: { Blob: { id: 1, fields: [['v', 'bytes']] } } });
+  const session = await startSession({ providers: 'Test.Warn', output: join(dir, 'warn.tptrace') });
+  warn.Blob.write(42);
+  warn.Blob.write('abc');
+  await session.stop();
+  await new Promise((r) => setImmediate(r));
+  process.off('warning', onWarning);
+  const mine = warnings.filter((m) => m.includes('Test.Warn'));
+  assert.equal(mine.length, 1);
+  assert.match(mine[0], /Test\.Warn\/Blob\.write\(\) got 42 for field 'v' \(bytes\); such events are dropped and counted \(reason invalid-argument\)/);
+});
