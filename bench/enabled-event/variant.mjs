@@ -74,9 +74,15 @@ async function tracepipe(warm) {
  * in-process target instead of a session's buffer, so there is no drain, no chunk hand-off and no
  * fresh memory. The difference to `tracepipe` is what the session buffer costs; to `ideal`, the writer.
  */
-async function writerOnly() {
+async function writerOnly(atomicPublish) {
   const { bench, TICK_RECORD_BYTES } = await import('../support/tick-provider.mjs');
   const E = bench.Tick;
+  if (atomicPublish) {
+    // The same event's writer, generated again with the publish an Atomics.store (what arm64 uses).
+    const { generateWriter } = await import('../../dist/schema/event-writer.js');
+    const write = generateWriter(E.layout, E.typeIndex, performance, false, () => undefined, true);
+    Object.defineProperty(E, 'write', { value: write });
+  }
   const RING = 1 << 20;
   const sab = new SharedArrayBuffer(RING);
   const target = {
@@ -98,6 +104,7 @@ async function writerOnly() {
       this.pos = 8;
       return 8;
     },
+    reject() {},
   };
   E.setTargets([target]);
   const m = await measure((n) => {
@@ -151,6 +158,6 @@ async function pinoVariant() {
   return { ...m, pinoVersion: createRequire(import.meta.url)('pino/package.json').version };
 }
 
-const variants = { tracepipe: () => tracepipe(false), 'tracepipe-warm': () => tracepipe(true), 'writer-only': writerOnly, ideal: () => ideal(1), 'ideal-fresh': () => ideal(256), pino: pinoVariant };
+const variants = { tracepipe: () => tracepipe(false), 'tracepipe-warm': () => tracepipe(true), 'writer-only': () => writerOnly(false), 'writer-atomic': () => writerOnly(true), ideal: () => ideal(1), 'ideal-fresh': () => ideal(256), pino: pinoVariant };
 if (!variants[variant]) throw new Error(`unknown variant ${variant}`);
 reportResult({ variant, ...(await variants[variant]()) });

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { DROP_REASONS, type DropReasonCounts } from '../format/drop-reason.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { readTrace, type TraceSummary } from '../format/trace-reader.js';
 import { CliError } from './cli-error.js';
@@ -8,6 +9,14 @@ import { writeOut } from './output.js';
 
 export const statsUsage = 'tracepipe stats FILE [--json]                counts per event and thread, drops, duration, bytes per event';
 
+/** "why: 120 full, 3 invalid-argument, 4 not counted by their producer" */
+function describeDropReasons(reasons: DropReasonCounts, total: number): string {
+  const parts = DROP_REASONS.filter((r) => reasons[r] > 0).map((r) => `${reasons[r].toLocaleString('en-US')} ${r}`);
+  const counted = DROP_REASONS.reduce((n, r) => n + reasons[r], 0);
+  if (total > counted) parts.push(`${(total - counted).toLocaleString('en-US')} not counted by their producer (a damaged chunk or a stream without reasons)`);
+  return `why: ${parts.join(', ')}`;
+}
+
 export function formatStats(s: TraceSummary): string {
   const lines: string[] = [];
   const h = s.header;
@@ -15,6 +24,7 @@ export function formatStats(s: TraceSummary): string {
   if (h) lines.push(`session   ${h.session.providers} (${h.session.bufferingMode}, ${h.session.bufferSizeMB} MB)`);
   lines.push(`events    ${s.events.toLocaleString('en-US')} in ${formatNs(s.durationNs)}, ${s.bytes.toLocaleString('en-US')} bytes (${s.bytesPerEvent.toFixed(1)} bytes/event)`);
   lines.push(`dropped   ${s.dropped.toLocaleString('en-US')}${s.events + s.dropped > 0 ? ` (${((100 * s.dropped) / (s.events + s.dropped)).toFixed(2)}% of attempts)` : ''}`);
+  if (s.dropped > 0) lines.push(`          ${describeDropReasons(s.dropReasons, s.dropped)}`);
   if (!s.complete) lines.push(`WARNING   ${s.error?.message ?? 'incomplete trace'}; counts cover the intact part`);
   lines.push('', 'by event:');
   const byEvent = Object.entries(s.byEvent).sort((a, b) => b[1] - a[1]);

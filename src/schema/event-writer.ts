@@ -42,7 +42,15 @@ export type InvalidArgument = (field: number, value: unknown) => void;
  * constant offset in typed-array views, so the hot path has no loop over fields, no lookup and no
  * allocation for numeric fields. `withTimestamp` makes the variant whose first argument is the time.
  */
-export function generateWriter(layout: PayloadLayout, typeIndex: number, clock: Clock, withTimestamp: boolean, onInvalid: InvalidArgument): WriteFn {
+export function generateWriter(
+  layout: PayloadLayout,
+  typeIndex: number,
+  clock: Clock,
+  withTimestamp: boolean,
+  onInvalid: InvalidArgument,
+  /** Publish each record with Atomics.store (a release) rather than a plain store; see docs/BUFFERING.md. */
+  atomicPublish = !STRONG_ORDER,
+): WriteFn {
   const args = layout.fields.map((f) => `a${f.index}`);
   // Every argument is checked before the buffer is touched: a value of the wrong type would make
   // the size NaN (passing the bounds check) or run user code (valueOf) in the middle of a write.
@@ -89,9 +97,11 @@ export function generateWriter(layout: PayloadLayout, typeIndex: number, clock: 
   for (const v of layout.variable) {
     tail += v.type === 'string' ? ` q = writeUtf8(t.u8, q, a${v.index});` : ` t.u8.set(a${v.index}, q); q += n${v.index};`;
   }
-  // x86 keeps stores in program order, so a plain store publishes the record; weaker memory models
-  // (arm64) need the release an Atomics.store gives, or the drain could see the end before the bytes.
-  const publish = STRONG_ORDER ? 'u32[t.commitIndex] = q;' : 'Atomics.store(u32, t.commitIndex, q);';
+  // x86 keeps stores in program order and V8 emits typed-array stores in program order (they all sit
+  // on its effect chain), so a plain store publishes the record; weaker memory models (arm64) need the
+  // release an Atomics.store gives, or the drain could see the end before the bytes. The argument and
+  // the stress test that would catch a reordering are in docs/BUFFERING.md.
+  const publish = atomicPublish ? 'Atomics.store(u32, t.commitIndex, q);' : 'u32[t.commitIndex] = q;';
   const src = `
 return function write(${withTimestamp ? 'ts, ' : ''}${args.join(', ')}) {
   ${withTimestamp ? '' : 'const ts = clock.now();'}
