@@ -75,7 +75,7 @@ test(`${ITERATIONS} random iterations of sessions, floods, terminations and stop
     const finished = new Array(nWorkers).fill(false);
     workers.forEach((w, k) => w.worker.once('message', () => (finished[k] = true)));
     // Workers start writing once every session is enabled in them (a few ms after this resolves).
-    for (const k of counts.keys()) while (Atomics.load(ctl, 64 + k) === 0) await sleep(1);
+    await Promise.all(workers.map((w) => w.ready()));
     // Kill some workers at random moments, then stop every session at a random moment.
     const killed = new Set();
     const kills = workers.map(async (w, k) => {

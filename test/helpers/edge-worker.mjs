@@ -15,8 +15,23 @@ const dist = new URL('../../dist/index.js', import.meta.url).href;
 export function startEdgeWorker(mode, ctl, index, { count = 0, sessions = 1 } = {}) {
   const worker = new Worker(new URL(import.meta.url), { workerData: { edge: { mode, ctl, index, count, sessions } } });
   const exited = new Promise((resolve) => worker.once('exit', resolve));
-  worker.on('error', () => undefined);
-  return { worker, exited };
+  let error;
+  worker.on('error', (e) => (error = e));
+  return {
+    worker,
+    exited,
+    /** Resolves once the worker writes into every session; rejects if it dies first or takes a minute. */
+    async ready() {
+      let gone = false;
+      void exited.then(() => (gone = true));
+      const deadline = Date.now() + 60_000;
+      while (Atomics.load(ctl, 64 + index) === 0) {
+        if (gone) throw new Error(`edge worker ${index} exited before it was ready${error ? `: ${error.message}` : ''}`);
+        if (Date.now() > deadline) throw new Error(`edge worker ${index} not ready after 60 s`);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    },
+  };
 }
 
 export function defineEdgeProvider(defineProvider) {
