@@ -89,7 +89,7 @@ test('blocks of unknown kinds are skipped wherever they appear', async () => {
   const parts = [bytes.slice(0, headerEnd), unknown(9, 0)];
   for (const [i, b] of blocks.entries()) {
     parts.push(bytes.slice(b.start, b.end));
-    if (i % 2 === 0 && b.kind !== 'end') parts.push(unknown(5 + i, 100 + i), unknown(255, 3));
+    if (i % 2 === 0 && b.kind !== 'end') parts.push(unknown(20 + i, 100 + i), unknown(255, 3));
   }
   const extended = concat(...parts);
   assert.ok(extended.length > bytes.length);
