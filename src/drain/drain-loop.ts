@@ -143,6 +143,7 @@ export class DrainLoop implements RecordVisitor {
         const wake = Atomics.load(m.i32, Ctl.DrainWake);
         const state = m.state;
         if (state >= SessionState.Stopping) break;
+        m.prefault();
         if (!this.sink.congested) lastVisited = this.pass(lastVisited > 0 || this.markTime());
         Atomics.wait(m.i32, Ctl.DrainWake, wake, IDLE_WAIT_MS);
       }
