@@ -27,7 +27,7 @@ export interface SessionOptions {
    * outputs (their bytes go through this thread, which cannot deliver them while exiting).
    */
   readonly keepProcessAlive?: boolean;
-  /** How long stop() waits for the drain to flush before giving up and failing the session. Default 30 s. */
+  /** How long stop() waits for the drain to flush before giving up and failing the session: 1 ms to 2^31 - 1 ms. Default 30 s. */
   readonly stopTimeoutMs?: number;
 }
 
