@@ -296,7 +296,8 @@ function planSession(options: SessionOptions): SessionPlan {
 /**
  * Starts a session; resolves once its drain is running and every thread that should is enabled.
  * Every option, and the session limit, is checked before anything exists (no buffer, no drain thread,
- * no file touched, an fd output's prologue not asked for), so a refusal leaves no trace.
+ * no file touched, an fd output's prologue not asked for), so a refusal leaves no trace. Past the
+ * limit (TRACEPIPE_MAX_SESSIONS, default 8; every live session counts) it throws SessionLimitError.
  */
 export async function startSession(options: SessionOptions): Promise<TraceSession> {
   const plan = planSession(options);
