@@ -3,7 +3,7 @@ export { Level, levelName } from './schema/level.js';
 export { FIELD_TYPES, type FieldType, type FieldSpec, type FieldValue } from './schema/field-type.js';
 export { defineProvider, type Provider, type ProviderBase, type EventSpec, type EnableContext, type ProviderDefinition } from './schema/provider.js';
 export type { TraceEventType, EventDescriptor, ArgsOf } from './schema/event-type.js';
-export { startSession, liveSessions, TraceSession, SessionError, type SessionOptions, type SessionResult } from './session/session.js';
+export { startSession, liveSessions, TraceSession, SessionError, SessionLimitError, type SessionOptions, type SessionResult } from './session/session.js';
 export type { SessionOutput } from './session/session-output.js';
 export { parseProviderSpec, ProviderSpecError, type ProviderRequest, type ProviderConfig } from './session/provider-spec.js';
 export { readTrace, type TraceReadable, type TraceSummary, type ThreadSummary, type ReadOptions, type ByteSource } from './format/trace-reader.js';

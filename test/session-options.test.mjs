@@ -1,6 +1,8 @@
 // Provider spec strings and startSession's option checking: bad input gets one clear line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level, liveSessions, parseProviderSpec, ProviderSpecError, SessionError, startSession } from '../dist/index.js';
 import { tempDir } from './helpers/temp-dir.mjs';
@@ -100,4 +102,57 @@ test('an output file that cannot be created fails startSession with the reason',
     (e) => e instanceof SessionError && /^cannot start session: .*ENOENT/.test(e.message) && !e.message.includes('\n'),
   );
   assert.equal(liveSessions().length, 0);
+});
+
+test('a bad option is refused before anything exists: the output file is untouched and the process ends on its own', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'keep.tptrace');
+  writeFileSync(file, 'an earlier trace the user wants to keep');
+  // Each value as JavaScript source, for the child.
+  const bad = [
+    ['stopTimeoutMs', '-1'],
+    ['stopTimeoutMs', '0'],
+    ['stopTimeoutMs', '0.5'],
+    ['stopTimeoutMs', 'NaN'],
+    ['stopTimeoutMs', 'Infinity'],
+    ['stopTimeoutMs', '2 ** 31'],
+    ['stopTimeoutMs', "'100'"],
+    ['keepProcessAlive', "'yes'"],
+    ['keepProcessAlive', '1'],
+    ['rundown', "'no'"],
+    ['bufferingMode', "'fast'"],
+    ['bufferSizeMB', "'big'"],
+    ['bufferSizeMB', '0.001'],
+    ['providers', "''"],
+  ];
+  // In a child process: a drain thread created by mistake would keep it alive (and truncate the file).
+  const src = `
+    const { liveSessions, startSession } = await import(${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)});
+    const out = [];
+    for (const [name, value] of [${bad.map(([name, value]) => `[${JSON.stringify(name)}, ${value}]`).join(', ')}]) {
+      try {
+        await startSession({ providers: 'A', output: ${JSON.stringify(file)}, [name]: value });
+        out.push([name, 'started']);
+      } catch (e) {
+        out.push([name, e.name + ': ' + e.message]);
+      }
+    }
+    out.push(['live', liveSessions().length]);
+    console.log(JSON.stringify(out));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', src], { timeout: 30_000, encoding: 'utf8' });
+  assert.equal(r.error, undefined, 'the process must end on its own');
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.deepEqual(out.pop(), ['live', 0]);
+  const expected = {
+    stopTimeoutMs: /^SessionError: stopTimeoutMs must be a number of milliseconds from 1 to 2147483647, not /,
+    keepProcessAlive: /^SessionError: keepProcessAlive must be a boolean$/,
+    rundown: /^SessionError: rundown must be a boolean$/,
+    bufferingMode: /^SessionError: bufferingMode must be/,
+    bufferSizeMB: /^(SessionError: bufferSizeMB must be a number|RangeError: tracepipe: bufferSizeMB must be at least)/,
+    providers: /^ProviderSpecError: empty provider spec/,
+  };
+  assert.equal(out.length, bad.length);
+  out.forEach(([name, message], i) => assert.match(message, expected[name], `${name} = ${bad[i][1]}`));
+  assert.equal(readFileSync(file, 'utf8'), 'an earlier trace the user wants to keep');
 });

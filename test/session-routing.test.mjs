@@ -8,6 +8,9 @@ import { defineProvider, Level, liveSessions, readTrace, startSession } from '..
 import { tempDir } from './helpers/temp-dir.mjs';
 
 const N = 16;
+// Twice the default per-process limit (8): this test is about routing across many sessions, so it
+// raises the limit for its own process, the way a user would.
+process.env.TRACEPIPE_MAX_SESSIONS = String(N);
 const providers = Array.from({ length: N }, (_, i) =>
   defineProvider(`Route.P${i}`, {
     keywords: { a: 0x1n, b: 0x2n },

@@ -41,6 +41,8 @@ export const Ctl = {
    * the drain's list of the chunks in use is still complete and an idle pass need not rebuild it.
    */
   ChunksTaken: 19,
+  /** Chunks [0, n) the drain has made resident so far (see SessionMemory.prefault). */
+  ResidentChunks: 20,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"
@@ -93,7 +95,10 @@ export const ChunkF64 = { FirstSeq: 2 } as const;
 /** A chunk being set up by slot s has state Claimed + s: not yet the drain's to read, and its claimer is known. */
 export const ChunkState = { Free: 0, Owned: 1, Sealed: 2, Claimed: 0x10000 } as const;
 
-const PREFAULT_BYTES = 64 << 20;
+/** What the drain makes resident before the session starts: a quiet session never needs more. */
+const INITIAL_RESIDENT_BYTES = 2 << 20;
+/** Producers wake the drain early only once half of this much (or of what is resident) is in use. */
+const WAKE_WINDOW_BYTES = 64 << 20;
 const MAX_INFLIGHT_BYTES = 8 << 20;
 
 /**
@@ -140,8 +145,7 @@ export class SessionMemory {
   readonly chunksOffset: number;
   readonly slotsOffset: number;
   readonly maxSlots: number;
-  /** Chunks in use beyond which a producer sealing a chunk wakes the drain at once. */
-  readonly wakeThreshold: number;
+  private readonly wakeWindow: number;
 
   private constructor(readonly sab: SharedArrayBuffer) {
     this.i32 = new Int32Array(sab);
@@ -154,7 +158,16 @@ export class SessionMemory {
     this.chunksOffset = this.i32[Ctl.ChunksOffset]!;
     this.slotsOffset = this.i32[Ctl.SlotsOffset]!;
     this.maxSlots = this.i32[Ctl.MaxSlots]!;
-    this.wakeThreshold = Math.floor(Math.min(this.chunkCount, PREFAULT_BYTES / this.chunkSize) / 2);
+    this.wakeWindow = Math.min(this.chunkCount, WAKE_WINDOW_BYTES / this.chunkSize);
+  }
+
+  /**
+   * Chunks in use beyond which a producer sealing a chunk wakes the drain at once: half of what is
+   * resident (so the drain makes more resident before producers reach untouched memory, and freed
+   * chunks are reused before untouched ones), at most half of WAKE_WINDOW_BYTES.
+   */
+  get wakeThreshold(): number {
+    return Math.floor(Math.min(this.i32[Ctl.ResidentChunks]!, this.wakeWindow) / 2);
   }
 
   static create(layout: MemoryLayout, mode: number, blockTimeoutMs = 0): SessionMemory {
@@ -181,14 +194,29 @@ export class SessionMemory {
   }
 
   /**
-   * Touches the pages of the first chunks (those handed out first) so the kernel maps them now, on
-   * the drain thread, rather than in the middle of an application thread's write, where a page fault
-   * costs more than the event. Bounded, so a large budget is not made resident up front.
+   * Makes chunks resident ahead of the producers, on the drain thread, so that a page fault (which
+   * costs more than an event) rarely lands in the middle of an application thread's write, while
+   * memory becomes resident only as the session uses it: a quiet session keeps INITIAL_RESIDENT_BYTES,
+   * and a busy one grows to twice its peak use, never past its budget. The drain calls this before
+   * the session starts and on every pass; it does nothing until more than half of what is resident is
+   * in use. Chunks are handed out lowest first and freed ones are reused first (the free stack), so
+   * the chunks ever used are always [0, peak in use).
+   *
+   * A producer may already be writing into a chunk being touched (it outran the drain), so each page
+   * is touched with an atomic add of 0: a write access (the kernel maps the page) that cannot undo a
+   * concurrent store.
    */
   prefault(): void {
-    const u8 = this.u8;
-    const end = Math.min(u8.length, this.chunksOffset + PREFAULT_BYTES);
-    for (let i = this.chunksOffset; i < end; i += 4096) u8[i] = 0;
+    const i32 = this.i32;
+    const resident = i32[Ctl.ResidentChunks]!;
+    if (resident === this.chunkCount) return;
+    const inUse = this.chunkCount - Atomics.load(i32, Ctl.FreeCount);
+    if (resident > 0 && inUse * 2 <= resident) return;
+    const first = Math.ceil(INITIAL_RESIDENT_BYTES / this.chunkSize);
+    const target = Math.min(this.chunkCount, Math.max(first, 2 * resident, 2 * inUse));
+    const end = this.chunkBase(target);
+    for (let b = this.chunkBase(resident) & -4096; b < end; b += 4096) Atomics.add(i32, b >> 2, 0);
+    i32[Ctl.ResidentChunks] = target;
   }
 
   get state(): number {

@@ -191,6 +191,7 @@ export class DrainLoop implements RecordVisitor {
         const wake = Atomics.load(m.i32, Ctl.DrainWake);
         const state = m.state;
         if (state >= SessionState.Stopping) break;
+        m.prefault();
         if (!this.sink.congested) lastVisited = this.pass(lastVisited > 0 || this.markTime());
         // A parked producer that died is skipped here even when no other producer is left to notice.
         this.scanner.queue.checkHead();

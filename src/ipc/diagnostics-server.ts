@@ -6,9 +6,8 @@
  */
 import net from 'node:net';
 import { isMainThread } from 'node:worker_threads';
-import { planLayout } from '../buffers/session-memory.js';
-import { formatProviderSpec, normalizeProviders } from '../session/provider-spec.js';
-import { liveSessions, startSession, type TraceSession } from '../session/session.js';
+import { formatProviderSpec, ProviderSpecError } from '../session/provider-spec.js';
+import { liveSessions, SessionLimitError, startSession, type TraceSession } from '../session/session.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
 import { holdSignalFlush, onSignalExit } from './exit-flush.js';
 import { type CollectRequest, decodeCollectRequest, decodeSessionId, encodeProcessInfo, encodeSessionId, encodeStopResult, type ProcessInfo } from './ipc-commands.js';
@@ -49,6 +48,14 @@ function send(socket: net.Socket, frame: Uint8Array): void {
 function refuse(socket: net.Socket, e: unknown): void {
   if (e instanceof IpcError) send(socket, errorFrame(e.code, e.message));
   else send(socket, errorFrame(IpcErrorCode.SessionFailed, e instanceof Error ? e.message : String(e)));
+}
+
+/** Why startSession refused a CollectTracing, as the error reply's code and message. */
+function refusalOf(e: unknown): IpcError {
+  const message = (e as Error)?.message?.replace(/^tracepipe: /, '') ?? String(e);
+  if (e instanceof SessionLimitError) return new IpcError(IpcErrorCode.SessionLimit, message);
+  if (e instanceof ProviderSpecError || e instanceof RangeError) return new IpcError(IpcErrorCode.BadRequest, message);
+  return new IpcError(IpcErrorCode.SessionFailed, message);
 }
 
 class Server implements DiagnosticServer {
@@ -147,13 +154,6 @@ class Server implements DiagnosticServer {
   }
 
   private async collect(socket: net.Socket, q: CollectRequest): Promise<void> {
-    // Refuse what the session would refuse while the reply can still be an error, before the drain writes.
-    try {
-      normalizeProviders(q.providers);
-      if (q.bufferSizeMB !== 0) planLayout(q.bufferSizeMB);
-    } catch (e) {
-      throw new IpcError(IpcErrorCode.BadRequest, (e as Error).message.replace(/^tracepipe: /, ''));
-    }
     const fd = takeDescriptor(socket);
     if (fd === undefined) throw new IpcError(IpcErrorCode.SessionFailed, `streaming a session needs a socket descriptor, which this platform (${process.platform}) does not expose`);
     let started!: (s: TraceSession | undefined) => void;
@@ -174,10 +174,12 @@ class Server implements DiagnosticServer {
         rundown: q.rundown,
         keepProcessAlive: false,
       });
-    } catch {
+    } catch (e) {
+      started(undefined);
+      // Refused before the session asked for its reply (startSession checks everything first): say why.
+      if (id === 0) throw refusalOf(e);
       // The drain may have written the reply already: closing is the only unambiguous answer left.
       socket.destroy();
-      started(undefined);
       return;
     } finally {
       this.starting.delete(id);

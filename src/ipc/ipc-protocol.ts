@@ -43,6 +43,8 @@ export const IpcErrorCode = {
   Busy: 9,
   /** No complete request arrived in time. */
   Timeout: 10,
+  /** The process already runs as many sessions as it allows (TRACEPIPE_MAX_SESSIONS). */
+  SessionLimit: 11,
 } as const;
 export type IpcErrorCode = (typeof IpcErrorCode)[keyof typeof IpcErrorCode];
 

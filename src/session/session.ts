@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { isMainThread, Worker } from 'node:worker_threads';
-import { BufferingMode, type BufferingModeName, Ctl, planLayout, SessionMemory, SessionState } from '../buffers/session-memory.js';
+import { BufferingMode, type BufferingModeName, Ctl, type MemoryLayout, planLayout, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
 import type { DrainMessage, DrainResult, ProducerStats, SinkSpec } from './drain-protocol.js';
@@ -27,7 +27,7 @@ export interface SessionOptions {
    * outputs (their bytes go through this thread, which cannot deliver them while exiting).
    */
   readonly keepProcessAlive?: boolean;
-  /** How long stop() waits for the drain to flush before giving up and failing the session. Default 30 s. */
+  /** How long stop() waits for the drain to flush before giving up and failing the session: 1 ms to 2^31 - 1 ms. Default 30 s. */
   readonly stopTimeoutMs?: number;
   /**
    * Block mode: how long a producer stays parked while the drain frees no chunk at all (a consumer
@@ -58,6 +58,35 @@ const DEFAULT_BLOCK_TIMEOUT_MS = 5000;
 
 export class SessionError extends Error {
   override readonly name = 'SessionError';
+}
+
+/** The process already runs as many sessions as it allows (TRACEPIPE_MAX_SESSIONS). */
+export class SessionLimitError extends SessionError {}
+
+const DEFAULT_MAX_SESSIONS = 8;
+/**
+ * Sessions past their checks whose drain is still starting: they count against the limit as much as
+ * live ones, or concurrent starts could all pass it.
+ */
+let starting = 0;
+
+/**
+ * Each session has a drain thread and its own buffer, so a process caps how many run at once: tools
+ * that attach and never read must not be able to grow the application without bound. Every live
+ * session counts (started by code, by the environment or by a tool), stopping ones included, until
+ * its drain has finished.
+ */
+function reserveSession(): void {
+  const text = process.env.TRACEPIPE_MAX_SESSIONS?.trim() || String(DEFAULT_MAX_SESSIONS);
+  const max = Number(text);
+  if (!/^\d+$/.test(text) || max < 1) throw new SessionError(`TRACEPIPE_MAX_SESSIONS must be a whole number of sessions, at least 1, not '${process.env.TRACEPIPE_MAX_SESSIONS}'`);
+  const running = live.size + starting;
+  if (running >= max) {
+    throw new SessionLimitError(
+      `process ${process.pid} already runs ${running} tracing session${running === 1 ? '' : 's'}, its limit (TRACEPIPE_MAX_SESSIONS=${max}); stop one or raise the limit`,
+    );
+  }
+  starting++;
 }
 
 /** A running session, owned by the thread that started it (the main thread). */
@@ -211,7 +240,7 @@ function headerInfo(id: number, providers: readonly ProviderConfig[], mode: stri
   };
 }
 
-function sinkFor(output: SessionOutput, id: number): SinkSpec {
+function sinkFor(output: SessionOutput): SinkSpec {
   if (typeof output === 'string') {
     if (output === '') throw new SessionError('output path is empty');
     return { kind: 'file', path: output };
@@ -219,7 +248,7 @@ function sinkFor(output: SessionOutput, id: number): SinkSpec {
   if (output && typeof output === 'object' && 'fd' in output) {
     if (!Number.isInteger(output.fd) || output.fd < 0) throw new SessionError('output fd must be an open file descriptor');
     if (output.prologue !== undefined && typeof output.prologue !== 'function') throw new SessionError('output prologue must be a function');
-    return { kind: 'fd', fd: output.fd, ...(output.prologue ? { prologue: output.prologue(id) } : {}) };
+    return { kind: 'fd', fd: output.fd };
   }
   if (output && typeof output === 'object') {
     if ('stream' in output && output.stream && typeof output.stream.write === 'function') return { kind: 'port' };
@@ -228,41 +257,98 @@ function sinkFor(output: SessionOutput, id: number): SinkSpec {
   throw new SessionError('output must be a file path, { stream: Writable }, { onEvent(e) {} } or { fd }');
 }
 
-/** Starts a session; resolves once its drain is running and every thread that should is enabled. */
-export async function startSession(options: SessionOptions): Promise<TraceSession> {
+/** setTimeout's longest delay (a longer one fires at once). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** Options checked and completed with their defaults. */
+interface SessionPlan {
+  readonly providers: readonly ProviderConfig[];
+  readonly output: SessionOutput;
+  readonly sink: SinkSpec;
+  readonly mode: BufferingModeName;
+  readonly bufferSizeMB: number;
+  readonly layout: MemoryLayout;
+  readonly rundown: boolean;
+  readonly keepProcessAlive: boolean;
+  readonly stopTimeoutMs: number;
+  readonly blockTimeoutMs: number;
+}
+
+/** Every option, checked before anything is created: a bad one gets a clear error and leaves no trace. */
+function planSession(options: SessionOptions): SessionPlan {
   if (!isMainThread) throw new SessionError('sessions are owned by the main thread; start them there (worker threads produce into them automatically)');
   if (!options || typeof options !== 'object') throw new SessionError('startSession needs an options object');
   const providers = normalizeProviders(options.providers);
-  const id = nextSessionId;
-  const sink = sinkFor(options.output, id);
+  const sink = sinkFor(options.output);
   const requested = options.bufferingMode ?? 'drop';
   if (requested !== 'drop' && requested !== 'block') throw new SessionError(`bufferingMode must be 'drop' or 'block', not ${JSON.stringify(requested)}`);
+  const bufferSizeMB = options.bufferSizeMB ?? 64;
+  if (typeof bufferSizeMB !== 'number' || !Number.isFinite(bufferSizeMB)) throw new SessionError('bufferSizeMB must be a number');
+  const layout = planLayout(bufferSizeMB);
+  const rundown = options.rundown ?? true;
+  if (typeof rundown !== 'boolean') throw new SessionError('rundown must be a boolean');
+  const keepProcessAlive = options.keepProcessAlive ?? sink.kind === 'port';
+  if (typeof keepProcessAlive !== 'boolean') throw new SessionError('keepProcessAlive must be a boolean');
+  const stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
+  if (typeof stopTimeoutMs !== 'number' || !(stopTimeoutMs >= 1 && stopTimeoutMs <= MAX_TIMEOUT_MS)) {
+    throw new SessionError(`stopTimeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, not ${typeof stopTimeoutMs === 'string' ? JSON.stringify(stopTimeoutMs) : String(stopTimeoutMs)}`);
+  }
   let mode: BufferingModeName = requested;
   if (mode === 'block' && sink.kind === 'port') {
     // Those outputs are consumed on the owning thread: a producer parked there would wait on itself.
     mode = 'drop';
     process.emitWarning('tracepipe: bufferingMode "block" needs an output drained off the main thread (a file or an fd); this session uses "drop"');
   }
-  const bufferSizeMB = options.bufferSizeMB ?? 64;
-  if (typeof bufferSizeMB !== 'number' || !Number.isFinite(bufferSizeMB)) throw new SessionError('bufferSizeMB must be a number');
-  const rundown = options.rundown ?? true;
-  if (typeof rundown !== 'boolean') throw new SessionError('rundown must be a boolean');
   const blockTimeoutMs = options.blockTimeoutMs ?? DEFAULT_BLOCK_TIMEOUT_MS;
-  if (!Number.isInteger(blockTimeoutMs) || blockTimeoutMs < 0 || blockTimeoutMs > 2 ** 31 - 1) throw new SessionError('blockTimeoutMs must be a whole number of milliseconds, 0 or more');
-  const memory = SessionMemory.create(planLayout(bufferSizeMB), mode === 'block' ? BufferingMode.Block : BufferingMode.Drop, blockTimeoutMs);
+  if (!Number.isInteger(blockTimeoutMs) || blockTimeoutMs < 0 || blockTimeoutMs > MAX_TIMEOUT_MS) {
+    throw new SessionError(`blockTimeoutMs must be a whole number of milliseconds from 0 (no limit) to ${MAX_TIMEOUT_MS}, not ${String(blockTimeoutMs)}`);
+  }
+  return { providers, output: options.output, sink, mode, bufferSizeMB, layout, rundown, keepProcessAlive, stopTimeoutMs, blockTimeoutMs };
+}
+
+/**
+ * Starts a session; resolves once its drain is running and every thread that should is enabled.
+ * Every option, and the session limit, is checked before anything exists (no buffer, no drain thread,
+ * no file touched, an fd output's prologue not asked for), so a refusal leaves no trace. Past the
+ * limit (TRACEPIPE_MAX_SESSIONS, default 8; every live session counts) it throws SessionLimitError.
+ */
+export async function startSession(options: SessionOptions): Promise<TraceSession> {
+  const plan = planSession(options);
+  reserveSession();
+  let session: TraceSession;
+  try {
+    session = await launch(plan);
+  } finally {
+    starting--;
+  }
+  session.state = 'running';
+  session.memory.setState(SessionState.Enabled);
+  live.add(session);
+  announceOpen({ id: session.id, sab: session.memory.sab, providers: plan.providers, originNs: session.originNs.toString(), rundown: plan.rundown });
+  return session;
+}
+
+/** Creates the session's memory and drain; resolves once the drain runs. */
+async function launch(plan: SessionPlan): Promise<TraceSession> {
+  const { providers, sink, mode, bufferSizeMB, output } = plan;
+  const id = nextSessionId;
+  const prologue = typeof output === 'object' && 'fd' in output ? output.prologue?.(id) : undefined;
+  const memory = SessionMemory.create(plan.layout, mode === 'block' ? BufferingMode.Block : BufferingMode.Drop, plan.blockTimeoutMs);
   const originNs = process.hrtime.bigint();
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
   const worker = new Worker(new URL('../workers/drain-worker.js', import.meta.url), {
-    workerData: { sab: memory.sab, sink, header: headerInfo(id, providers, mode, bufferSizeMB, originNs, wallNs), originNs: originNs.toString() },
+    workerData: {
+      sab: memory.sab,
+      sink: prologue ? { ...sink, prologue } : sink,
+      header: headerInfo(id, providers, mode, bufferSizeMB, originNs, wallNs),
+      originNs: originNs.toString(),
+    },
     execArgv: [],
     stdout: false,
     stderr: false,
   });
   markServiceWorker(worker, 'tracepipe-drain');
-  const stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
-  if (!(stopTimeoutMs > 0)) throw new SessionError('stopTimeoutMs must be a positive number');
-  const session = new TraceSession(memory, providers, mode, worker, originNs, stopTimeoutMs);
-  const output = options.output;
+  const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs);
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
   else if (typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new ListenerConsumer((e) => output.onEvent(e)));
 
@@ -290,11 +376,7 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
     });
   });
   // Only now: adding a 'message' listener refs the worker's port again.
-  if (!(options.keepProcessAlive ?? sink.kind === 'port')) worker.unref();
-  session.state = 'running';
-  memory.setState(SessionState.Enabled);
-  live.add(session);
-  announceOpen({ id: session.id, sab: memory.sab, providers, originNs: originNs.toString(), rundown });
+  if (!plan.keepProcessAlive) worker.unref();
   return session;
 }
 
