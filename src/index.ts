@@ -12,6 +12,8 @@ export type { TraceHeader } from './format/stream-header.js';
 export type { DropRange } from './format/loss-tracker.js';
 export { DROP_REASONS, type DropReason, type DropReasonCounts } from './format/drop-reason.js';
 export { TraceFormatError, type TraceErrorCode } from './format/format-error.js';
+export { startFlightRecorder, type FlightRecorder, type FlightRecorderOptions, type FlightDump } from './api/flight-recorder.js';
+export type { DumpResult } from './session/drain-protocol.js';
 export { monitorGCPauses, type GCPauseInfo, type GCPauseMonitorOptions, type GCPauseSeverity } from './api/gc-pause-monitor.js';
 // Importing tracepipe defines the runtime providers, so a session that names them just works.
 export { runtimeGC } from './providers/gc-provider.js';

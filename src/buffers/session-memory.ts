@@ -43,6 +43,10 @@ export const Ctl = {
   ChunksTaken: 19,
   /** Chunks [0, n) the drain has made resident so far (see SessionMemory.prefault). */
   ResidentChunks: 20,
+  /** Ring mode: the next seal order number (a stolen chunk is always the lowest one sealed). */
+  SealCounter: 21,
+  /** Ring mode: the id of the last dump the drain has finished (a dying owner waits on it). */
+  DumpsDone: 22,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"
@@ -55,8 +59,9 @@ export const SessionState = {
   Failed: 4,
 } as const;
 
-export const BufferingMode = { Drop: 0, Block: 1 } as const;
-export type BufferingModeName = 'drop' | 'block';
+/** Ring: a flight recorder; when the budget is full the oldest sealed chunk is overwritten, and nothing is written until a dump. */
+export const BufferingMode = { Drop: 0, Block: 1, Ring: 2 } as const;
+export type BufferingModeName = 'drop' | 'block' | 'ring';
 
 // Slot layout (128 bytes): Int32 words 0-7, then Float64 words 4-15.
 export const SLOT_BYTES = 128;
@@ -86,11 +91,11 @@ export const SlotF64 = {
 export const SlotState = { Claiming: 0, Live: 1, Published: 2, Dead: 3 } as const;
 
 /** Indexes into DROP_REASONS (format/drop-reason.ts), as the slot's per-reason words keep them. */
-export const DropReasonCode = { Full: 0, TooLarge: 1, InvalidArgument: 2, Stopping: 3, BlockTimeout: 4 } as const;
+export const DropReasonCode = { Full: 0, TooLarge: 1, InvalidArgument: 2, Stopping: 3, BlockTimeout: 4, Overwritten: 5 } as const;
 
 // Chunk header (32 bytes).
 export const CHUNK_HEADER_BYTES = 32;
-export const ChunkI32 = { State: 0, Owner: 1, Committed: 2, ChunkSeq: 3 } as const;
+export const ChunkI32 = { State: 0, Owner: 1, Committed: 2, ChunkSeq: 3, SealOrder: 6 } as const;
 export const ChunkF64 = { FirstSeq: 2 } as const;
 /** A chunk being set up by slot s has state Claimed + s: not yet the drain's to read, and its claimer is known. */
 export const ChunkState = { Free: 0, Owned: 1, Sealed: 2, Claimed: 0x10000 } as const;
@@ -301,6 +306,29 @@ export class SessionMemory {
       }
     }
     return -1;
+  }
+
+  /**
+   * Ring mode: takes the oldest sealed chunk for `slot` (its events are overwritten; a dump counts
+   * them as lost), or -1 when none is sealed. Stealing in seal order keeps each thread's surviving
+   * chunks a contiguous run of its newest.
+   */
+  stealOldest(slot: number): number {
+    const i32 = this.i32;
+    const stride = this.chunkSize >> 2;
+    for (;;) {
+      let oldest = -1;
+      let order = Infinity;
+      for (let c = 0, hi = this.chunksOffset >> 2; c < this.chunkCount; c++, hi += stride) {
+        if (i32[hi + ChunkI32.State] === ChunkState.Sealed && i32[hi + ChunkI32.SealOrder]! < order) {
+          order = i32[hi + ChunkI32.SealOrder]!;
+          oldest = c;
+        }
+      }
+      if (oldest < 0) return -1;
+      const hi = this.chunkBase(oldest) >> 2;
+      if (Atomics.compareExchange(i32, hi + ChunkI32.State, ChunkState.Sealed, ChunkState.Claimed + slot) === ChunkState.Sealed) return oldest;
+    }
   }
 
   /** Returns a drained chunk to the budget (drain side). */

@@ -25,6 +25,8 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   private chunkSeq = 0;
   private pending: Uint8Array[] = [];
   private readonly described = new Set<number>();
+  /** Ring mode: every descriptor this thread has written, repeated at the start of each chunk (an older chunk may be overwritten). */
+  private readonly descriptors: Uint8Array[] = [];
   private readonly queue: FairQueue;
   detached = false;
   /** Set while this thread writes rundown for a stopping session: such writes must never park. */
@@ -72,6 +74,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     w.varint(type.typeIndex);
     encodeDescriptor(type, w);
     const payload = w.take();
+    if (this.memory.mode === BufferingMode.Ring) this.descriptors.push(payload);
     if (this.chunk >= 0 && this.pos + RECORD_HEADER_SIZE + payload.length <= this.end) {
       this.writeMetadata(payload);
     } else {
@@ -128,6 +131,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     for (const p of this.pending) need += RECORD_HEADER_SIZE + p.length + 8;
     if (!(need <= m.chunkCapacity)) return this.drop(DropReasonCode.TooLarge);
     let c = m.acquireChunk(this.slot);
+    if (c < 0 && m.mode === BufferingMode.Ring) c = m.stealOldest(this.slot);
     if (c < 0) {
       if (m.mode !== BufferingMode.Block || this.neverBlock) return this.drop(DropReasonCode.Full);
       // After a timed-out park, park again only once the drain has made progress.
@@ -140,6 +144,11 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
       if (c < 0) return this.drop(DropReasonCode.Stopping);
     }
     this.take(c);
+    if (m.mode === BufferingMode.Ring) {
+      // Each chunk describes every type it may hold: a dump can decode any chunk that survives.
+      for (const d of this.descriptors) if (!this.pending.includes(d)) this.writeMetadata(d);
+      if (this.pos + size > this.end) return this.drop(DropReasonCode.TooLarge);
+    }
     for (const p of this.pending) this.writeMetadata(p);
     this.pending = [];
     return this.pos;
@@ -179,13 +188,17 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   /** Hands the current chunk to the drain. */
   seal(): void {
     if (this.chunk < 0) return;
-    Atomics.store(this.i32, (this.memory.chunkBase(this.chunk) >> 2) + ChunkI32.State, ChunkState.Sealed);
+    const m = this.memory;
+    const hi = m.chunkBase(this.chunk) >> 2;
+    this.i32[hi + ChunkI32.SealOrder] = Atomics.add(this.i32, Ctl.SealCounter, 1);
+    Atomics.store(this.i32, hi + ChunkI32.State, ChunkState.Sealed);
     this.chunk = -1;
     this.pos = this.end = 0;
     // Waking the drain is a system call and a context switch: only once half the chunks that are
     // already mapped are in use (so freed ones are reused before untouched memory is). Otherwise its
-    // periodic pass (every 100 ms) collects the chunk.
-    const m = this.memory;
+    // periodic pass (every 100 ms) collects the chunk. A ring is never drained: its drain needs waking
+    // only to make more of the budget resident.
+    if (m.mode === BufferingMode.Ring && m.i32[Ctl.ResidentChunks] === m.chunkCount) return;
     if (m.chunkCount - Atomics.load(m.i32, Ctl.FreeCount) > m.wakeThreshold) m.wakeDrain();
   }
 

@@ -8,6 +8,7 @@ import { demoCommand, demoUsage } from './demo-command.js';
 import { dumpCommand, dumpUsage } from './dump-command.js';
 import { reportCommand, reportUsage } from './report-command.js';
 import { psCommand, psUsage } from './ps-command.js';
+import { recorderCommand, recorderUsage } from './recorder-command.js';
 import { statsCommand, statsUsage } from './stats-command.js';
 import { stopCommand, stopUsage } from './stop-command.js';
 
@@ -21,6 +22,7 @@ const commands: Record<string, { run: Command; usage: string }> = {
   ps: { run: psCommand, usage: psUsage },
   collect: { run: collectCommand, usage: collectUsage },
   stop: { run: stopCommand, usage: stopUsage },
+  recorder: { run: recorderCommand, usage: recorderUsage },
 };
 
 function help(): string {

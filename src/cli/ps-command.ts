@@ -5,7 +5,7 @@ import { CliError } from './cli-error.js';
 import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
 
-export const psUsage = 'tracepipe ps [--json]                        attachable processes: pid, tracepipe version, sessions, command line';
+export const psUsage = 'tracepipe ps [--json]                        attachable processes: pid, tracepipe version, sessions (flight recorders marked), command line';
 
 export async function psCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
@@ -22,7 +22,8 @@ export async function psCommand(argv: string[]): Promise<number> {
   const rows = targets.map((t) => {
     const i = t.info;
     if (!i) return [String(t.endpoint.pid), '?', '?', `(not answering: ${t.error})`];
-    const sessions = i.sessions.length === 0 ? '0' : `${i.sessions.length} (${i.sessions.map((s) => `#${s.id}`).join(' ')})`;
+    // A ring session is a flight recorder: `tracepipe recorder dump --pid N` writes it out.
+    const sessions = i.sessions.length === 0 ? '0' : `${i.sessions.length} (${i.sessions.map((s) => `#${s.id}${s.bufferingMode === 'ring' ? ' recorder' : ''}`).join(' ')})`;
     return [String(i.pid), i.tracepipeVersion, sessions, [basename(i.argv[0] ?? i.title), ...i.argv.slice(1)].join(' ')];
   });
   const header = ['PID', 'TRACEPIPE', 'SESSIONS', 'COMMAND'];

@@ -1,21 +1,16 @@
 import { parseArgs } from 'node:util';
 import { stopTracing, TargetError } from '../ipc/diagnostics-client.js';
+import { positiveInt } from './cli-args.js';
 import { CliError } from './cli-error.js';
 import { formatBytes } from './format-size.js';
 import { writeOut } from './output.js';
 
 export const stopUsage = 'tracepipe stop --pid N --session ID          stop a session running in process N';
 
-function positiveInt(name: string, v: string | undefined): number {
-  if (v === undefined) throw new CliError(`usage: ${stopUsage}`);
-  if (!/^\d+$/.test(v) || Number(v) <= 0) throw new CliError(`--${name} must be a positive integer, not '${v}'`);
-  return Number(v);
-}
-
 export async function stopCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { pid: { type: 'string' }, session: { type: 'string' } } });
-  const pid = positiveInt('pid', values.pid);
-  const id = positiveInt('session', values.session);
+  const pid = positiveInt('pid', values.pid, stopUsage);
+  const id = positiveInt('session', values.session, stopUsage);
   const r = await stopTracing(pid, id).catch((e: unknown) => {
     throw e instanceof TargetError ? new CliError(e.message, 1) : e;
   });

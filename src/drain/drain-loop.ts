@@ -9,7 +9,8 @@ import { Ctl, DropReasonCode, type SessionMemory, SessionState } from '../buffer
 import { addDropReasons, noDropReasons } from '../format/drop-reason.js';
 import type { EventDescriptor } from '../schema/event-type.js';
 import type { Sink } from './sink.js';
-import type { DrainResult } from '../session/drain-protocol.js';
+import type { DrainResult, DumpResult } from '../session/drain-protocol.js';
+import { RingSnapshot } from '../buffers/ring-snapshot.js';
 
 const IDLE_WAIT_MS = 100;
 /** How long after the last event idle passes keep marking time with sequence points (see markTime). */
@@ -164,8 +165,55 @@ export class DrainLoop implements RecordVisitor {
     return counts;
   }
 
-  private producerReasons(): { threadId: number; counts: number[] }[] {
-    return this.scanner.progress().map((p) => ({ threadId: p.threadId, counts: this.reasonsOf(p) }));
+  /**
+   * Closes the stream: the last gaps, the drops by reason (`uncounted(p, counted)` adds the ones no
+   * producer counted as it dropped: a ring's overwritten events), the end-of-stream totals.
+   */
+  private endStream(overwritten: (p: SlotProgress, counted: number) => number): void {
+    this.expectedSeq.forEach((next, slot) => this.loss.note(this.threadIds[slot]!, next));
+    this.loss.finish();
+    this.writer.dropReasons(
+      this.scanner.progress().map((p) => {
+        const counts = this.reasonsOf(p);
+        counts[DropReasonCode.Overwritten]! += overwritten(p, counts.reduce((a, b) => a + b, 0));
+        return { threadId: p.threadId, counts };
+      }),
+    );
+    this.writer.end({
+      events: this.eventsWritten,
+      dropped: this.loss.dropped,
+      endTimeNs: Math.max(this.lastEventNs, this.nowNs()),
+      maxLatenessNs: Math.max(0, this.maxLatenessNs),
+      threads: this.threadIds.length,
+      eventTypes: this.typeIds.size,
+    });
+    this.flush();
+  }
+
+  /**
+   * Ring mode: writes what the ring holds now, every thread's newest events merged in time order,
+   * into this loop's sink, as one complete stream. What a thread attempted that the ring no longer
+   * holds is a drop range, counted as overwritten unless the producer counted it as it dropped it.
+   */
+  dump(): DumpResult {
+    let error: string | undefined;
+    try {
+      this.refreshSlots();
+      const snapshot = new RingSnapshot(this.memory);
+      snapshot.visit(this, (slot) => (this.originDelta[slot] ?? 0) / 1e6);
+      const progress = this.scanner.progress().map((p) => ({ threadId: p.threadId, nextSeq: Math.max(p.nextSeq, snapshot.nextSeq[p.slot] ?? 0), dropped: p.dropped }));
+      this.writer.sequencePoint(this.nowNs(), 0, progress);
+      this.loss.progress(progress);
+      this.endStream((p, counted) => Math.max(0, (this.loss.droppedByThread.get(p.threadId) ?? 0) - counted));
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
+    }
+    try {
+      this.sink.close();
+    } catch (e) {
+      error ??= e instanceof Error ? e.message : String(e);
+    }
+    return { eventsWritten: this.eventsWritten, eventsDropped: this.loss.dropped, bytesWritten: this.writer.bytesTaken, ...(error === undefined ? {} : { error }) };
   }
 
   /** Waits (bounded) until no live producer is inside its slow path, releasing parked ones meanwhile. */
@@ -201,18 +249,7 @@ export class DrainLoop implements RecordVisitor {
       this.settle();
       // Final pass: producers have been told to stop and have left; take everything they committed.
       this.pass(true);
-      this.expectedSeq.forEach((next, slot) => this.loss.note(this.threadIds[slot]!, next));
-      this.loss.finish();
-      this.writer.dropReasons(this.producerReasons());
-      this.writer.end({
-        events: this.eventsWritten,
-        dropped: this.loss.dropped,
-        endTimeNs: Math.max(this.lastEventNs, this.nowNs()),
-        maxLatenessNs: Math.max(0, this.maxLatenessNs),
-        threads: this.threadIds.length,
-        eventTypes: this.typeIds.size,
-      });
-      this.flush();
+      this.endStream(() => 0);
     } catch (e) {
       error = e instanceof Error ? e.message : String(e);
       m.setState(SessionState.Failed);

@@ -130,6 +130,24 @@ export async function collectTracing(pid: number, request: CollectRequest): Prom
   };
 }
 
+/** The target's flight recorder (ring session `sessionId`, 0 for its only one) dumped: iterate for the .tptrace bytes. */
+export async function dumpRecorder(pid: number, sessionId = 0): Promise<TraceStream> {
+  const socket = await connectTarget(pid);
+  const frame = encodeFrame(CommandSet.Tracing, TracingCommand.DumpRecorder, encodeSessionId(sessionId));
+  let id: number;
+  try {
+    id = decodeSessionId(await exchange(socket, frame, COLLECT_TIMEOUT_MS, 'DumpRecorder'), 'DumpRecorder reply');
+  } catch (e) {
+    socket.destroy();
+    throw refusal(e, 'DumpRecorder');
+  }
+  return {
+    sessionId: id,
+    [Symbol.asyncIterator]: () => socket[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>,
+    close: () => socket.destroy(),
+  };
+}
+
 export interface TargetListing {
   readonly endpoint: Endpoint;
   readonly info?: ProcessInfo;

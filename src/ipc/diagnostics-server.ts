@@ -124,6 +124,7 @@ class Server implements DiagnosticServer {
     if (f.commandSet === CommandSet.Process && f.commandId === ProcessCommand.ProcessInfo) return send(socket, okFrame(encodeProcessInfo(this.info())));
     if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.CollectTracing) return this.collect(socket, decodeCollectRequest(f.payload));
     if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.StopTracing) return this.stop(socket, decodeSessionId(f.payload, 'StopTracing'));
+    if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.DumpRecorder) return this.dumpRecorder(socket, decodeSessionId(f.payload, 'DumpRecorder'));
     throw new IpcError(IpcErrorCode.UnknownCommand, `unknown command ${f.commandSet}/${f.commandId}`);
   }
 
@@ -193,6 +194,18 @@ class Server implements DiagnosticServer {
       socket.destroy();
       release();
     });
+  }
+
+  /** A ring session writes what it holds to the connection (its reply frame first), then the connection closes. */
+  private async dumpRecorder(socket: net.Socket, id: number): Promise<void> {
+    const rings = liveSessions().filter((s) => s.bufferingMode === 'ring' && s.state === 'running');
+    const session = id === 0 ? rings[0] : rings.find((s) => s.id === id);
+    if (!session) throw new IpcError(IpcErrorCode.UnknownSession, id === 0 ? `process ${process.pid} has no flight recorder` : `no flight recorder session ${id} in process ${process.pid}`);
+    const fd = takeDescriptor(socket);
+    if (fd === undefined) throw new IpcError(IpcErrorCode.SessionFailed, `streaming a dump needs a socket descriptor, which this platform (${process.platform}) does not expose`);
+    this.pending.delete(socket);
+    await session.dump({ fd, prologue: okFrame(encodeSessionId(session.id)) });
+    socket.destroy();
   }
 
   private async stop(socket: net.Socket, id: number): Promise<void> {

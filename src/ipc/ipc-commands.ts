@@ -57,10 +57,13 @@ function decode<T>(what: string, payload: Uint8Array, read: (r: ByteReader) => T
   }
 }
 
+const MODES: readonly BufferingModeName[] = ['drop', 'block', 'ring'];
+
 function mode(r: ByteReader): BufferingModeName {
   const m = r.u8();
-  if (m > 1) throw new IpcError(IpcErrorCode.BadPayload, `unknown buffering mode ${m}`);
-  return m === 1 ? 'block' : 'drop';
+  const name = MODES[m];
+  if (name === undefined) throw new IpcError(IpcErrorCode.BadPayload, `unknown buffering mode ${m}`);
+  return name;
 }
 
 function strings(w: ByteWriter, list: readonly string[]): void {
@@ -77,11 +80,11 @@ function readStrings(r: ByteReader): string[] {
   return out;
 }
 
-/** providers: string, mode: u8 (0 drop, 1 block), buffer size: u32 KiB, rundown: u8. */
+/** providers: string, mode: u8 (0 drop, 1 block, 2 ring), buffer size: u32 KiB, rundown: u8. */
 export function encodeCollectRequest(q: CollectRequest): Uint8Array {
   const w = new ByteWriter(64 + q.providers.length * 3);
   w.string(q.providers);
-  w.u8(q.bufferingMode === 'block' ? 1 : 0);
+  w.u8(MODES.indexOf(q.bufferingMode));
   w.u32(Math.round(q.bufferSizeMB * 1024));
   w.u8(q.rundown ? 1 : 0);
   return w.take();
@@ -98,7 +101,10 @@ export function decodeCollectRequest(p: Uint8Array): CollectRequest {
   });
 }
 
-/** StopTracing's request, and CollectTracing's reply (the trace stream follows it): session id u32. */
+/**
+ * StopTracing's and DumpRecorder's request (0: the process's flight recorder), and CollectTracing's
+ * and DumpRecorder's reply (the trace stream follows it): session id u32.
+ */
 export function encodeSessionId(id: number): Uint8Array {
   const w = new ByteWriter(4);
   w.u32(id);
@@ -151,7 +157,7 @@ export function encodeProcessInfo(info: ProcessInfo): Uint8Array {
   for (const s of info.sessions) {
     w.u32(s.id);
     w.string(s.providers);
-    w.u8(s.bufferingMode === 'block' ? 1 : 0);
+    w.u8(MODES.indexOf(s.bufferingMode));
     w.string(s.state);
     w.u8(s.attached ? 1 : 0);
   }

@@ -24,7 +24,8 @@ export const MAX_REPLY_PAYLOAD = 16 * 1024 * 1024;
 
 export const CommandSet = { Process: 0x01, Tracing: 0x02, Server: 0xff } as const;
 export const ProcessCommand = { ProcessInfo: 0x00 } as const;
-export const TracingCommand = { CollectTracing: 0x01, StopTracing: 0x02 } as const;
+/** DumpRecorder: a ring session (flight recorder) writes its contents to the connection, then it closes. */
+export const TracingCommand = { CollectTracing: 0x01, StopTracing: 0x02, DumpRecorder: 0x03 } as const;
 export const ServerCommand = { Ok: 0x00, Error: 0xff } as const;
 
 export const IpcErrorCode = {

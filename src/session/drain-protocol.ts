@@ -11,7 +11,27 @@ export type SinkSpec =
   /** Bytes go back to the owning thread (a user stream or a listener). */
   | { readonly kind: 'port' }
   /** A connected socket's descriptor the drain writes to directly; `prologue` goes out before the trace. */
-  | { readonly kind: 'fd'; readonly fd: number; readonly prologue?: Uint8Array };
+  | { readonly kind: 'fd'; readonly fd: number; readonly prologue?: Uint8Array }
+  /** A ring (flight recorder): nothing is written until a dump is asked for. */
+  | { readonly kind: 'ring' };
+
+/** Where one dump of a ring goes. */
+export type DumpTarget = Extract<SinkSpec, { kind: 'file' } | { kind: 'fd' }>;
+
+export interface DumpResult {
+  readonly eventsWritten: number;
+  /** Attempts of the threads in the dump that it does not hold: overwritten, or dropped as they happened. */
+  readonly eventsDropped: number;
+  readonly bytesWritten: number;
+  readonly error?: string;
+}
+
+/** The owning thread asks a ring's drain for a dump (the drain reads it with receiveMessageOnPort). */
+export interface DumpRequest {
+  readonly type: 'dump';
+  readonly id: number;
+  readonly target: DumpTarget;
+}
 
 export interface ProducerStats {
   readonly threadId: number;
@@ -40,4 +60,5 @@ export type DrainMessage =
   | DataMessage
   | { readonly type: 'running' }
   | { readonly type: 'failed'; readonly error: string }
-  | { readonly type: 'done'; readonly result: DrainResult };
+  | { readonly type: 'done'; readonly result: DrainResult }
+  | { readonly type: 'dumped'; readonly id: number; readonly result: DumpResult };

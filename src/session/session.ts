@@ -3,7 +3,7 @@ import { isMainThread, Worker } from 'node:worker_threads';
 import { BufferingMode, type BufferingModeName, Ctl, type MemoryLayout, planLayout, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
-import type { DrainMessage, DrainResult, ProducerStats, SinkSpec } from './drain-protocol.js';
+import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, ProducerStats, SinkSpec } from './drain-protocol.js';
 import { announceClose, announceOpen } from './control-channel.js';
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
@@ -13,9 +13,12 @@ import { markServiceWorker } from './service-workers.js';
 export interface SessionOptions {
   /** dotnet-trace syntax `Name[:HexKeywords[:Level[:key=value;...]]]`, comma separated, or a list. */
   readonly providers: string | readonly ProviderRequest[];
-  /** A file path, `{ stream }` or `{ onEvent }`. */
-  readonly output: SessionOutput;
-  /** 'drop' (default) loses events when the buffer is full; 'block' parks producers instead. */
+  /** A file path, `{ stream }` or `{ onEvent }`; none for a 'ring' session, whose output is each dump. */
+  readonly output?: SessionOutput;
+  /**
+   * 'drop' (default) loses events when the buffer is full; 'block' parks producers instead; 'ring'
+   * (a flight recorder) overwrites the oldest and writes nothing until `session.dump()`.
+   */
   readonly bufferingMode?: BufferingModeName;
   /** The session's whole budget: every thread's chunks come from it. Default 64. */
   readonly bufferSizeMB?: number;
@@ -106,6 +109,11 @@ export class TraceSession {
   private stopping: Promise<SessionResult> | undefined;
   private consumer: OutputConsumer | undefined;
   private stopTimer: NodeJS.Timeout | undefined;
+  private lastDump = 0;
+  /** Dumps asked for and not yet reported, by id. */
+  private readonly dumps = new Map<number, (r: DumpResult) => void>();
+  /** @internal Whether the session keeps the process alive (a dump in progress does, for its length). */
+  keepsAlive = true;
 
   /** @internal */
   constructor(
@@ -135,6 +143,11 @@ export class TraceSession {
       } finally {
         this.memory.acknowledge(msg.bytes.length);
       }
+    } else if (msg.type === 'dumped') {
+      const waiter = this.dumps.get(msg.id);
+      this.dumps.delete(msg.id);
+      if (this.dumps.size === 0 && !this.keepsAlive) this.worker.unref();
+      waiter?.(msg.result);
     } else if (msg.type === 'done') {
       this.reported = true;
       const r = msg.result;
@@ -161,6 +174,8 @@ export class TraceSession {
     if (this.error) this.markFailed();
     announceClose(this.id);
     clearTimeout(this.stopTimer);
+    for (const waiter of this.dumps.values()) waiter({ eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, error: `session ${this.id} ended before the dump was written` });
+    this.dumps.clear();
     this.worker.unref();
     this.resolveDone({ ...r, status: this.state, ...(this.error ? { error: this.error } : {}) });
   }
@@ -209,6 +224,43 @@ export class TraceSession {
     return this.stopping;
   }
 
+  private requestDump(target: DumpTarget): number {
+    if (this.bufferingMode !== 'ring') throw new SessionError(`session ${this.id} is not a ring session: only a ring has something to dump`);
+    if (this.state !== 'running') throw new SessionError(`session ${this.id} is ${this.state}: dump() needs a running ring`);
+    const id = ++this.lastDump;
+    this.worker.postMessage({ type: 'dump', id, target } satisfies DumpRequest);
+    this.memory.wakeDrain();
+    return id;
+  }
+
+  /**
+   * Ring sessions: writes what the ring holds now (every thread's newest events, in time order, with
+   * what was overwritten counted as lost) to a file or an open descriptor, as one complete trace.
+   * The ring keeps its contents: a later dump holds them too if they have not been overwritten.
+   */
+  dump(output: string | { readonly fd: number; readonly prologue?: Uint8Array }): Promise<DumpResult> {
+    const target: DumpTarget = typeof output === 'string' ? { kind: 'file', path: output } : { kind: 'fd', fd: output.fd, ...(output.prologue ? { prologue: output.prologue } : {}) };
+    if (target.kind === 'file' && target.path === '') throw new SessionError('dump path is empty');
+    const id = this.requestDump(target);
+    this.worker.ref();
+    return new Promise((resolve) => this.dumps.set(id, resolve));
+  }
+
+  /**
+   * @internal A dump from a thread that cannot wait for a message (the process is dying): waits in
+   * shared memory, at most `timeoutMs`. Returns whether the drain finished it.
+   */
+  dumpSync(path: string, timeoutMs: number): boolean {
+    const id = this.requestDump({ kind: 'file', path });
+    const deadline = Date.now() + timeoutMs;
+    for (let done = Atomics.load(this.memory.i32, Ctl.DumpsDone); done < id; done = Atomics.load(this.memory.i32, Ctl.DumpsDone)) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      Atomics.wait(this.memory.i32, Ctl.DumpsDone, done, left);
+    }
+    return true;
+  }
+
   /** @internal Synchronous flush when the process is exiting: file outputs get their end-of-stream block. */
   flushOnExit(): void {
     if (this.state !== 'running' && this.state !== 'stopping') return;
@@ -240,7 +292,11 @@ function headerInfo(id: number, providers: readonly ProviderConfig[], mode: stri
   };
 }
 
-function sinkFor(output: SessionOutput): SinkSpec {
+function sinkFor(output: SessionOutput | undefined, mode: unknown): SinkSpec {
+  if (mode === 'ring') {
+    if (output !== undefined) throw new SessionError("a 'ring' session has no output: its events are written by session.dump()");
+    return { kind: 'ring' };
+  }
   if (typeof output === 'string') {
     if (output === '') throw new SessionError('output path is empty');
     return { kind: 'file', path: output };
@@ -257,13 +313,15 @@ function sinkFor(output: SessionOutput): SinkSpec {
   throw new SessionError('output must be a file path, { stream: Writable }, { onEvent(e) {} } or { fd }');
 }
 
+const BUFFERING_MODES = { drop: BufferingMode.Drop, block: BufferingMode.Block, ring: BufferingMode.Ring } as const;
+
 /** setTimeout's longest delay (a longer one fires at once). */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** Options checked and completed with their defaults. */
 interface SessionPlan {
   readonly providers: readonly ProviderConfig[];
-  readonly output: SessionOutput;
+  readonly output: SessionOutput | undefined;
   readonly sink: SinkSpec;
   readonly mode: BufferingModeName;
   readonly bufferSizeMB: number;
@@ -279,9 +337,9 @@ function planSession(options: SessionOptions): SessionPlan {
   if (!isMainThread) throw new SessionError('sessions are owned by the main thread; start them there (worker threads produce into them automatically)');
   if (!options || typeof options !== 'object') throw new SessionError('startSession needs an options object');
   const providers = normalizeProviders(options.providers);
-  const sink = sinkFor(options.output);
   const requested = options.bufferingMode ?? 'drop';
-  if (requested !== 'drop' && requested !== 'block') throw new SessionError(`bufferingMode must be 'drop' or 'block', not ${JSON.stringify(requested)}`);
+  if (requested !== 'drop' && requested !== 'block' && requested !== 'ring') throw new SessionError(`bufferingMode must be 'drop', 'block' or 'ring', not ${JSON.stringify(requested)}`);
+  const sink = sinkFor(options.output, requested);
   const bufferSizeMB = options.bufferSizeMB ?? 64;
   if (typeof bufferSizeMB !== 'number' || !Number.isFinite(bufferSizeMB)) throw new SessionError('bufferSizeMB must be a number');
   const layout = planLayout(bufferSizeMB);
@@ -333,7 +391,7 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
   const { providers, sink, mode, bufferSizeMB, output } = plan;
   const id = nextSessionId;
   const prologue = typeof output === 'object' && 'fd' in output ? output.prologue?.(id) : undefined;
-  const memory = SessionMemory.create(plan.layout, mode === 'block' ? BufferingMode.Block : BufferingMode.Drop, plan.blockTimeoutMs);
+  const memory = SessionMemory.create(plan.layout, BUFFERING_MODES[mode], plan.blockTimeoutMs);
   const originNs = process.hrtime.bigint();
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
   const worker = new Worker(new URL('../workers/drain-worker.js', import.meta.url), {
@@ -376,6 +434,7 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
     });
   });
   // Only now: adding a 'message' listener refs the worker's port again.
+  session.keepsAlive = plan.keepProcessAlive;
   if (!plan.keepProcessAlive) worker.unref();
   return session;
 }

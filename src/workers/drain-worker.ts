@@ -3,6 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SessionMemory } from '../buffers/session-memory.js';
 import { threadOriginNs } from '../buffers/clock.js';
 import { DrainLoop } from '../drain/drain-loop.js';
+import { runRing } from '../drain/ring-loop.js';
 import type { Sink } from '../drain/sink.js';
 import type { HeaderInfo } from '../format/stream-header.js';
 import { FdSink } from '../sinks/fd-sink.js';
@@ -21,17 +22,25 @@ export interface DrainWorkerData {
 const data = workerData as DrainWorkerData;
 const port = parentPort!;
 const memory = SessionMemory.attach(data.sab);
-let loop: DrainLoop | undefined;
-try {
-  const spec = data.sink;
-  const sink: Sink = spec.kind === 'file' ? new FileSink(spec.path) : spec.kind === 'fd' ? new FdSink(spec.fd, spec.prologue) : new PortSink(port, memory);
-  loop = new DrainLoop(memory, sink, data.header, Number(threadOriginNs() - BigInt(data.originNs)));
-} catch (e) {
-  port.postMessage({ type: 'failed', error: (e as Error).message });
-}
-if (loop) {
+const clockDeltaNs = Number(threadOriginNs() - BigInt(data.originNs));
+const sinkFor = (spec: Exclude<SinkSpec, { kind: 'ring' }>): Sink =>
+  spec.kind === 'file' ? new FileSink(spec.path) : spec.kind === 'fd' ? new FdSink(spec.fd, spec.prologue) : new PortSink(port, memory);
+
+if (data.sink.kind === 'ring') {
   memory.prefault();
   port.postMessage({ type: 'running' });
-  const result = loop.run();
-  port.postMessage({ type: 'done', result });
+  port.postMessage({ type: 'done', result: runRing(memory, port, data.header, clockDeltaNs, sinkFor) });
+} else {
+  let loop: DrainLoop | undefined;
+  try {
+    loop = new DrainLoop(memory, sinkFor(data.sink), data.header, clockDeltaNs);
+  } catch (e) {
+    port.postMessage({ type: 'failed', error: (e as Error).message });
+  }
+  if (loop) {
+    memory.prefault();
+    port.postMessage({ type: 'running' });
+    const result = loop.run();
+    port.postMessage({ type: 'done', result });
+  }
 }

@@ -1,0 +1,40 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { dumpRecorder, TargetError } from '../ipc/diagnostics-client.js';
+import { readTrace } from '../format/trace-reader.js';
+import { positiveInt } from './cli-args.js';
+import { CliError } from './cli-error.js';
+import { writeOut } from './output.js';
+
+export const recorderUsage = 'tracepipe recorder dump --pid N [-o FILE]    write the flight recorder of process N (its newest events) to a trace file';
+
+function defaultPath(pid: number): string {
+  return `tracepipe-flight-${pid}-${new Date().toISOString().replace(/[-:.]/g, '')}.tptrace`;
+}
+
+export async function recorderCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { pid: { type: 'string' }, output: { type: 'string', short: 'o' }, session: { type: 'string' } },
+  });
+  if (positionals.length !== 1 || positionals[0] !== 'dump') throw new CliError(`usage: ${recorderUsage}`);
+  const pid = positiveInt('pid', values.pid, recorderUsage);
+  const session = values.session === undefined ? 0 : positiveInt('session', values.session, recorderUsage);
+  const path = values.output ?? defaultPath(pid);
+  const stream = await dumpRecorder(pid, session).catch((e: unknown) => {
+    throw e instanceof TargetError ? new CliError(e.message, 1) : e;
+  });
+  // Traces hold argv, paths and URLs: only their owner reads them.
+  const fd = openSync(path, 'w', 0o600);
+  try {
+    for await (const chunk of stream) for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off, chunk.length - off);
+  } finally {
+    closeSync(fd);
+  }
+  const s = await readTrace(path).summary();
+  if (!s.complete) throw new CliError(`the dump of process ${pid} is incomplete (${s.error?.message ?? 'no end of stream'}); ${path} holds what arrived`, 1);
+  const lost = s.dropReasons.overwritten > 0 ? `, ${s.dropReasons.overwritten.toLocaleString('en-US')} older overwritten` : '';
+  await writeOut(`dumped the flight recorder of process ${pid} to ${path}: ${s.events.toLocaleString('en-US')} events${lost}, ${s.dropped.toLocaleString('en-US')} lost in all\n`);
+  return 0;
+}
