@@ -181,11 +181,11 @@ test('a trace says why events were dropped (format 1.1 drop reasons), and an old
   edge.Tick.write(3, checkOf(3), 3, 'ok');
   const result = await session.stop();
   const main = result.producers.find((p) => p.threadId === threadId);
-  assert.deepEqual(main.droppedByReason, { full: 0, 'too-large': 1, 'invalid-argument': 2, stopping: 0, 'block-timeout': 0 });
+  assert.deepEqual(main.droppedByReason, { full: 0, 'too-large': 1, 'invalid-argument': 2, stopping: 0, 'block-timeout': 0, overwritten: 0 });
   const s = await readTrace(file).summary();
   assert.equal(s.events, 1);
   assert.equal(s.dropped, 3);
-  assert.deepEqual(s.dropReasons, { full: 0, 'too-large': 1, 'invalid-argument': 2, stopping: 0, 'block-timeout': 0 });
+  assert.deepEqual(s.dropReasons, { full: 0, 'too-large': 1, 'invalid-argument': 2, stopping: 0, 'block-timeout': 0, overwritten: 0 });
   assert.deepEqual(s.threads[String(threadId)].dropReasons, s.dropReasons);
   assert.ok(readFileSync(file).length > 0);
 });

@@ -105,7 +105,7 @@ test('stats FILE --json has events, dropped, threads and byEvent', async () => {
   assert.equal(s.events, N);
   assert.equal(s.dropped, 0);
   assert.deepEqual(s.byEvent, { 'Cli.App/Hello': N });
-  assert.deepEqual(s.threads, { [threadId]: { events: N, dropped: 0, dropReasons: { full: 0, 'too-large': 0, 'invalid-argument': 0, stopping: 0, 'block-timeout': 0 }, firstSeq: 0, lastSeq: N - 1 } });
+  assert.deepEqual(s.threads, { [threadId]: { events: N, dropped: 0, dropReasons: { full: 0, 'too-large': 0, 'invalid-argument': 0, stopping: 0, 'block-timeout': 0, overwritten: 0 }, firstSeq: 0, lastSeq: N - 1 } });
   assert.equal(s.complete, true);
 });
 
