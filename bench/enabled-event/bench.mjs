@@ -7,7 +7,7 @@ const VARIANT = fileURLToPath(new URL('./variant.mjs', import.meta.url));
 const ROUNDS = 7;
 const BATCHES = 7;
 // About 25-50 ms per batch for each variant.
-const ITERS = { tracepipe: 500_000, 'tracepipe-warm': 500_000, 'writer-only': 500_000, 'writer-atomic': 500_000, ideal: 500_000, 'ideal-fresh': 500_000, pino: 20_000 };
+const ITERS = { tracepipe: 500_000, 'tracepipe-warm': 500_000, 'tracepipe-ring': 500_000, 'writer-only': 500_000, 'writer-atomic': 500_000, ideal: 500_000, 'ideal-fresh': 500_000, pino: 20_000 };
 const MAX_VS_IDEAL = 1.3;
 const MIN_VS_PINO = 35;
 
@@ -26,6 +26,7 @@ export async function run() {
   const coldVsFresh = perRound(res, 'tracepipe', 'ideal-fresh');
   const writer = perRound(res, 'writer-only', 'ideal');
   const atomic = perRound(res, 'writer-atomic', 'writer-only');
+  const ring = perRound(res, 'tracepipe-ring', 'tracepipe-warm');
   const pinoVsTp = perRound(res, 'pino', 'tracepipe-warm');
   const pinoVsCold = perRound(res, 'pino', 'tracepipe');
   const pinoVsIdeal = perRound(res, 'pino', 'ideal');
@@ -35,6 +36,7 @@ export async function run() {
   console.log('  ns per event (median of per-process medians, min and max over rounds):');
   row('tracepipe, 256 MB session, steady state', `${ns['tracepipe-warm']} ns  (drain catches up between batches)`);
   row('tracepipe, 256 MB session, fresh buffer', `${ns.tracepipe} ns  (batches back to back)`);
+  row('tracepipe, 16 MB ring (flight recorder), wrapping', `${ns['tracepipe-ring']} ns`);
   row('tracepipe writer, warm 1 MB target, no session', `${ns['writer-only']} ns  (diagnostic)`);
   row('same writer, published with Atomics.store', `${ns['writer-atomic']} ns  (what arm64 uses; x64 publishes with a plain store)`);
   row(`ideal write (${res.ideal[0].recordBytes} B record), 1 MB ring`, `${ns.ideal} ns`);
@@ -46,6 +48,7 @@ export async function run() {
   row('fresh buffer / ideal on first-touch memory', `${formatSummary(coldVsFresh, 2)} x`);
   row('writer only / ideal', `${formatSummary(writer, 2)} x`);
   row('Atomics.store publish / plain store publish', `${formatSummary(atomic, 2)} x`);
+  row('ring (flight recorder) / Drop, steady state', `${formatSummary(ring, 2)} x`);
   row('pino / tracepipe steady state', `${formatSummary(pinoVsTp, 1)} x faster`);
   row('pino / tracepipe fresh buffer', `${formatSummary(pinoVsCold, 1)} x faster`);
   row('pino / ideal (the most any writer could reach)', `${formatSummary(pinoVsIdeal, 1)} x`);
@@ -78,6 +81,7 @@ export async function run() {
     { check: 'enabled event / ideal write, fresh 256 MB buffer', value: `${cold.median.toFixed(2)}x`, target: `<= ${MAX_VS_IDEAL}x`, met: okCold },
     ...cpuChecks,
     { check: 'pino / enabled event (steady state)', value: `${pinoVsTp.median.toFixed(1)}x faster (pino / ideal: ${pinoVsIdeal.median.toFixed(1)}x)`, target: `>= ${MIN_VS_PINO}x`, met: okPino },
+    { check: 'ring mode / Drop mode, per event (steady state)', value: `${ring.median.toFixed(2)}x`, target: 'the same within noise (<= 1.15x)', met: ring.median <= 1.15 },
     { check: 'publishing with Atomics.store / plain store (writer only)', value: `${atomic.median.toFixed(2)}x`, target: '', met: null },
     { check: 'enabled event sessions: eventsDropped', value: String(dropped), target: '0', met: dropped === 0 && lost === 0 },
   ];

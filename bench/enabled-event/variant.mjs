@@ -45,7 +45,7 @@ async function measure(loop, pauseMs = 0) {
  * `warm` true: the drain catches up between batches (a pause, not timed); freed chunks go back on
  * top of the free stack, so each batch reuses memory already touched, as in a long-running process.
  */
-async function tracepipe(warm) {
+async function tracepipe(warm, ring = false) {
   const { startSession } = await import('../../dist/index.js');
   const { bench, PROVIDERS, TICK_RECORD_BYTES } = await import('../support/tick-provider.mjs');
   const E = bench.Tick;
@@ -55,7 +55,10 @@ async function tracepipe(warm) {
     // Even if the drain freed nothing, every write of this run fits in the buffer.
     const total = (WARMUP_BATCHES + BATCHES) * ITERS;
     if (total * TICK_RECORD_BYTES > bufferSizeMB * 1024 * 1024 * 0.9) throw new Error('too many events for the buffer');
-    const session = await startSession({ providers: PROVIDERS, output: join(dir, 'enabled.tptrace'), bufferingMode: 'drop', bufferSizeMB });
+    // A ring (flight recorder) of 16 MB wraps many times over: every chunk after the first lap is stolen from the oldest.
+    const session = ring
+      ? await startSession({ providers: PROVIDERS, bufferingMode: 'ring', bufferSizeMB: 16 })
+      : await startSession({ providers: PROVIDERS, output: join(dir, 'enabled.tptrace'), bufferingMode: 'drop', bufferSizeMB });
     if (!E.enabled) throw new Error('the event should be enabled');
     const m = await measure((n) => {
       for (let i = 0; i < n; i++) {
@@ -158,6 +161,6 @@ async function pinoVariant() {
   return { ...m, pinoVersion: createRequire(import.meta.url)('pino/package.json').version };
 }
 
-const variants = { tracepipe: () => tracepipe(false), 'tracepipe-warm': () => tracepipe(true), 'writer-only': () => writerOnly(false), 'writer-atomic': () => writerOnly(true), ideal: () => ideal(1), 'ideal-fresh': () => ideal(256), pino: pinoVariant };
+const variants = { tracepipe: () => tracepipe(false), 'tracepipe-warm': () => tracepipe(true), 'tracepipe-ring': () => tracepipe(true, true), 'writer-only': () => writerOnly(false), 'writer-atomic': () => writerOnly(true), ideal: () => ideal(1), 'ideal-fresh': () => ideal(256), pino: pinoVariant };
 if (!variants[variant]) throw new Error(`unknown variant ${variant}`);
 reportResult({ variant, ...(await variants[variant]()) });
