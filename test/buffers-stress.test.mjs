@@ -11,22 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readTrace, startSession } from '../dist/index.js';
 import { checkOf, startEdgeWorker } from './helpers/edge-worker.mjs';
+import { seededRandom } from './helpers/seeded-random.mjs';
 
 const SEED = Number(process.env.TRACEPIPE_STRESS_SEED ?? 9_2026_11_23);
 const ITERATIONS = Number(process.env.TRACEPIPE_STRESS_ITERATIONS ?? 100);
 const dir = mkdtempSync(join(tmpdir(), 'tracepipe-stress-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The control words that never change after creation: magic, chunk count and size, mode, slot limit, offsets. */
 const constant = (words) => [0, 5, 6, 7, 9, 10, 11].map((i) => words[i]);
@@ -53,7 +43,7 @@ async function traceThreads(file) {
 }
 
 test(`${ITERATIONS} random iterations of sessions, floods, terminations and stops (seed ${SEED}; TRACEPIPE_STRESS_SEED to replay)`, { timeout: 600_000 }, async (t) => {
-  const random = rng(SEED);
+  const random = seededRandom(SEED);
   const pick = (n) => Math.floor(random() * n);
   const stats = { terminated: 0, parkedAtStop: 0, dropped: 0, events: 0 };
   for (let it = 0; it < ITERATIONS; it++) {

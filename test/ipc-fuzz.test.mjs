@@ -8,6 +8,7 @@ import { collectTracing, listTargets, processInfo, readTrace, stopTracing } from
 import { encodeCollectRequest, encodeSessionId } from '../dist/ipc/ipc-commands.js';
 import { CommandSet, encodeFrame, FrameReader, MAX_REPLY_PAYLOAD, ProcessCommand, replyPayload, TracingCommand } from '../dist/ipc/ipc-protocol.js';
 import { startTarget, useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
+import { seededRandom } from './helpers/seeded-random.mjs';
 
 const CONNECTIONS = 10_000;
 const CONCURRENCY = 16;
@@ -18,17 +19,6 @@ const ABANDONED_COLLECTS = 40;
 const SILENT_CLIENTS = 8;
 
 const dir = await useTmpdir(after);
-
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VALID = [
   encodeFrame(CommandSet.Process, ProcessCommand.ProcessInfo),
@@ -139,10 +129,10 @@ test(`${CONNECTIONS} hostile connections: error replies, closed connections, a t
 
   // Warm up every path the flood takes, so what is measured after it is growth, not first use.
   await collect();
-  for (let i = 0; i < 300; i++) await exchange(endpoint.path, hostile(prng(i)));
+  for (let i = 0; i < 300; i++) await exchange(endpoint.path, hostile(seededRandom(i)));
   const before = await target.mem();
 
-  const rand = prng(SEED);
+  const rand = seededRandom(SEED);
   const counts = {};
   const silent = Array.from({ length: SILENT_CLIENTS }, () => exchange(endpoint.path, { data: VALID[0].subarray(0, 7), end: false }));
   let next = 0;

@@ -113,15 +113,15 @@ export interface TraceStream extends AsyncIterable<Uint8Array> {
   close(): void;
 }
 
-export async function collectTracing(pid: number, request: CollectRequest): Promise<TraceStream> {
+/** Sends a request whose reply is a session id followed by a .tptrace stream, and hands over the stream. */
+async function openStream(pid: number, frame: Uint8Array, what: string): Promise<TraceStream> {
   const socket = await connectTarget(pid);
-  const frame = encodeFrame(CommandSet.Tracing, TracingCommand.CollectTracing, encodeCollectRequest(request));
   let sessionId: number;
   try {
-    sessionId = decodeSessionId(await exchange(socket, frame, COLLECT_TIMEOUT_MS, 'CollectTracing'), 'CollectTracing reply');
+    sessionId = decodeSessionId(await exchange(socket, frame, COLLECT_TIMEOUT_MS, what), `${what} reply`);
   } catch (e) {
     socket.destroy();
-    throw refusal(e, 'CollectTracing');
+    throw refusal(e, what);
   }
   return {
     sessionId,
@@ -130,22 +130,13 @@ export async function collectTracing(pid: number, request: CollectRequest): Prom
   };
 }
 
+export function collectTracing(pid: number, request: CollectRequest): Promise<TraceStream> {
+  return openStream(pid, encodeFrame(CommandSet.Tracing, TracingCommand.CollectTracing, encodeCollectRequest(request)), 'CollectTracing');
+}
+
 /** The target's flight recorder (ring session `sessionId`, 0 for its only one) dumped: iterate for the .tptrace bytes. */
-export async function dumpRecorder(pid: number, sessionId = 0): Promise<TraceStream> {
-  const socket = await connectTarget(pid);
-  const frame = encodeFrame(CommandSet.Tracing, TracingCommand.DumpRecorder, encodeSessionId(sessionId));
-  let id: number;
-  try {
-    id = decodeSessionId(await exchange(socket, frame, COLLECT_TIMEOUT_MS, 'DumpRecorder'), 'DumpRecorder reply');
-  } catch (e) {
-    socket.destroy();
-    throw refusal(e, 'DumpRecorder');
-  }
-  return {
-    sessionId: id,
-    [Symbol.asyncIterator]: () => socket[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>,
-    close: () => socket.destroy(),
-  };
+export function dumpRecorder(pid: number, sessionId = 0): Promise<TraceStream> {
+  return openStream(pid, encodeFrame(CommandSet.Tracing, TracingCommand.DumpRecorder, encodeSessionId(sessionId)), 'DumpRecorder');
 }
 
 export interface TargetListing {
