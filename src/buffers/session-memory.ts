@@ -62,6 +62,8 @@ export const SessionState = {
 /** Ring: a flight recorder; when the budget is full the oldest sealed chunk is overwritten, and nothing is written until a dump. */
 export const BufferingMode = { Drop: 0, Block: 1, Ring: 2 } as const;
 export type BufferingModeName = 'drop' | 'block' | 'ring';
+/** The modes of a session that writes as it goes (an output of its own). */
+export type StreamingModeName = Exclude<BufferingModeName, 'ring'>;
 
 // Slot layout (128 bytes): Int32 words 0-7, then Float64 words 4-15.
 export const SLOT_BYTES = 128;

@@ -4,13 +4,13 @@
  */
 import { ByteReader } from '../format/byte-reader.js';
 import { ByteWriter } from '../format/byte-writer.js';
-import type { BufferingModeName } from '../buffers/session-memory.js';
+import type { BufferingModeName, StreamingModeName } from '../buffers/session-memory.js';
 import { IpcError, IpcErrorCode } from './ipc-protocol.js';
 
 export interface CollectRequest {
   /** Provider spec, dotnet-trace syntax. */
   readonly providers: string;
-  readonly bufferingMode: BufferingModeName;
+  readonly bufferingMode: StreamingModeName;
   /** The session's buffer budget in MiB (sent in KiB). */
   readonly bufferSizeMB: number;
   readonly rundown: boolean;
@@ -94,6 +94,7 @@ export function decodeCollectRequest(p: Uint8Array): CollectRequest {
   return decode('CollectTracing', p, (r) => {
     const providers = r.string();
     const bufferingMode = mode(r);
+    if (bufferingMode === 'ring') throw new IpcError(IpcErrorCode.BadPayload, 'a collected session streams as it goes: buffering mode drop or block (a ring is a flight recorder: DumpRecorder)');
     const kib = r.u32();
     const rundown = r.u8();
     if (rundown > 1) throw new IpcError(IpcErrorCode.BadPayload, `rundown must be 0 or 1, not ${rundown}`);

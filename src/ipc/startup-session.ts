@@ -9,7 +9,7 @@
  *   TRACEPIPE_BUFFERING_MODE=mode    drop (default) or block
  *   TRACEPIPE_RUNDOWN=0              no rundown events as the session ends (default 1)
  */
-import { type BufferingModeName, parseBufferSizeMB } from '../buffers/session-memory.js';
+import { parseBufferSizeMB, type StreamingModeName } from '../buffers/session-memory.js';
 import { normalizeProviders } from '../session/provider-spec.js';
 import { startSession, type TraceSession } from '../session/session.js';
 import { findProfile } from '../session/trace-profiles.js';
@@ -19,7 +19,7 @@ interface StartupConfig {
   readonly output: string;
   readonly providers: string;
   readonly bufferSizeMB: number;
-  readonly bufferingMode: BufferingModeName;
+  readonly bufferingMode: StreamingModeName;
   readonly rundown: boolean;
 }
 

@@ -10,11 +10,10 @@ import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsum
 import { TRACEPIPE_VERSION } from './version.js';
 import { markServiceWorker } from './service-workers.js';
 
-export interface SessionOptions {
+/** What every session takes; SessionOptions adds its output (a ring has none). */
+export interface SessionSettings {
   /** dotnet-trace syntax `Name[:HexKeywords[:Level[:key=value;...]]]`, comma separated, or a list. */
   readonly providers: string | readonly ProviderRequest[];
-  /** A file path, `{ stream }` or `{ onEvent }`; none for a 'ring' session, whose output is each dump. */
-  readonly output?: SessionOutput;
   /**
    * 'drop' (default) loses events when the buffer is full; 'block' parks producers instead; 'ring'
    * (a flight recorder) overwrites the oldest and writes nothing until `session.dump()`.
@@ -40,6 +39,12 @@ export interface SessionOptions {
    */
   readonly blockTimeoutMs?: number;
 }
+
+export type SessionOptions =
+  /** A file path, `{ stream }`, `{ onEvent }` or `{ fd }`. */
+  | (SessionSettings & { readonly output: SessionOutput; readonly bufferingMode?: 'drop' | 'block' })
+  /** A ring (flight recorder) has no output: each `session.dump()` writes one. */
+  | (SessionSettings & { readonly bufferingMode: 'ring'; readonly output?: undefined });
 
 export interface SessionResult {
   readonly eventsWritten: number;

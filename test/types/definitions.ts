@@ -42,10 +42,15 @@ export async function sessions(): Promise<void> {
   });
   // @ts-expect-error keywords in a provider list are bigint
   await startSession({ providers: [{ name: 'X', keywords: 1 }], output: 'x.tptrace' });
-  // @ts-expect-error bufferingMode is 'drop' or 'block'
+  // @ts-expect-error bufferingMode is 'drop', 'block' or 'ring'
   await startSession({ providers: 'X', output: 'x.tptrace', bufferingMode: 'fast' });
   // @ts-expect-error an output is required
   await startSession({ providers: 'X' });
+  // @ts-expect-error a ring session has no output
+  await startSession({ providers: 'X', bufferingMode: 'ring', output: 'x.tptrace' });
+  const ring = await startSession({ providers: 'X', bufferingMode: 'ring' });
+  const dumped: number = (await ring.dump('x.tptrace')).eventsWritten;
+  void dumped;
 
   for await (const e of readTrace('x.tptrace')) {
     const name: string = `${e.provider}/${e.name}`;
