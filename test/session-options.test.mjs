@@ -63,7 +63,7 @@ test('startSession rejects bad options with a one-line error and leaves no sessi
   const dir = await tempDir(t);
   const file = join(dir, 'x.tptrace');
   const cases = [
-    [{ providers: 'A', output: file, bufferingMode: 'fast' }, SessionError, /bufferingMode must be 'drop' or 'block', not "fast"/],
+    [{ providers: 'A', output: file, bufferingMode: 'fast' }, SessionError, /bufferingMode must be 'drop', 'block' or 'ring', not "fast"/],
     [{ providers: 'A', output: file, bufferingMode: 1 }, SessionError, /bufferingMode must be/],
     [{ providers: 'A', output: '' }, SessionError, /output path is empty/],
     [{ providers: 'A', output: {} }, SessionError, /^output must be a file path, \{ stream: Writable \}, \{ onEvent\(e\) \{\} \}/],
