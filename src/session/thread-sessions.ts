@@ -50,6 +50,7 @@ class ThreadSessions {
     const s = this.live.get(id);
     if (!s) return;
     if (s.buffer) s.buffer.neverBlock = true;
+    this.flush((p) => this.notified.get(p.name)?.has(id) === true);
     // Without rundown, onDisable still runs (from recompute below), but after the session is untargeted.
     if (s.desc.rundown) {
       for (const p of providerRegistry.all()) {
@@ -82,9 +83,17 @@ class ThreadSessions {
     return s.buffer;
   }
 
-  /** A thread that ends hands its partly filled chunks to the drain, or they would stay held. */
+  /**
+   * A thread that ends writes what its providers hold back, then hands its partly filled chunks to
+   * the drain, or they would stay held.
+   */
   sealAll(): void {
+    this.flush((p) => p.enablements.length > 0);
     for (const s of this.live.values()) s.buffer?.seal();
+  }
+
+  private flush(enabled: (p: ProviderImpl) => boolean): void {
+    for (const p of providerRegistry.all()) if (p.onFlush && enabled(p)) safeCall(p, 'onFlush');
   }
 
   recompute(): void {
@@ -130,9 +139,10 @@ class ThreadSessions {
   }
 }
 
-function safeCall(p: ProviderImpl, which: 'onEnable' | 'onDisable', ctx: EnableContext): void {
+function safeCall(p: ProviderImpl, which: 'onEnable' | 'onDisable' | 'onFlush', ctx?: EnableContext): void {
   try {
-    p[which]?.(ctx);
+    if (which === 'onFlush') p.onFlush?.();
+    else p[which]?.(ctx!);
   } catch (e) {
     process.emitWarning(`tracepipe: ${which} of provider '${p.name}' threw: ${(e as Error).message}`);
   }
