@@ -26,6 +26,8 @@ function load(): { addon?: GcHookAddon; missing?: string } {
 
 const loaded = load();
 
+/** Runtime.GC records pauses through the GC hook in this process. */
+export const gcHookLoaded = loaded.addon !== undefined;
 /** Why this process runs without the GC hook though it was not turned off (TRACEPIPE_GC_HOOK=0). */
 export const gcHookMissing: string | undefined = loaded.missing;
 

@@ -2,7 +2,7 @@ import { isMainThread, threadId } from 'node:worker_threads';
 import { threadOriginNs } from '../buffers/clock.js';
 import { Level } from '../schema/level.js';
 import { defineProvider } from '../schema/provider.js';
-import { gcHookMissing, recordGcPauses, threadGcRing } from './gc-hook.js';
+import { gcHookLoaded, gcHookMissing, recordGcPauses, threadGcRing } from './gc-hook.js';
 import { flushGcPauses, gcKindName, type GcPause, onGcPause } from './gc-pause-source.js';
 import type { GcRing } from './gc-ring.js';
 import { WatchdogDuty } from './heartbeat.js';
@@ -64,7 +64,7 @@ const sessions = new ProviderSessions('Runtime.GC', (s) => {
     stop = undefined;
   }
   // With the hook, the watchdog writes the main thread's pauses while its loop is blocked.
-  if (isMainThread && threadGcRing()) setWatchdogDuty(WatchdogDuty.GcDuringStalls, s.size > 0 ? Math.round(s.smallestNumber('StallMs', 100, 1, 3_600_000)) : undefined);
+  if (isMainThread && gcHookLoaded) setWatchdogDuty(WatchdogDuty.GcDuringStalls, s.size > 0 ? Math.round(s.smallestNumber('StallMs', 100, 1, 3_600_000)) : undefined);
 });
 
 /**

@@ -1,0 +1,73 @@
+// Runtime.GC when a thread never yields to its event loop and then ends, checked against V8's own
+// --trace-gc: with the GC hook, every collection has exactly one GCPause, however the process or the
+// worker ends; without it (TRACEPIPE_GC_HOOK=0), what the trace holds is still one pause per
+// collection, in order, and the documented gap is what is missing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from './helpers/temp-dir.mjs';
+import { checkTimings, expectGcHook, pairWithTraceGc, traceGcLines, tracedPauses } from './helpers/trace-gc.mjs';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/gc-blocking.mjs', import.meta.url));
+const REGISTER = new URL('../dist/register.js', import.meta.url).href;
+const hook = expectGcHook();
+const PROFILES = { 'Runtime.GC alone': 'Runtime.GC', 'the default profile': undefined };
+const EXPECT = hook ? 'one GCPause per collection V8 reports' : 'without the GC hook, the pauses delivered before the loop stopped turning, once each';
+
+/** Runs the fixture traced by the startup session, its --trace-gc lines going to a file (a pipe could stall a pause). */
+async function runTraced(t, role, ending, providers) {
+  const dir = await tempDir(t);
+  const file = join(dir, 'gc.tptrace');
+  const out = join(dir, 'trace-gc.txt');
+  const env = { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: file };
+  delete env.TRACEPIPE_PROVIDERS;
+  if (providers) env.TRACEPIPE_PROVIDERS = providers;
+  const fd = openSync(out, 'w');
+  const child = spawn(process.execPath, ['--expose-gc', '--trace-gc', '--max-semi-space-size=1', `--import=${REGISTER}`, FIXTURE, role, ending], { stdio: ['ignore', fd, 'pipe'], env });
+  closeSync(fd);
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const [code, signal] = await once(child, 'close');
+  return { code, signal, stderr, file, lines: traceGcLines(await readFile(out, 'utf8')) };
+}
+
+function expectedEnd(role, ending) {
+  if (role === 'worker') return { code: 0, signal: null };
+  if (ending.startsWith('SIG')) return { code: null, signal: ending };
+  return { code: ending === 'throw' ? 1 : 0, signal: null };
+}
+
+async function check(t, role, ending, providers) {
+  const r = await runTraced(t, role, ending, providers);
+  assert.deepEqual({ code: r.code, signal: r.signal }, expectedEnd(role, ending), r.stderr);
+  if (ending === 'throw' && role === 'main') assert.match(r.stderr, /the end of gc-blocking/);
+  const { pauses } = await tracedPauses(r.file);
+  const { pairs, first, end } = pairWithTraceGc(r.lines, pauses);
+  const marker = r.lines.findIndex((l) => l.forced);
+  assert.ok(r.lines.length - marker >= 100, `the fixture made ${r.lines.length - marker} collections, need >= 100`);
+  assert.ok(first <= marker, 'every collection since the program started is traced');
+  if (!hook) {
+    // perf_hooks delivered what happened before the loop last turned, and nothing twice.
+    t.diagnostic(`without the GC hook: ${end - marker} of ${r.lines.length - marker} collections since the marker traced`);
+    assert.ok(pauses.every((p) => Number.isNaN(p.heapUsedAfter) && Number.isNaN(p.preemptions)), 'unknown without the hook');
+    return;
+  }
+  assert.equal(end, r.lines.length, `the last ${r.lines.length - end} collections V8 made are missing`);
+  const { preempted, longestMs } = checkTimings(pairs);
+  t.diagnostic(`${pairs.length} collections matched; ${preempted} preempted; otherwise durations at most ${longestMs.toFixed(3)} ms longer than V8's`);
+}
+
+for (const ending of ['natural', 'exit', 'throw', 'SIGTERM', 'SIGINT']) {
+  for (const [name, providers] of Object.entries(PROFILES)) {
+    test(`the main thread blocks, then the process ends (${ending}): ${EXPECT}, with ${name}`, { timeout: 120_000 }, (t) => check(t, 'main', ending, providers));
+  }
+}
+
+for (const ending of ['natural', 'exit', 'throw']) {
+  test(`a worker blocks, then ends (${ending}): ${EXPECT}`, { timeout: 120_000 }, (t) => check(t, 'worker', ending, 'Runtime.GC'));
+}
