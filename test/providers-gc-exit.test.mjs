@@ -10,6 +10,7 @@ import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readTrace } from '../dist/index.js';
 import { tempDir } from './helpers/temp-dir.mjs';
 import { checkTimings, expectGcHook, pairWithTraceGc, traceGcLines, tracedPauses } from './helpers/trace-gc.mjs';
 
@@ -60,6 +61,29 @@ async function check(t, role, ending, providers) {
   assert.equal(end, r.lines.length, `the last ${r.lines.length - end} collections V8 made are missing`);
   const { preempted, longestMs } = checkTimings(pairs);
   t.diagnostic(`${pairs.length} collections matched; ${preempted} preempted; otherwise durations at most ${longestMs.toFixed(3)} ms longer than V8's`);
+  const blocked = pairs.slice(marker - first + 1, pairs.findLastIndex(({ l }) => l.forced) + 1);
+  if (role === 'main' && providers === undefined) await checkStallUntilEnd(r.file, ending, blocked);
+}
+
+/**
+ * With Runtime.EventLoop on, the watchdog reports the blocked stretch as a stall while it lasts. When
+ * the process ends inside it (process.exit(), an uncaught exception: nothing turns the loop again)
+ * the stall never ends; either way the pauses of the stretch are all inside it.
+ */
+async function checkStallUntilEnd(file, ending, blocked) {
+  const stalls = [];
+  for await (const e of readTrace(file)) {
+    if (e.provider === 'Runtime.EventLoop' && e.name.startsWith('Stall') && e.fields.thread === 0) stalls.push(e);
+  }
+  const start = stalls.findLast((e) => e.name === 'StallStart');
+  assert.ok(start, 'the blocked stretch is a stall');
+  const beganNs = start.timestampNs - start.fields.blockedMs * 1e6;
+  const ended = stalls.find((e) => e.name === 'StallEnd' && e.timestampNs > start.timestampNs);
+  // A natural end and a signal (which reaches JavaScript only once the loop turns) end the stall first.
+  if (ending === 'exit' || ending === 'throw') assert.equal(ended, undefined, 'the stall lasts until the process ends');
+  for (const { p, l } of blocked) {
+    assert.ok(p.ts >= beganNs && (!ended || p.ts + p.durationMs * 1e6 <= ended.timestampNs), `the ${l.kind} at ${l.atMs} ms is inside the stall`);
+  }
 }
 
 for (const ending of ['natural', 'exit', 'throw', 'SIGTERM', 'SIGINT']) {

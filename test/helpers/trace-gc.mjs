@@ -44,7 +44,7 @@ export async function tracedPauses(file) {
     if (e.name !== 'GCPause') continue;
     const f = e.fields;
     const list = byThread.get(f.thread) ?? [];
-    list.push({ startMs: e.timestampNs / 1e6, durationMs: Number(f.durationNs) / 1e6, kind: f.kind, flags: f.flags, heapUsedAfter: f.heapUsedAfter, preemptions: f.preemptions, writer: e.threadId });
+    list.push({ ts: e.timestampNs, startMs: e.timestampNs / 1e6, durationMs: Number(f.durationNs) / 1e6, kind: f.kind, flags: f.flags, heapUsedAfter: f.heapUsedAfter, preemptions: f.preemptions, writer: e.threadId });
     byThread.set(f.thread, list);
   }
   const forced = [...byThread].filter(([, list]) => list.some(isForced));
