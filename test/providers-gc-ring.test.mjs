@@ -115,3 +115,24 @@ test('a thread that must flush waits for another taker to let go, but not foreve
   assert.ok(taken.length >= 1, 'after the wait it takes them itself');
   assert.equal(Atomics.load(words, 2), 999, 'and leaves the other taker its claim');
 });
+
+test('Runtime.GC writes what a ring holds as GCPause events and what it lost as one GCPausesLost', { skip }, async () => {
+  const { startSession } = await import('../dist/index.js');
+  const { writeGcPauses } = await import('../dist/providers/gc-provider.js');
+  const received = [];
+  const session = await startSession({ providers: 'Runtime.GC', output: { onEvent: (e) => received.push(e) } });
+  const ring = new GcRing(GcRing.allocate(8));
+  addon.attach(ring.sab);
+  for (let i = 0; i < 20; i++) gc();
+  addon.detach();
+  const THREAD = 4242; // as if the ring were another thread's
+  writeGcPauses(ring, THREAD);
+  await session.stop();
+  const mine = received.filter((e) => e.fields.thread === THREAD);
+  const pauses = mine.filter((e) => e.name === 'GCPause');
+  const lost = mine.filter((e) => e.name === 'GCPausesLost');
+  assert.equal(pauses.length, 8);
+  assert.ok(pauses.every((e) => e.fields.kind === 'mark-compact' && e.fields.heapUsedAfter > 0));
+  assert.equal(lost.length, 1);
+  assert.ok(lost[0].fields.count >= 12, `${lost[0].fields.count} lost`);
+});

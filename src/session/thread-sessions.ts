@@ -50,16 +50,18 @@ class ThreadSessions {
     const s = this.live.get(id);
     if (!s) return;
     if (s.buffer) s.buffer.neverBlock = true;
-    this.flush((p) => this.notified.get(p.name)?.has(id) === true);
+    const enabled = [...providerRegistry.all()].filter((p) => p.enablements.some((e) => e.sessionId === id));
     // Without rundown, onDisable still runs (from recompute below), but after the session is untargeted.
     if (s.desc.rundown) {
-      for (const p of providerRegistry.all()) {
+      // Providers that hold events back go last, so they still record what the others' rundown causes (a GC).
+      for (const p of [...enabled.filter((p) => !p.onFlush), ...enabled.filter((p) => p.onFlush)]) {
         const ctx = this.notified.get(p.name)?.get(id);
         if (!ctx) continue;
         this.notified.get(p.name)!.delete(id);
         safeCall(p, 'onDisable', ctx);
       }
     }
+    this.flush(enabled);
     this.live.delete(id);
     if (s.buffer) {
       s.buffer.seal();
@@ -88,12 +90,12 @@ class ThreadSessions {
    * the drain, or they would stay held.
    */
   sealAll(): void {
-    this.flush((p) => p.enablements.length > 0);
+    this.flush([...providerRegistry.all()].filter((p) => p.enablements.length > 0));
     for (const s of this.live.values()) s.buffer?.seal();
   }
 
-  private flush(enabled: (p: ProviderImpl) => boolean): void {
-    for (const p of providerRegistry.all()) if (p.onFlush && enabled(p)) safeCall(p, 'onFlush');
+  private flush(providers: readonly ProviderImpl[]): void {
+    for (const p of providers) if (p.onFlush) safeCall(p, 'onFlush');
   }
 
   recompute(): void {

@@ -15,6 +15,11 @@ const KIND = { Scavenge: 'scavenge', 'Minor Mark-Compact': 'minor-mark-compact',
 export const TRACE_GC_KINDS = new Set(Object.values(KIND));
 const FORCED = 4; // GCCallbackFlags kGCCallbackFlagForced: global.gc()
 const MB = 1024 * 1024;
+/**
+ * V8 11 (Node 20) reads the heap for its line exactly as the hook's epilogue does a moment later. V8 13
+ * (Node 24) at times reports more to the hook than it printed, up to 0.63 MB in our measurements.
+ */
+const HEAP_LATER_MB = Number(process.versions.v8.split('.')[0]) <= 11 ? 0 : 1;
 
 /** Is the GC hook in use? It must be, unless the run asked for the fallback with TRACEPIPE_GC_HOOK=0. */
 export function expectGcHook() {
@@ -85,7 +90,7 @@ export function pairWithTraceGc(lines, allPauses) {
  * the event's `preemptions` says: such pauses must only not be shorter. Start: V8 prints the time the
  * pause ended in whole ms since the isolate started, so start = printed time - duration agrees with
  * the event's start within the rounding, once the constant offset between the clocks is removed.
- * Heap after: V8 prints MB with one decimal.
+ * Heap after: V8 prints MB with one decimal (see HEAP_LATER_MB).
  */
 export function checkTimings(pairs, { heap = true } = {}) {
   const quiet = pairs.filter(({ p }) => p.preemptions === 0);
@@ -101,7 +106,8 @@ export function checkTimings(pairs, { heap = true } = {}) {
       const skew = p.startMs - (l.atMs - l.durationMs) - offset;
       assert.ok(Math.abs(skew) <= 1, `${what}: start ${skew.toFixed(3)} ms off V8's`);
     } else assert.ok(p.preemptions > 0, `${what}: preemptions is a count`);
-    if (heap) assert.ok(Math.abs(p.heapUsedAfter / MB - l.heapAfterMB) <= 0.0501, `${what}: heap after ${(p.heapUsedAfter / MB).toFixed(3)} MB, V8 says ${l.heapAfterMB} MB`);
+    const heapDiff = p.heapUsedAfter / MB - l.heapAfterMB;
+    if (heap) assert.ok(heapDiff >= -0.0501 && heapDiff <= 0.0501 + HEAP_LATER_MB, `${what}: heap after ${(p.heapUsedAfter / MB).toFixed(3)} MB, V8 says ${l.heapAfterMB} MB`);
   }
   return { preempted: pairs.length - quiet.length, longestMs: longest };
 }
