@@ -28,7 +28,7 @@ constexpr size_t kHeaderBytes = 64;
 constexpr size_t kRecordBytes = 40;
 // 32-bit words of the header. Counts are free-running (they wrap); the capacity is a power of two.
 // Words 2 (who is taking) and 5 (loss already reported) belong to the JavaScript side.
-enum Word : size_t { kWritten = 0, kTaken = 1, kLost = 3, kCapacity = 4, kAttached = 6 };
+enum Word : size_t { kWritten = 0, kTaken = 1, kLost = 3, kCapacity = 4 };
 // Pauses can nest (a callback may itself trigger a GC); deeper ones are counted as lost.
 constexpr int kMaxDepth = 8;
 
@@ -71,7 +71,7 @@ void OnPrologue(v8::Isolate*, v8::GCType type, v8::GCCallbackFlags, void* data) 
   hook->depth++;
 }
 
-void OnEpilogue(v8::Isolate* isolate, v8::GCType type, v8::GCCallbackFlags flags, void* data) {
+void OnEpilogue(v8::Isolate* isolate, v8::GCType, v8::GCCallbackFlags flags, void* data) {
   // First, so the clock reads as close to the pause as this callback can.
   const uint64_t endNs = uv_hrtime();
   const double switches = Preemptions();
@@ -101,13 +101,12 @@ void OnEpilogue(v8::Isolate* isolate, v8::GCType type, v8::GCCallbackFlags flags
   words[kWritten].store(written + 1, std::memory_order_release);
 }
 
-// Stops recording; the ring keeps what it holds and says it is no longer fed.
+// Stops recording; the ring keeps what it holds.
 void Unregister(Hook* hook) {
   if (!hook->registered) return;
   hook->isolate->RemoveGCPrologueCallback(OnPrologue, hook);
   hook->isolate->RemoveGCEpilogueCallback(OnEpilogue, hook);
   hook->registered = false;
-  hook->words[kAttached].store(0, std::memory_order_release);
   hook->words = nullptr;
   hook->records = nullptr;
   hook->store.reset();
@@ -135,7 +134,6 @@ void Attach(const v8::FunctionCallbackInfo<v8::Value>& info) {
   hook->records = static_cast<uint8_t*>(store->Data()) + kHeaderBytes;
   hook->mask = capacity - 1;
   hook->depth = 0;
-  words[kAttached].store(1, std::memory_order_release);
   isolate->AddGCPrologueCallback(OnPrologue, hook);
   isolate->AddGCEpilogueCallback(OnEpilogue, hook);
   hook->registered = true;

@@ -18,8 +18,6 @@ const enum Word {
   Lost = 3,
   Capacity = 4,
   LostReported = 5,
-  /** 1 while a hook records into the ring. */
-  Attached = 6,
 }
 const HEADER_BYTES = 64;
 /** f64 start (ns on the process monotonic clock), f64 duration (ns), f64 heap used after, f64 preemptions, u32 type, u32 flags. */
@@ -59,11 +57,6 @@ export class GcRing {
     const sab = new SharedArrayBuffer(HEADER_BYTES + capacity * RECORD_BYTES);
     new Int32Array(sab)[Word.Capacity] = capacity;
     return sab;
-  }
-
-  /** A hook records into this ring now. */
-  get attached(): boolean {
-    return Atomics.load(this.words, Word.Attached) === 1;
   }
 
   /**

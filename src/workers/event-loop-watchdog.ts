@@ -5,7 +5,7 @@
 import { workerData } from 'node:worker_threads';
 import '../session/control-channel.js';
 import { runtimeEventLoop } from '../providers/event-loop-provider.js';
-import { writeGcPauses } from '../providers/gc-provider.js';
+import { runtimeGC, writeGcPauses } from '../providers/gc-provider.js';
 import { GcRing } from '../providers/gc-ring.js';
 import { Heartbeat, WatchdogDuty } from '../providers/heartbeat.js';
 import { watchStalls } from '../providers/stall-detector.js';
@@ -18,9 +18,12 @@ const data = workerData as WatchdogData;
 const hb = new Heartbeat(data.heartbeat);
 const gcRing = data.gcRing ? new GcRing(data.gcRing) : undefined;
 
-/** The main thread's pauses so far; the main thread takes them itself once its loop turns. */
+/**
+ * The main thread's pauses so far; the main thread takes them itself once its loop turns. Only while
+ * this thread knows of a session that wants them: a pause taken is written nowhere else.
+ */
 function writeMainGcPauses(): void {
-  if (gcRing && hb.duties & WatchdogDuty.GcDuringStalls) writeGcPauses(gcRing, MAIN_THREAD);
+  if (gcRing && hb.duties & WatchdogDuty.GcDuringStalls && runtimeGC.GCPause.enabled) writeGcPauses(gcRing, MAIN_THREAD);
 }
 
 await watchStalls(hb, beatIntervalMs, TICK_MS, {
