@@ -87,7 +87,7 @@ export const runtimeGC = defineProvider('Runtime.GC', {
       id: 2,
       level: Level.Warning,
       fields: [['count', 'u32'], ['thread', 'u32']],
-      doc: "Pauses of `thread` that its GC hook could not record: nothing took them for a whole ring (8,192 pauses), so the loop of that worker thread was blocked that long.",
+      doc: "Pauses of `thread` that its GC hook could not record: its ring of 8,192 pauses was full because nothing took from it (the thread's loop did not turn meanwhile; the main thread's watchdog takes them during stalls).",
     },
   },
   onEnable: sessions.onEnable,
