@@ -124,7 +124,7 @@ test(`every GC pause matches V8's own --trace-gc: same kinds, same order${hook ?
   await compareWithTraceGc(t);
 });
 
-test('pauses during a 1.5 s blocked loop reach the trace from the watchdog while it lasts, still exactly once each', { timeout: 120_000, skip: !hook && 'without the GC hook they arrive when the loop turns' }, async (t) => {
+test('pauses during a 1.5 s blocked loop come from the watchdog while it lasts, still exactly once each', { timeout: 120_000, skip: !hook && 'without the GC hook they arrive when the loop turns' }, async (t) => {
   const { pauses, stall, arrivals } = await compareWithTraceGc(t, { STALL_ROUND: '5' });
   const inStall = pauses.filter((p) => p.ts >= stall.startNs && p.ts <= stall.endNs);
   const byWatchdog = inStall.filter((p) => p.writer !== 0);
