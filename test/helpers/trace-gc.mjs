@@ -1,6 +1,9 @@
 // V8's own --trace-gc output as ground truth for Runtime.GC: parse its lines, read a trace's
 // GCPause events, and check that they match one to one.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { readTrace } from '../../dist/index.js';
 import { gcHookLoaded, gcHookMissing } from '../../dist/providers/gc-hook.js';
 
@@ -25,6 +28,19 @@ const HEAP_LATER_MB = Number(process.versions.v8.split('.')[0]) <= 11 ? 0 : 1;
 export function expectGcHook() {
   assert.equal(gcHookMissing, undefined, `the GC hook did not load (${gcHookMissing}); build it with npm run install, or set TRACEPIPE_GC_HOOK=0 to test without it`);
   return gcHookLoaded;
+}
+
+/**
+ * Where a child's --trace-gc lines go. V8 prints (and every ~4 KB writes) inside the pause, after its
+ * own timer stopped and before the hook's epilogue callback: a pipe that is momentarily full, or a
+ * disk file whose write the kernel throttles while other processes write a lot, would stretch the
+ * pause the hook times. Memory-backed /dev/shm does neither; elsewhere a file in `fallbackDir`.
+ */
+export async function traceGcOutput(t, fallbackDir) {
+  if (!existsSync('/dev/shm')) return join(fallbackDir, 'trace-gc.txt');
+  const dir = await mkdtemp('/dev/shm/tracepipe-trace-gc-');
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return join(dir, 'trace-gc.txt');
 }
 
 /** The collections of the isolate that called gc() ("testing"), in order. */
@@ -87,27 +103,33 @@ export function pairWithTraceGc(lines, allPauses) {
  * Checks each pair's timing against V8's line. Duration: within 0.2 ms. The hook times a pause from
  * V8's GC prologue callback to its epilogue callback, just outside V8's own timer (and --trace-gc
  * prints in between); when the OS takes the CPU away inside that gap the pause reads longer, which
- * the event's `preemptions` says: such pauses must only not be shorter. Start: V8 prints the time the
+ * the event's `preemptions` says: such pauses must only not be shorter. Rarely a pause without a
+ * preemption reads longer too (a wait inside the gap that the OS does not count as one, e.g. on a
+ * lock): at most 1% of them may, never shorter, and they are reported. Start: V8 prints the time the
  * pause ended in whole ms since the isolate started, so start = printed time - duration agrees with
  * the event's start within the rounding, once the constant offset between the clocks is removed.
  * Heap after: V8 prints MB with one decimal (see HEAP_LATER_MB).
  */
-export function checkTimings(pairs, { heap = true } = {}) {
+export function checkTimings(pairs) {
   const quiet = pairs.filter(({ p }) => p.preemptions === 0);
   const offset = median(quiet.map(({ p, l }) => p.startMs - (l.atMs - l.durationMs)));
   let longest = 0;
+  const late = [];
   for (const { p, l } of pairs) {
     const diff = p.durationMs - l.durationMs;
     const what = `${l.kind} at ${l.atMs} ms: trace ${p.durationMs.toFixed(3)} ms, --trace-gc ${l.durationMs} ms, preempted ${p.preemptions}x`;
     assert.ok(diff >= -0.2, `${what}: shorter than V8's`);
     if (p.preemptions === 0) {
-      assert.ok(diff <= 0.2, `${what}: more than 0.2 ms longer`);
-      longest = Math.max(longest, diff);
-      const skew = p.startMs - (l.atMs - l.durationMs) - offset;
-      assert.ok(Math.abs(skew) <= 1, `${what}: start ${skew.toFixed(3)} ms off V8's`);
+      if (diff > 0.2) late.push(what);
+      else {
+        longest = Math.max(longest, diff);
+        const skew = p.startMs - (l.atMs - l.durationMs) - offset;
+        assert.ok(Math.abs(skew) <= 1, `${what}: start ${skew.toFixed(3)} ms off V8's`);
+      }
     } else assert.ok(p.preemptions > 0, `${what}: preemptions is a count`);
     const heapDiff = p.heapUsedAfter / MB - l.heapAfterMB;
-    if (heap) assert.ok(heapDiff >= -0.0501 && heapDiff <= 0.0501 + HEAP_LATER_MB, `${what}: heap after ${(p.heapUsedAfter / MB).toFixed(3)} MB, V8 says ${l.heapAfterMB} MB`);
+    assert.ok(heapDiff >= -0.0501 && heapDiff <= 0.0501 + HEAP_LATER_MB, `${what}: heap after ${(p.heapUsedAfter / MB).toFixed(3)} MB, V8 says ${l.heapAfterMB} MB`);
   }
-  return { preempted: pairs.length - quiet.length, longestMs: longest };
+  assert.ok(late.length <= Math.floor(quiet.length / 100), `more than 1% of the pauses without a preemption are over 0.2 ms longer than V8's: ${late.join('; ')}`);
+  return { preempted: pairs.length - quiet.length, late, longestMs: longest };
 }
