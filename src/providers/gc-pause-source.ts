@@ -1,5 +1,4 @@
 import { type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
 
 /** One stop-the-world GC pause of this thread's isolate, as V8 reports it to perf_hooks. */
 export interface GcPause {
@@ -9,11 +8,6 @@ export interface GcPause {
   readonly kind: string;
   /** V8's GCCallbackFlags (perf_hooks constants NODE_PERFORMANCE_GC_FLAGS_*). */
   readonly flags: number;
-  /**
-   * V8's used heap size (bytes) read when the pause reached JavaScript, for the latest pause of each
-   * delivery only (NaN for the others): the heap after it plus whatever was allocated since.
-   */
-  readonly heapUsedAfter: number;
 }
 
 export type GcPauseListener = (p: GcPause) => void;
@@ -27,7 +21,7 @@ const KIND_NAMES: Readonly<Record<number, string>> = {
   16: 'weak-callbacks',
 };
 
-function gcKindName(code: number): string {
+export function gcKindName(code: number): string {
   return KIND_NAMES[code] ?? `gc-type-${code}`;
 }
 
@@ -35,17 +29,9 @@ const listeners = new Set<GcPauseListener>();
 let observer: PerformanceObserver | undefined;
 
 function deliver(entries: readonly PerformanceEntry[]): void {
-  const last = entries.length - 1;
-  for (let i = 0; i <= last; i++) {
-    const e = entries[i]!;
+  for (const e of entries) {
     const detail = (e as PerformanceEntry & { detail?: { kind?: number; flags?: number } }).detail;
-    const pause: GcPause = {
-      startMs: e.startTime,
-      durationMs: e.duration,
-      kind: gcKindName(detail?.kind ?? 0),
-      flags: detail?.flags ?? 0,
-      heapUsedAfter: i === last ? getHeapStatistics().used_heap_size : NaN,
-    };
+    const pause: GcPause = { startMs: e.startTime, durationMs: e.duration, kind: gcKindName(detail?.kind ?? 0), flags: detail?.flags ?? 0 };
     for (const l of listeners) l(pause);
   }
 }

@@ -2,93 +2,95 @@ import { isMainThread, threadId } from 'node:worker_threads';
 import { threadOriginNs } from '../buffers/clock.js';
 import { Level } from '../schema/level.js';
 import { defineProvider } from '../schema/provider.js';
-import { flushGcPauses, type GcPause, onGcPause } from './gc-pause-source.js';
-import type { GcHandoff } from './gc-handoff.js';
+import { gcHookLoaded, gcHookMissing, recordGcPauses, threadGcRing } from './gc-hook.js';
+import { flushGcPauses, gcKindName, type GcPause, onGcPause } from './gc-pause-source.js';
+import type { GcRing } from './gc-ring.js';
 import { WatchdogDuty } from './heartbeat.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { isServiceThread } from './service-thread.js';
-import { StallGcTracer } from './stall-gc-tracer.js';
-import { setWatchdogDuty, watchdogHandoff } from './stall-watchdog.js';
+import { setWatchdogDuty } from './stall-watchdog.js';
 
 const origin = Number(threadOriginNs());
-/** The kinds V8's trace events show, so the kinds the watchdog may have written during a stall. */
-const WATCHDOG_KINDS = new Set(['scavenge', 'mark-compact']);
-const RETRY_MS = 10;
 /**
- * Retries (each one means the loop turned, so the stall is over) after which a window still open
- * means the watchdog is gone: write what is held.
+ * How long a thread that stops a session or exits waits for the watchdog to finish writing pauses it
+ * took: a few µs normally; longer only if the watchdog is descheduled mid-write.
  */
-const GIVE_UP_RETRIES = 100;
+const FLUSH_WAIT_MS = 1000;
 
-function write(p: GcPause): void {
-  runtimeGC.GCPause.writeAt(p.startMs, Math.round(p.durationMs * 1e6), p.kind, p.flags, p.heapUsedAfter, threadId);
+/** Writes every pause `ring` holds as a `GCPause` of `thread` (the ring's thread); each pause once, whichever thread calls. */
+export function writeGcPauses(ring: GcRing, thread: number, waitMs = 0): void {
+  ring.take((r) => runtimeGC.GCPause.writeAt((r.startNs - origin) / 1e6, r.durationNs, gcKindName(r.type), r.flags, r.heapUsedAfter, thread, r.preemptions), waitMs);
+  const lost = ring.takeLost();
+  if (lost > 0) runtimeGC.GCPausesLost.write(lost, thread);
 }
 
-/** Main-thread pauses held back while the watchdog may still claim them, oldest first. */
-let held: GcPause[] = [];
-let retries = 0;
-let retry: NodeJS.Timeout | undefined;
+/** Without the hook: perf_hooks' entries, which know neither the heap nor preemptions. */
+function writeObservedPause(p: GcPause): void {
+  runtimeGC.GCPause.writeAt(p.startMs, Math.round(p.durationMs * 1e6), p.kind, p.flags, NaN, threadId, NaN);
+}
 
-function release(handoff: GcHandoff, force: boolean): void {
-  const windowStart = handoff.windowStartNs;
-  const before = held.length;
-  while (held.length > 0) {
-    const startNs = origin + held[0]!.startMs * 1e6;
-    if (!force && startNs >= windowStart) break;
-    const p = held.shift()!;
-    if (!handoff.claimed(startNs)) write(p);
+function flush(): void {
+  const ring = threadGcRing();
+  if (ring) writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
+  else flushGcPauses();
+}
+
+/** Starts recording this thread's pauses; returns how to stop, which writes what is still pending. */
+function start(): () => void {
+  const ring = threadGcRing();
+  if (!ring) {
+    if (gcHookMissing && isMainThread) {
+      process.emitWarning(`tracepipe: Runtime.GC runs without its GC hook (${gcHookMissing}): pauses are written when the event loop turns, and those pending when the process exits are lost (docs/PROVIDERS.md)`);
+    }
+    return onGcPause(writeObservedPause);
   }
-  clearTimeout(retry);
-  retry = undefined;
-  if (held.length < before) retries = 0;
-  if (held.length === 0) return;
-  retry = setTimeout(() => release(handoff, ++retries > GIVE_UP_RETRIES), RETRY_MS);
-  retry.unref();
-}
-
-function onPause(p: GcPause): void {
-  const handoff = watchdogHandoff();
-  if (!handoff || !WATCHDOG_KINDS.has(p.kind)) return write(p);
-  held.push(p);
-  release(handoff, false);
+  recordGcPauses(true);
+  // perf_hooks delivers when the loop turns after a pause: the moment to write what the ring holds.
+  const stopDoorbell = onGcPause(() => writeGcPauses(ring, threadId));
+  return () => {
+    stopDoorbell();
+    recordGcPauses(false);
+    writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
+  };
 }
 
 let stop: (() => void) | undefined;
-let enabledSessions = 0;
 
 const sessions = new ProviderSessions('Runtime.GC', (s) => {
   if (isServiceThread) return;
-  // A session that stops gets the pauses in flight or held back: its onDisable runs while it still records.
-  if (s.size < enabledSessions && stop) {
-    flushGcPauses();
-    const handoff = watchdogHandoff();
-    if (handoff) release(handoff, true);
-  }
-  enabledSessions = s.size;
-  if (isMainThread && StallGcTracer.supported) setWatchdogDuty(WatchdogDuty.GcDuringStalls, s.size > 0 ? Math.round(s.smallestNumber('StallMs', 100, 1, 3_600_000)) : undefined);
-  if (s.size > 0 && !stop) stop = onGcPause(onPause);
-  else if (s.size === 0 && stop) {
-    stop();
+  if (s.size > 0) stop ??= start();
+  else {
+    stop?.();
     stop = undefined;
   }
+  // With the hook, the watchdog writes the main thread's pauses while its loop is blocked.
+  if (isMainThread && gcHookLoaded) setWatchdogDuty(WatchdogDuty.GcDuringStalls, s.size > 0 ? Math.round(s.smallestNumber('StallMs', 100, 1, 3_600_000)) : undefined);
 });
 
 /**
- * `Runtime.GC`: one `GCPause` per V8 pause of the thread named in `thread`. The event's timestamp is
- * the pause's true start, even though it is written later (the reader puts it back in order). perf_hooks
- * hands pauses over when the loop turns; while the main thread's loop is blocked longer than
- * `StallMs` (default 100), the watchdog thread writes its scavenges and mark-compacts from V8's trace
- * events instead (Linux; see docs/PROVIDERS.md).
+ * `Runtime.GC`: one `GCPause` per V8 pause of the thread named in `thread`, timestamped with its true
+ * start. With the GC hook (native/gc-hook) V8's GC callbacks record each pause as it happens; it is
+ * written when the loop turns, by the watchdog while the main thread's loop is blocked longer than
+ * `StallMs` (default 100), and before the session stops or the thread exits. Without the hook,
+ * perf_hooks delivers pauses when the loop turns only (docs/PROVIDERS.md).
  */
 export const runtimeGC = defineProvider('Runtime.GC', {
   events: {
     GCPause: {
       id: 1,
+      version: 1,
       level: Level.Informational,
-      fields: [['durationNs', 'u64'], ['kind', 'string'], ['flags', 'u32'], ['heapUsedAfter', 'f64'], ['thread', 'u32']],
-      doc: 'A stop-the-world GC pause of `thread`; kind is scavenge, mark-compact, incremental-marking, weak-callbacks or what V8 reports; heapUsedAfter is NaN when unknown.',
+      fields: [['durationNs', 'u64'], ['kind', 'string'], ['flags', 'u32'], ['heapUsedAfter', 'f64'], ['thread', 'u32'], ['preemptions', 'f64']],
+      doc: "A stop-the-world GC pause of `thread`; kind is scavenge, mark-compact, incremental-marking, weak-callbacks or what V8 reports; heapUsedAfter is V8's used heap size after it; preemptions counts the times the OS gave the thread's CPU to another during it (its duration then includes waiting for a CPU). The last two are NaN when unknown (no GC hook; preemptions off Linux).",
+    },
+    GCPausesLost: {
+      id: 2,
+      level: Level.Warning,
+      fields: [['count', 'u32'], ['thread', 'u32']],
+      doc: "Pauses of `thread` that its GC hook could not record: its ring of 8,192 pauses was full because nothing took from it (the thread's loop did not turn meanwhile; the main thread's watchdog takes them during stalls).",
     },
   },
   onEnable: sessions.onEnable,
   onDisable: sessions.onDisable,
+  onFlush: flush,
 });

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { markServiceWorker } from '../session/service-workers.js';
-import { GcHandoff } from './gc-handoff.js';
+import { threadGcRing } from './gc-hook.js';
 import { Heartbeat, WatchdogDuty } from './heartbeat.js';
 import { SERVICE_THREAD_KEY } from './service-thread.js';
 
@@ -12,7 +12,8 @@ export function beatIntervalMs(stallMs: number): number {
 export interface WatchdogData {
   readonly [SERVICE_THREAD_KEY]: true;
   readonly heartbeat: SharedArrayBuffer;
-  readonly handoff: SharedArrayBuffer;
+  /** The main thread's GC ring, when it has the GC hook. */
+  readonly gcRing: SharedArrayBuffer | undefined;
 }
 
 /**
@@ -21,12 +22,11 @@ export interface WatchdogData {
  */
 class StallWatchdog {
   readonly hb = new Heartbeat();
-  readonly handoff = new GcHandoff();
   private timer: NodeJS.Timeout | undefined;
   private stallMs = 0;
 
   constructor(stallMs: number, duties: number) {
-    const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab, handoff: this.handoff.sab };
+    const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab, gcRing: threadGcRing()?.sab };
     this.configure(stallMs, duties);
     this.hb.beat();
     const worker = new Worker(new URL('../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], stdout: false, stderr: false });
@@ -75,9 +75,4 @@ export function setWatchdogDuty(duty: (typeof WatchdogDuty)[keyof typeof Watchdo
   const ms = Math.min(...duties.values());
   if (watchdog) watchdog.configure(ms, bits);
   else watchdog = new StallWatchdog(ms, bits);
-}
-
-/** Where the watchdog records the GC pauses it wrote, while it runs with the GC duty. */
-export function watchdogHandoff(): GcHandoff | undefined {
-  return duties.has(WatchdogDuty.GcDuringStalls) ? watchdog?.handoff : undefined;
 }

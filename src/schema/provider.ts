@@ -25,6 +25,11 @@ export interface ProviderDefinition<K extends Record<string, bigint>, E> {
   readonly events: E;
   readonly onEnable?: (ctx: EnableContext) => void;
   readonly onDisable?: (ctx: EnableContext) => void;
+  /**
+   * Writes what the provider holds back (observed but not yet written), while events still reach
+   * every session: called before a session stops, rundown or not, and as this thread exits.
+   */
+  readonly onFlush?: () => void;
 }
 
 /** One session's wish for a provider. */
@@ -56,7 +61,7 @@ export function isProviderName(name: unknown): name is string {
   return typeof name === 'string' && /^[A-Za-z_][\w.-]*$/.test(name);
 }
 
-const RESERVED = new Set(['name', 'keywordMap', 'events', 'isEnabled', 'enablements', 'definition', 'onEnable', 'onDisable']);
+const RESERVED = new Set(['name', 'keywordMap', 'events', 'isEnabled', 'enablements', 'definition', 'onEnable', 'onDisable', 'onFlush']);
 
 export class ProviderImpl implements ProviderBase {
   readonly events: EventType[] = [];
@@ -68,6 +73,7 @@ export class ProviderImpl implements ProviderBase {
     readonly keywordMap: Readonly<Record<string, bigint>>,
     readonly onEnable?: (ctx: EnableContext) => void,
     readonly onDisable?: (ctx: EnableContext) => void,
+    readonly onFlush?: () => void,
   ) {}
 
   keywordMask(names: readonly string[]): bigint {
@@ -127,7 +133,7 @@ export function defineProvider<const K extends Record<string, bigint>, const E e
   for (const [k, v] of Object.entries(keywords)) {
     if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n) throw new TypeError(`tracepipe: keyword '${k}' of '${name}' must be a 64-bit bigint mask`);
   }
-  const provider = new ProviderImpl(name, keywords, def.onEnable, def.onDisable);
+  const provider = new ProviderImpl(name, keywords, def.onEnable, def.onDisable, def.onFlush);
   const ids = new Map<number, string>();
   for (const [evName, spec] of Object.entries(def.events ?? {}) as [string, EventSpec][]) {
     if (RESERVED.has(evName)) throw new Error(`tracepipe: event name '${evName}' in '${name}' clashes with a provider member`);

@@ -51,15 +51,18 @@ class ThreadSessions {
     const s = this.live.get(id);
     if (!s) return;
     if (s.buffer) s.buffer.neverBlock = true;
+    const enabled = [...providerRegistry.all()].filter((p) => p.enablements.some((e) => e.sessionId === id));
     // Without rundown, onDisable still runs (from recompute below), but after the session is untargeted.
     if (s.desc.rundown) {
-      for (const p of providerRegistry.all()) {
+      // Providers that hold events back go last, so they still record what the others' rundown causes (a GC).
+      for (const p of [...enabled.filter((p) => !p.onFlush), ...enabled.filter((p) => p.onFlush)]) {
         const ctx = this.notified.get(p.name)?.get(id);
         if (!ctx) continue;
         this.notified.get(p.name)!.delete(id);
         safeCall(p, 'onDisable', ctx);
       }
     }
+    this.flush(enabled);
     this.live.delete(id);
     if (s.buffer) {
       s.buffer.seal();
@@ -83,13 +86,22 @@ class ThreadSessions {
         this.live.delete(s.desc.id);
         this.recompute();
       },
-      () => this.sealAll(),
+      () => this.sealChunks(),
     );
     return s.buffer;
   }
 
-  /** A thread that ends hands its partly filled chunks to the drain, or they would stay held. */
+  /**
+   * A thread that ends writes what its providers hold back, then hands its partly filled chunks to
+   * the drain, or they would stay held.
+   */
   sealAll(): void {
+    this.flush([...providerRegistry.all()].filter((p) => p.enablements.length > 0));
+    this.sealChunks();
+  }
+
+  /** Hands this thread's chunk in every session to the drains (before it parks: it must hold none). */
+  sealChunks(): void {
     for (const s of this.live.values()) s.buffer?.seal();
   }
 
@@ -99,6 +111,10 @@ class ThreadSessions {
    */
   reclaimThread(id: number): void {
     for (const s of this.live.values()) s.memory.reclaimThread(id);
+  }
+
+  private flush(providers: readonly ProviderImpl[]): void {
+    for (const p of providers) if (p.onFlush) safeCall(p, 'onFlush');
   }
 
   recompute(): void {
@@ -144,9 +160,10 @@ class ThreadSessions {
   }
 }
 
-function safeCall(p: ProviderImpl, which: 'onEnable' | 'onDisable', ctx: EnableContext): void {
+function safeCall(p: ProviderImpl, which: 'onEnable' | 'onDisable' | 'onFlush', ctx?: EnableContext): void {
   try {
-    p[which]?.(ctx);
+    if (which === 'onFlush') p.onFlush?.();
+    else p[which]?.(ctx!);
   } catch (e) {
     process.emitWarning(`tracepipe: ${which} of provider '${p.name}' threw: ${(e as Error).message}`);
   }

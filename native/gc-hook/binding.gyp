@@ -1,0 +1,8 @@
+{
+  "targets": [
+    {
+      "target_name": "gc_hook",
+      "sources": ["gc_hook.cc"]
+    }
+  ]
+}

@@ -1,0 +1,34 @@
+// Builds tracepipe's optional GC hook at install (npm's "install" script) for the Node.js running it.
+// It is optional: without a compiler, Python or Node's headers, tracepipe installs and runs, and
+// Runtime.GC falls back to perf_hooks (docs/PROVIDERS.md says what that loses). So this never fails
+// the install: it says in one line why the hook was not built, and exits 0.
+// TRACEPIPE_GC_HOOK=0 skips the build.
+import { spawnSync } from 'node:child_process';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BUILD_TIMEOUT_MS = 5 * 60_000;
+
+/** npm passes its bundled node-gyp to install scripts; outside npm, look beside this Node's npm. */
+function findNodeGyp() {
+  const candidates = [process.env.npm_config_node_gyp, join(dirname(process.execPath), '../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js')];
+  return candidates.find((p) => p && existsSync(p));
+}
+
+function skip(reason) {
+  process.stderr.write(`tracepipe: GC hook not built (${reason}); Runtime.GC uses perf_hooks instead, see docs/PROVIDERS.md\n`);
+  process.exit(0);
+}
+
+if (process.env.TRACEPIPE_GC_HOOK === '0') skip('TRACEPIPE_GC_HOOK=0');
+const gyp = findNodeGyp();
+if (!gyp) skip('node-gyp not found');
+const log = join(here, 'build-error.log');
+rmSync(log, { force: true });
+const r = spawnSync(process.execPath, [gyp, 'rebuild'], { cwd: here, encoding: 'utf8', timeout: BUILD_TIMEOUT_MS });
+if (r.status !== 0) {
+  writeFileSync(log, `${r.error ? `${r.error.message}\n` : ''}${r.stdout ?? ''}${r.stderr ?? ''}`);
+  skip(`node-gyp failed${r.error ? `: ${r.error.message}` : ''}; log in ${log}`);
+}

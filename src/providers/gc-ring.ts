@@ -1,0 +1,117 @@
+import { threadId } from 'node:worker_threads';
+
+/**
+ * One thread's GC pauses as its GC hook recorded them (native/gc-hook/gc_hook.cc writes, this side
+ * reads; the layout is shared). The hook appends inside each pause, whatever the event loop does;
+ * any thread holding the SharedArrayBuffer can take what it holds: the owning thread when its loop
+ * turns or it exits, the main thread's watchdog while that loop is blocked.
+ *
+ * Each pause is taken exactly once: the taker of a record is whoever advances `Taken` past it with a
+ * compare-and-swap. Takers also hold `Taker` while they copy and write, so a thread about to exit can
+ * wait (bounded) until another taker has written what it took before the session's last flush.
+ */
+const enum Word {
+  Written = 0,
+  Taken = 1,
+  /** 0, or the taker's threadId + 1. */
+  Taker = 2,
+  Lost = 3,
+  Capacity = 4,
+  LostReported = 5,
+}
+const HEADER_BYTES = 64;
+/** f64 start (ns on the process monotonic clock), f64 duration (ns), f64 heap used after, f64 preemptions, u32 type, u32 flags. */
+const RECORD_BYTES = 40;
+const RECORD_F64 = RECORD_BYTES / 8;
+const RECORD_U32 = RECORD_BYTES / 4;
+/** 320 KiB: seconds of a thread collecting its young generation back to back (~1,300 a second with 1 MB semi-spaces). */
+const DEFAULT_CAPACITY = 8192;
+
+export interface GcRecord {
+  readonly startNs: number;
+  readonly durationNs: number;
+  readonly heapUsedAfter: number;
+  /** Involuntary context switches of the thread during the pause; NaN when the platform cannot say. */
+  readonly preemptions: number;
+  /** V8's GCType. */
+  readonly type: number;
+  /** V8's GCCallbackFlags. */
+  readonly flags: number;
+}
+
+export class GcRing {
+  private readonly words: Int32Array;
+  private readonly f64: Float64Array;
+  private readonly u32: Uint32Array;
+  private readonly mask: number;
+  private readonly me = threadId + 1;
+
+  constructor(readonly sab: SharedArrayBuffer = GcRing.allocate(DEFAULT_CAPACITY)) {
+    this.words = new Int32Array(sab, 0, HEADER_BYTES / 4);
+    this.f64 = new Float64Array(sab, HEADER_BYTES);
+    this.u32 = new Uint32Array(sab, HEADER_BYTES);
+    this.mask = this.words[Word.Capacity]! - 1;
+  }
+
+  static allocate(capacity: number): SharedArrayBuffer {
+    const sab = new SharedArrayBuffer(HEADER_BYTES + capacity * RECORD_BYTES);
+    new Int32Array(sab)[Word.Capacity] = capacity;
+    return sab;
+  }
+
+  /**
+   * Hands every pause recorded and not yet taken to `each`, oldest first. When another thread is
+   * taking, returns at once (it will hand them over), or with `waitMs` waits up to that long for it
+   * to finish, then takes what is left.
+   */
+  take(each: (r: GcRecord) => void, waitMs = 0): void {
+    const w = this.words;
+    let holding = Atomics.compareExchange(w, Word.Taker, 0, this.me) === 0;
+    if (!holding) {
+      if (waitMs <= 0) return;
+      holding = this.waitForTaker(waitMs);
+    }
+    try {
+      for (;;) {
+        const t = Atomics.load(w, Word.Taken);
+        if (t === Atomics.load(w, Word.Written)) break;
+        const r = this.read(t & this.mask);
+        // Another taker got it first (only after a wait ran out); the record may be overwritten since.
+        if (Atomics.compareExchange(w, Word.Taken, t, (t + 1) | 0) !== t) continue;
+        each(r);
+      }
+    } finally {
+      if (holding) {
+        Atomics.store(w, Word.Taker, 0);
+        Atomics.notify(w, Word.Taker);
+      }
+    }
+  }
+
+  /** Pauses the hook could not record since the last call (the ring was full), counted once across threads. */
+  takeLost(): number {
+    const lost = Atomics.load(this.words, Word.Lost);
+    const reported = Atomics.load(this.words, Word.LostReported);
+    if (lost === reported || Atomics.compareExchange(this.words, Word.LostReported, reported, lost) !== reported) return 0;
+    return (lost - reported) >>> 0;
+  }
+
+  /** Waits for the other taker to let go, then holds the ring; false if it did not within `ms`. */
+  private waitForTaker(ms: number): boolean {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      const holder = Atomics.compareExchange(this.words, Word.Taker, 0, this.me);
+      if (holder === 0) return true;
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      Atomics.wait(this.words, Word.Taker, holder, left);
+    }
+  }
+
+  private read(slot: number): GcRecord {
+    const f = slot * RECORD_F64;
+    const u = slot * RECORD_U32 + 8;
+    const f64 = this.f64;
+    return { startNs: f64[f]!, durationNs: f64[f + 1]!, heapUsedAfter: f64[f + 2]!, preemptions: f64[f + 3]!, type: this.u32[u]!, flags: this.u32[u + 1]! };
+  }
+}

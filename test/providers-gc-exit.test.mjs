@@ -1,0 +1,101 @@
+// Runtime.GC when a thread never yields to its event loop and then ends, checked against V8's own
+// --trace-gc: with the GC hook, every collection has exactly one GCPause, however the process or the
+// worker ends; without it (TRACEPIPE_GC_HOOK=0), what the trace holds is still one pause per
+// collection, in order, and the documented gap is what is missing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readTrace } from '../dist/index.js';
+import { tempDir } from './helpers/temp-dir.mjs';
+import { checkTimings, expectGcHook, pairWithTraceGc, traceGcLines, traceGcOutput, tracedPauses } from './helpers/trace-gc.mjs';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/gc-blocking.mjs', import.meta.url));
+const REGISTER = new URL('../dist/register.js', import.meta.url).href;
+const hook = expectGcHook();
+const PROFILES = { 'Runtime.GC alone': 'Runtime.GC', 'the default profile': undefined };
+const EXPECT = hook ? 'one GCPause per collection V8 reports' : 'without the GC hook, the pauses delivered before the loop stopped turning, once each';
+
+/** Runs the fixture traced by the startup session, its --trace-gc lines going to a file. */
+async function runTraced(t, role, ending, providers) {
+  const dir = await tempDir(t);
+  const file = join(dir, 'gc.tptrace');
+  const out = await traceGcOutput(t, dir);
+  const env = { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: file };
+  delete env.TRACEPIPE_PROVIDERS;
+  if (providers) env.TRACEPIPE_PROVIDERS = providers;
+  const fd = openSync(out, 'w');
+  const child = spawn(process.execPath, ['--expose-gc', '--trace-gc', '--max-semi-space-size=1', `--import=${REGISTER}`, FIXTURE, role, ending], { stdio: ['ignore', fd, 'pipe'], env });
+  closeSync(fd);
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const [code, signal] = await once(child, 'close');
+  return { code, signal, stderr, file, lines: traceGcLines(await readFile(out, 'utf8')) };
+}
+
+function expectedEnd(role, ending) {
+  if (role === 'worker') return { code: 0, signal: null };
+  if (ending.startsWith('SIG')) return { code: null, signal: ending };
+  return { code: ending === 'throw' ? 1 : 0, signal: null };
+}
+
+async function check(t, role, ending, providers) {
+  const r = await runTraced(t, role, ending, providers);
+  assert.deepEqual({ code: r.code, signal: r.signal }, expectedEnd(role, ending), r.stderr);
+  if (ending === 'throw' && role === 'main') assert.match(r.stderr, /the end of gc-blocking/);
+  const { pauses } = await tracedPauses(r.file);
+  const { pairs, first, end } = pairWithTraceGc(r.lines, pauses);
+  const marker = r.lines.findIndex((l) => l.forced);
+  assert.ok(r.lines.length - marker >= 100, `the fixture made ${r.lines.length - marker} collections, need >= 100`);
+  assert.ok(first <= marker, 'every collection since the program started is traced');
+  if (!hook) {
+    // perf_hooks delivered what happened before the loop last turned, and nothing twice.
+    t.diagnostic(`without the GC hook: ${end - marker} of ${r.lines.length - marker} collections since the marker traced`);
+    assert.ok(pauses.every((p) => Number.isNaN(p.heapUsedAfter) && Number.isNaN(p.preemptions)), 'unknown without the hook');
+    return;
+  }
+  assert.equal(end, r.lines.length, `the last ${r.lines.length - end} collections V8 made are missing`);
+  const { preempted, late, longestMs } = checkTimings(pairs);
+  t.diagnostic(`${pairs.length} collections matched; ${preempted} preempted; otherwise durations at most ${longestMs.toFixed(3)} ms longer than V8's${late.length ? `, but for ${late.join('; ')}` : ''}`);
+  const blocked = pairs.slice(marker - first + 1, pairs.findLastIndex(({ l }) => l.forced) + 1);
+  if (role === 'main' && providers === undefined) await checkStallUntilEnd(r.file, ending, blocked);
+}
+
+/**
+ * With Runtime.EventLoop on, the watchdog reports the blocked stretch as a stall while it lasts. When
+ * the process ends inside it (process.exit(), an uncaught exception: nothing turns the loop again)
+ * the stall never ends; either way the pauses of the stretch all lie in that one stall, with no stall
+ * boundary among them.
+ */
+async function checkStallUntilEnd(file, ending, blocked) {
+  const stalls = [];
+  for await (const e of readTrace(file)) {
+    if (e.provider === 'Runtime.EventLoop' && e.name.startsWith('Stall') && e.fields.thread === 0) stalls.push(e);
+  }
+  const first = blocked[0].p.ts;
+  const last = blocked.at(-1).p.ts;
+  // The stall that had begun (heartbeat last seen blockedMs before StallStart) by the stretch's last pause.
+  const start = stalls.findLast((e) => e.name === 'StallStart' && e.timestampNs - e.fields.blockedMs * 1e6 <= last);
+  assert.ok(start, 'the blocked stretch is a stall');
+  const before = stalls.findLast((e) => e.timestampNs < start.timestampNs);
+  const ended = stalls.find((e) => e.name === 'StallEnd' && e.timestampNs > start.timestampNs);
+  assert.ok(!before || before.name === 'StallEnd', 'stalls alternate');
+  // A natural end and a signal (which reaches JavaScript only once the loop turns) end the stall first.
+  if (ending === 'exit' || ending === 'throw') assert.equal(ended, undefined, 'the stall lasts until the process ends');
+  assert.ok(!before || before.timestampNs < first, 'the previous stall ended before the stretch');
+  for (const { p, l } of blocked) assert.ok(!ended || p.ts + p.durationMs * 1e6 <= ended.timestampNs, `the ${l.kind} at ${l.atMs} ms is inside the stall`);
+}
+
+for (const ending of ['natural', 'exit', 'throw', 'SIGTERM', 'SIGINT']) {
+  for (const [name, providers] of Object.entries(PROFILES)) {
+    test(`the main thread blocks, then the process ends (${ending}): ${EXPECT}, with ${name}`, { timeout: 120_000 }, (t) => check(t, 'main', ending, providers));
+  }
+}
+
+for (const ending of ['natural', 'exit', 'throw']) {
+  test(`a worker blocks, then ends (${ending}): ${EXPECT}`, { timeout: 120_000 }, (t) => check(t, 'worker', ending, 'Runtime.GC'));
+}
