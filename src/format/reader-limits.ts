@@ -15,4 +15,4 @@ export const MAX_EVENT_PAYLOAD = 1 << 20;
 /** The reorder window never exceeds this, whatever the end-of-stream block or the caller says. */
 export const MAX_REORDER_WINDOW_NS = 60e9;
 /** Estimated heap the reorder window may hold; past it the earliest events leave early. */
-export const MAX_REORDER_BYTES = 32 << 20;
+export const MAX_REORDER_BYTES = 16 << 20;

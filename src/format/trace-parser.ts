@@ -50,6 +50,8 @@ export class TraceParser {
   private events: EventsBlockDecoder | undefined;
   private eventsEnd = 0;
   private pausing = false;
+  /** Size of the block at `start`, once its header has arrived. */
+  private blockBytes = 0;
   private readonly onEvent = (e: BlockEvent, payload: RawPayload): boolean => {
     this.handlers.event?.(e, payload);
     return this.pausing;
@@ -95,9 +97,11 @@ export class TraceParser {
       this.start = 0;
     }
     if (this.end + chunk.length > this.buf.length) {
-      // Doubling, but never past the largest block (and what just arrived) for nothing.
+      // Straight to the size of the block being read (with this chunk), else doubling up to the
+      // largest block: one big copy instead of a chain of them, each left for the allocator to reuse.
+      const needed = Math.max(this.end, this.start + this.blockBytes) + chunk.length;
       const doubled = Math.min(Math.max(this.buf.length * 2, 64 * 1024), BLOCK_HEADER_SIZE + MAX_BLOCK_PAYLOAD);
-      const next = new Uint8Array(Math.max(this.end + chunk.length, doubled));
+      const next = new Uint8Array(Math.max(needed, doubled));
       next.set(this.buf.subarray(0, this.end));
       this.buf = next;
     }
@@ -129,7 +133,8 @@ export class TraceParser {
       const at = this.offset;
       if (this.ended) throw new TraceFormatError('corrupt', `corrupt trace: data after the end-of-stream block at byte ${at}`, at);
       const h = readBlockHeader(this.buf, this.start, at);
-      if (avail < BLOCK_HEADER_SIZE + h.length) return;
+      this.blockBytes = BLOCK_HEADER_SIZE + h.length;
+      if (avail < this.blockBytes) return;
       const block = this.buf.subarray(this.start, this.start + BLOCK_HEADER_SIZE + h.length);
       try {
         checkBlock(h, block, at);

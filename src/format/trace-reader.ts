@@ -140,29 +140,31 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
         },
         'check',
       );
-      const flush = function* (): Generator<TraceEvent> {
-        for (let e = reorder.next(); e !== undefined; e = reorder.next()) {
-          if (e.timestampNs < lastOut) readable.outOfOrder++;
-          else lastOut = e.timestampNs;
-          yield e;
-        }
+      const deliver = (e: TraceEvent): TraceEvent => {
+        if (e.timestampNs < lastOut) readable.outOfOrder++;
+        else lastOut = e.timestampNs;
+        return e;
       };
+      // Plain yields, not yield* of a generator: each delegated value would cost one more await.
+      let failed = false;
+      let failure: unknown;
       try {
         for await (const chunk of chunks()) {
           parser.push(chunk);
-          yield* flush();
-          while (parser.paused) {
+          for (;;) {
+            for (let e = reorder.next(); e !== undefined; e = reorder.next()) yield deliver(e);
+            if (!parser.paused) break;
             parser.resume();
-            yield* flush();
           }
         }
         parser.finish();
       } catch (e) {
+        failed = true;
+        failure = e;
         reorder.releaseAll();
-        yield* flush();
-        throw e;
       }
-      yield* flush();
+      for (let e = reorder.next(); e !== undefined; e = reorder.next()) yield deliver(e);
+      if (failed) throw failure;
     },
     summary: () => summarize(chunks()),
   };
@@ -185,8 +187,6 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
       header: (h) => (s.header = h),
       metadata: () => s.eventTypes++,
       event: (e) => {
-        s.events++;
-        byType.set(e.type, (byType.get(e.type) ?? 0) + 1);
         let t = threads.get(e.threadId);
         if (!t) {
           if (threads.size >= MAX_THREADS) {
@@ -195,6 +195,8 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
           t = { events: 0, dropped: 0, firstSeq: e.sequence, lastSeq: e.sequence };
           threads.set(e.threadId, t);
         }
+        s.events++;
+        byType.set(e.type, (byType.get(e.type) ?? 0) + 1);
         t.events++;
         if (e.sequence > t.lastSeq) t.lastSeq = e.sequence;
         loss.observe(e.threadId, e.sequence);
