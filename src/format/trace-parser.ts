@@ -50,7 +50,7 @@ export class TraceParser {
   private events: EventsBlockDecoder | undefined;
   private eventsEnd = 0;
   private pausing = false;
-  /** Size of the block at `start`, once its header has arrived. */
+  /** Size of the incomplete block at `start`, once its header has arrived (else 0). */
   private blockBytes = 0;
   private readonly onEvent = (e: BlockEvent, payload: RawPayload): boolean => {
     this.handlers.event?.(e, payload);
@@ -133,8 +133,11 @@ export class TraceParser {
       const at = this.offset;
       if (this.ended) throw new TraceFormatError('corrupt', `corrupt trace: data after the end-of-stream block at byte ${at}`, at);
       const h = readBlockHeader(this.buf, this.start, at);
-      this.blockBytes = BLOCK_HEADER_SIZE + h.length;
-      if (avail < this.blockBytes) return;
+      if (avail < BLOCK_HEADER_SIZE + h.length) {
+        this.blockBytes = BLOCK_HEADER_SIZE + h.length;
+        return;
+      }
+      this.blockBytes = 0;
       const block = this.buf.subarray(this.start, this.start + BLOCK_HEADER_SIZE + h.length);
       try {
         checkBlock(h, block, at);

@@ -13,7 +13,7 @@ export interface ReadOptions {
    * How long (trace ns) an event may arrive after a sequence point and still be put in order. Default:
    * the maximum lateness the end-of-stream block records, or 100 ms when there is none (a truncated
    * file or a live stream); events later than that are delivered as they come and counted. At most
-   * 60 s, and the window never holds more than about 32 MiB of events (see docs/FORMAT.md).
+   * 60 s, and the window never holds more than about 16 MiB of events (see docs/FORMAT.md).
    */
   readonly reorderWindowNs?: number;
 }
