@@ -26,6 +26,7 @@ test('collect --duration: attaches, collects, stops by itself and leaves a compl
   assert.match(r.stderr, /\n\d+\.\d s {2}[\d,]+ events {2}[\d.]+ (B|KiB|MiB), [\d,]+ dropped\n/);
   assert.match(r.stdout, new RegExp(`wrote ${file}\\n {2}[\\d,]+ events, 0 dropped`));
   const s = await complete(file);
+  assert.equal(statSync(file).mode & 0o077, 0, 'the trace holds argv and cwd: readable by its owner only');
   assert.ok(s.events > 0);
   assert.deepEqual(Object.keys(s.byEvent), ['Test.App/Tick']);
   assert.equal(s.header.pid, target.pid);

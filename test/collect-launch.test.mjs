@@ -2,6 +2,7 @@
 // session, the CLI stops when it exits, reports, and passes on its exit code.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readTrace } from '../dist/index.js';
 import { startCli, TARGET, useTmpdir } from './helpers/ipc-processes.mjs';
@@ -14,6 +15,7 @@ test('launches the command traced from its start and stops when it exits', async
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /^launched .*ipc-target\.mjs burst 20000 0 \(pid \d+\), tracing into .*launch\.tptrace\n/);
   assert.match(r.stdout, /wrote .*launch\.tptrace\n {2}20,000 events, 0 dropped/);
+  assert.equal(statSync(file).mode & 0o077, 0, 'the trace holds argv and cwd: readable by its owner only');
   const s = await readTrace(file).summary();
   assert.equal(s.complete, true);
   // Every event, the very first included: the session was running before the application started.

@@ -42,6 +42,7 @@ test('file output: stop() resolves with { eventsWritten, eventsDropped, bytesWri
   const r = await stopping;
   assert.deepEqual([r.eventsWritten, r.eventsDropped, r.status], [500, 0, 'stopped']);
   assert.equal(r.bytesWritten, (await stat(file)).size);
+  assert.equal((await stat(file)).mode & 0o077, 0, 'a trace holds argv, cwd and URLs: readable by its owner only');
   checkHellos(await readAll(file), 500);
   assert.equal(app.Hello.enabled, false);
   app.Hello.write(1, 'after stop', 0, new Uint8Array(0)); // nothing to write to: silently not recorded

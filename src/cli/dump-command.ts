@@ -8,10 +8,16 @@ import { writeOut } from './output.js';
 
 export const dumpUsage = 'tracepipe dump FILE [--format text|jsonl]   one event per line, in timestamp order';
 
+/** As in JSON (stringify), but numbers and booleans without a round trip through it: dump prints millions. */
+function textValue(v: TraceEvent['fields'][string]): string {
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'null';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  return typeof v === 'string' ? JSON.stringify(v) : stringify(v);
+}
+
 function textLine(e: TraceEvent): string {
-  const fields = Object.entries(e.fields)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : stringify(v)}`)
-    .join(' ');
+  let fields = '';
+  for (const k of Object.keys(e.fields)) fields += `${fields ? ' ' : ''}${k}=${textValue(e.fields[k]!)}`;
   return `${formatOffset(e.timestampNs)}  T${String(e.threadId).padEnd(4)} #${String(e.sequence).padEnd(8)} ${e.provider}/${e.name}  ${fields}\n`;
 }
 

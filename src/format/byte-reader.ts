@@ -21,6 +21,10 @@ export class ByteReader {
   fail(what: string): never {
     throw new TraceFormatError('corrupt', `corrupt trace: ${what} at byte ${this.base + this.pos}`, this.base + this.pos);
   }
+  /** A well-formed value a reader will not hold (see reader-limits.ts). */
+  overLimit(what: string): never {
+    throw new TraceFormatError('limit', `trace exceeds a reader limit: ${what} at byte ${this.base + this.pos}`, this.base + this.pos);
+  }
   need(n: number, what: string): void {
     if (this.pos + n > this.end) this.fail(`${what} runs past the end of its block`);
   }
@@ -75,8 +79,10 @@ export class ByteReader {
     this.pos += n;
     return out;
   }
-  string(): string {
+  /** A UTF-8 string of at most `maxBytes`. */
+  string(maxBytes = Infinity): string {
     const n = this.varint();
+    if (n > maxBytes) this.overLimit(`a ${n}-byte name (at most ${maxBytes})`);
     const b = this.bytes(n);
     try {
       return decoder.decode(b);

@@ -1,5 +1,6 @@
 import { ByteReader } from './byte-reader.js';
-import { decodePayload, type DecodedFields } from './payload-codec.js';
+import { checkPayload, decodePayload, type DecodedFields } from './payload-codec.js';
+import { MAX_EVENT_PAYLOAD } from './reader-limits.js';
 import type { StreamEventType, TraceEvent } from './trace-event.js';
 import { EventFlag } from './trace-writer.js';
 import { unzigzag } from './varint.js';
@@ -12,55 +13,110 @@ export interface BlockEvent extends TraceEvent {
 }
 
 /**
+ * What a decoder does with each payload: true decodes its fields; false checks only its fixed part
+ * (tools that count); 'check' checks it whole and leaves decoding to the caller (readers that hold
+ * raw bytes and decode later).
+ */
+export type FieldDecoding = boolean | 'check';
+
+/** Where an event's payload lies; one object per decoder, rewritten for each event: valid during the call only. */
+export interface RawPayload {
+  bytes: Uint8Array;
+  start: number;
+  length: number;
+  /** Stream offset of bytes[start]. */
+  offset: number;
+}
+
+/** Receives each event and its payload; returns true to pause the decoder after it. */
+export type BlockEventSink = (e: BlockEvent, payload: RawPayload) => boolean;
+
+/**
  * Decodes an events block. Each block starts from scratch (base timestamp; the first event of each
  * run of one thread carries its absolute sequence), so a reader can resume after a bad block.
+ * Decoding can pause after any event and go on later: a 16 MiB block of tiny events is millions of
+ * objects, so a reader that must hand them on hands them on as it goes instead of all at once.
  */
-export function decodeEventsBlock(
-  payload: Uint8Array,
-  base: number,
-  types: ReadonlyMap<number, StreamEventType>,
-  withFields: boolean,
-  onEvent: (e: BlockEvent) => void,
-): void {
-  const r = new ByteReader(payload, 0, payload.length, base);
-  let ts = unzigzag(r.varint());
-  let type: StreamEventType | undefined;
-  let thread = -1;
-  let seq = -1;
-  while (!r.done) {
-    const at = r.pos;
-    const flags = r.u8();
-    if (flags & ~7) r.fail(`unknown event flags 0x${flags.toString(16)}`);
-    if (flags & EventFlag.NewType) {
-      const id = r.varint();
-      type = types.get(id);
-      if (!type) r.fail(`event of type ${id} before its metadata`);
-    } else if (!type) r.fail('first event of a block does not name its type');
-    if (flags & EventFlag.NewThread) {
-      thread = r.varint();
-      seq = r.varint();
-    } else {
-      if (thread < 0) r.fail('first event of a block does not name its thread');
-      seq += 1 + (flags & EventFlag.SequenceJump ? r.varint() : 0);
+export class EventsBlockDecoder {
+  private readonly r: ByteReader;
+  private ts: number;
+  private type: StreamEventType | undefined;
+  private thread = -1;
+  private seq = -1;
+  private readonly raw: RawPayload;
+
+  constructor(
+    payload: Uint8Array,
+    base: number,
+    private readonly types: ReadonlyMap<number, StreamEventType>,
+    private readonly fields: FieldDecoding,
+  ) {
+    this.r = new ByteReader(payload, 0, payload.length, base);
+    this.ts = unzigzag(this.r.varint());
+    this.raw = { bytes: payload, start: 0, length: 0, offset: 0 };
+  }
+
+  /** Decodes until the block ends (returns true) or `onEvent` asks to pause (returns false). */
+  decode(onEvent: BlockEventSink): boolean {
+    const r = this.r;
+    const payload = r.buf;
+    const base = r.base;
+    const types = this.types;
+    const mode = this.fields;
+    const raw = this.raw;
+    let ts = this.ts;
+    let type = this.type;
+    let thread = this.thread;
+    let seq = this.seq;
+    while (!r.done) {
+      const at = r.pos;
+      const flags = r.u8();
+      if (flags & ~7) r.fail(`unknown event flags 0x${flags.toString(16)}`);
+      if (flags & EventFlag.NewType) {
+        const id = r.varint();
+        type = types.get(id);
+        if (!type) r.fail(`event of type ${id} before its metadata`);
+      } else if (!type) r.fail('first event of a block does not name its type');
+      if (flags & EventFlag.NewThread) {
+        thread = r.varint();
+        seq = r.varint();
+      } else {
+        if (thread < 0) r.fail('first event of a block does not name its thread');
+        seq += 1 + (flags & EventFlag.SequenceJump ? r.varint() : 0);
+      }
+      ts += unzigzag(r.varint());
+      const len = r.varint();
+      r.need(len, 'event payload');
+      if (len > MAX_EVENT_PAYLOAD) r.overLimit(`a ${len}-byte event payload (at most ${MAX_EVENT_PAYLOAD})`);
+      const d = type!.descriptor;
+      let fields = NO_FIELDS;
+      if (mode === true) fields = decodePayload(type!.layout, payload, r.pos, len, base + r.pos);
+      else if (mode === 'check') checkPayload(type!.layout, payload, r.pos, len, base + r.pos);
+      else if (len < type!.layout.fixedSize) r.fail(`payload shorter than its fixed part (event at ${base + at})`);
+      raw.start = r.pos;
+      raw.length = len;
+      raw.offset = base + r.pos;
+      r.pos += len;
+      const e: BlockEvent = {
+        provider: d.provider,
+        name: d.name,
+        id: d.id,
+        version: d.version,
+        level: d.level,
+        timestampNs: ts,
+        threadId: thread,
+        sequence: seq,
+        fields,
+        type: type!,
+      };
+      if (onEvent(e, raw) && !r.done) {
+        this.ts = ts;
+        this.type = type;
+        this.thread = thread;
+        this.seq = seq;
+        return false;
+      }
     }
-    ts += unzigzag(r.varint());
-    const len = r.varint();
-    r.need(len, 'event payload');
-    const d = type!.descriptor;
-    const fields = withFields ? decodePayload(type!.layout, payload, r.pos, len, base + r.pos) : NO_FIELDS;
-    if (!withFields && len < type!.layout.fixedSize) r.fail(`payload shorter than its fixed part (event at ${base + at})`);
-    r.pos += len;
-    onEvent({
-      provider: d.provider,
-      name: d.name,
-      id: d.id,
-      version: d.version,
-      level: d.level,
-      timestampNs: ts,
-      threadId: thread,
-      sequence: seq,
-      fields,
-      type: type!,
-    });
+    return true;
   }
 }

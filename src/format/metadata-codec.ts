@@ -1,5 +1,6 @@
 import { fieldTypeCode, fieldTypeFromCode, type FieldSpec } from '../schema/field-type.js';
 import type { EventDescriptor } from '../schema/event-type.js';
+import { MAX_FIELDS_PER_EVENT, MAX_NAME_BYTES } from '../schema/definition-limits.js';
 import { isLevel } from '../schema/level.js';
 import type { ByteReader } from './byte-reader.js';
 import type { ByteWriter } from './byte-writer.js';
@@ -20,18 +21,18 @@ export function encodeDescriptor(d: EventDescriptor, out: ByteWriter): void {
 }
 
 export function decodeDescriptor(r: ByteReader): EventDescriptor {
-  const provider = r.string();
-  const name = r.string();
+  const provider = r.string(MAX_NAME_BYTES);
+  const name = r.string(MAX_NAME_BYTES);
   const id = r.varint();
   const version = r.varint();
   const level = r.u8();
   if (!isLevel(level)) r.fail(`unknown level ${level}`);
   const keywords = r.u64();
   const n = r.varint();
-  if (n > 4096) r.fail(`implausible field count ${n}`);
+  if (n > MAX_FIELDS_PER_EVENT) r.overLimit(`an event type with ${n} fields (at most ${MAX_FIELDS_PER_EVENT})`);
   const fields: FieldSpec[] = [];
   for (let i = 0; i < n; i++) {
-    const fname = r.string();
+    const fname = r.string(MAX_NAME_BYTES);
     const code = r.u8();
     const type = fieldTypeFromCode(code);
     if (!type) r.fail(`unknown field type code ${code}`);

@@ -98,6 +98,39 @@ export function decodeHeader(bytes: Uint8Array): TraceHeader {
   } catch {
     throw new TraceFormatError('corrupt', 'corrupt trace: header is not valid JSON', HEADER_PREFIX);
   }
-  if (typeof info !== 'object' || info === null) throw new TraceFormatError('corrupt', 'corrupt trace: header is not an object', HEADER_PREFIX);
-  return { ...(info as HeaderInfo), formatMajor: major, formatMinor: minor };
+  return { ...checkHeaderInfo(info), formatMajor: major, formatMinor: minor };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isStringList = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
+const isDecimal = (v: unknown): v is string => isString(v) && /^-?\d{1,30}$/.test(v);
+
+/** What each header key must hold; a newer minor version may add keys, never drop or retype these. */
+const HEADER_FIELDS: Readonly<Record<string, [(v: unknown) => boolean, string]>> = {
+  pid: [isNumber, 'a number'],
+  processTitle: [isString, 'a string'],
+  argv: [isStringList, 'a list of strings'],
+  execArgv: [isStringList, 'a list of strings'],
+  nodeVersion: [isString, 'a string'],
+  tracepipeVersion: [isString, 'a string'],
+  platform: [isString, 'a string'],
+  arch: [isString, 'a string'],
+  hostname: [isString, 'a string'],
+  clock: [(v) => isObject(v) && isDecimal(v.wallClockNs) && isDecimal(v.monotonicNs), 'an object of decimal strings wallClockNs and monotonicNs'],
+  session: [
+    (v) => isObject(v) && isNumber(v.id) && isString(v.providers) && isString(v.bufferingMode) && isNumber(v.bufferSizeMB),
+    'an object with id, providers, bufferingMode and bufferSizeMB',
+  ],
+};
+
+/** Tools print header fields as they are: a header that lacks one, or has one of the wrong type, is refused here. */
+function checkHeaderInfo(info: unknown): HeaderInfo {
+  if (!isObject(info)) throw new TraceFormatError('corrupt', 'corrupt trace: header is not an object', HEADER_PREFIX);
+  for (const [key, [valid, what]] of Object.entries(HEADER_FIELDS)) {
+    if (!Object.hasOwn(info, key)) throw new TraceFormatError('corrupt', `corrupt trace: header has no '${key}'`, HEADER_PREFIX);
+    if (!valid(info[key])) throw new TraceFormatError('corrupt', `corrupt trace: header '${key}' is not ${what}`, HEADER_PREFIX);
+  }
+  return info as unknown as HeaderInfo;
 }

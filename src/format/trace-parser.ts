@@ -1,10 +1,11 @@
 import { computePayloadLayout } from '../schema/payload-layout.js';
 import type { EventDescriptor } from '../schema/event-type.js';
-import { BLOCK_HEADER_SIZE, BlockKind, checkBlock, END_OF_STREAM_PAYLOAD, readBlockHeader } from './block.js';
+import { BLOCK_HEADER_SIZE, BlockKind, checkBlock, END_OF_STREAM_PAYLOAD, MAX_BLOCK_PAYLOAD, readBlockHeader } from './block.js';
 import { ByteReader } from './byte-reader.js';
-import { decodeEventsBlock, type BlockEvent } from './events-block.js';
+import { EventsBlockDecoder, type BlockEvent, type FieldDecoding, type RawPayload } from './events-block.js';
 import { TraceFormatError } from './format-error.js';
 import { decodeDescriptor } from './metadata-codec.js';
+import { MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES, MAX_THREADS } from './reader-limits.js';
 import { checkPrefix, decodeHeader, HEADER_PREFIX, headerSize, type TraceHeader } from './stream-header.js';
 import type { StreamEventType } from './trace-event.js';
 import type { StreamTotals, ThreadDropReasons, ThreadProgress } from './trace-writer.js';
@@ -19,7 +20,8 @@ export interface SequencePoint {
 export interface ParserHandlers {
   header?(h: TraceHeader): void;
   metadata?(t: StreamEventType): void;
-  event?(e: BlockEvent): void;
+  /** `payload`: where its bytes lie, during the call only. */
+  event?(e: BlockEvent, payload: RawPayload): void;
   sequencePoint?(sp: SequencePoint): void;
   end?(totals: StreamTotals): void;
   dropReasons?(threads: readonly ThreadDropReasons[]): void;
@@ -29,6 +31,8 @@ export interface ParserHandlers {
 /**
  * Bytes in, items out: a push parser for the .tptrace stream that holds at most one block. It never
  * throws anything but TraceFormatError; after one, the stream is unreadable from that offset on.
+ * A handler may pause() it (even inside an events block) to hand on what it has so far; resume()
+ * goes on from there. The type table is bounded by reader-limits.ts.
  */
 export class TraceParser {
   private buf = new Uint8Array(0);
@@ -40,10 +44,24 @@ export class TraceParser {
   private ended = false;
   private damage: TraceFormatError | undefined;
   readonly types = new Map<number, StreamEventType>();
+  private typeDefinitions = 0;
+  /** Fields of every type defined so far. */
+  private fieldCount = 0;
+  /** An events block decoded part way (the parser paused inside it); it ends at `eventsEnd`. */
+  private events: EventsBlockDecoder | undefined;
+  private eventsEnd = 0;
+  private pausing = false;
+  /** Size of the incomplete block at `start`, once its header has arrived (else 0). */
+  private blockBytes = 0;
+  private readonly onEvent = (e: BlockEvent, payload: RawPayload): boolean => {
+    this.handlers.event?.(e, payload);
+    return this.pausing;
+  };
 
   constructor(
     private readonly handlers: ParserHandlers,
-    private readonly withFields = true,
+    /** See FieldDecoding: true decodes every payload. */
+    private readonly fields: FieldDecoding = true,
   ) {}
 
   /** Stream offset up to which everything has been parsed. */
@@ -54,9 +72,25 @@ export class TraceParser {
     return this.ended;
   }
 
+  /** True after a handler paused the parser, until resume(). */
+  get paused(): boolean {
+    return this.pausing;
+  }
+
+  /** For handlers: stop after the current event or block; push() only buffers until resume(). */
+  pause(): void {
+    this.pausing = true;
+  }
+
+  resume(): void {
+    this.pausing = false;
+    this.drain();
+  }
+
   push(chunk: Uint8Array): void {
     const avail = this.end - this.start;
-    if (this.start > 0 && avail + chunk.length > this.buf.length - this.start) {
+    // A block decoded part way is read in place: never move it.
+    if (this.start > 0 && !this.events && avail + chunk.length > this.buf.length - this.start) {
       // Compact: keep only the unparsed tail.
       this.buf.copyWithin(0, this.start, this.end);
       this.base += this.start;
@@ -64,7 +98,11 @@ export class TraceParser {
       this.start = 0;
     }
     if (this.end + chunk.length > this.buf.length) {
-      const next = new Uint8Array(Math.max(this.end + chunk.length, this.buf.length * 2, 64 * 1024));
+      // Straight to the size of the block being read (with this chunk), else doubling up to the
+      // largest block: one big copy instead of a chain of them, each left for the allocator to reuse.
+      const needed = Math.max(this.end, this.start + this.blockBytes) + chunk.length;
+      const doubled = Math.min(Math.max(this.buf.length * 2, 64 * 1024), BLOCK_HEADER_SIZE + MAX_BLOCK_PAYLOAD);
+      const next = new Uint8Array(Math.max(needed, doubled));
       next.set(this.buf.subarray(0, this.end));
       this.buf = next;
     }
@@ -75,6 +113,13 @@ export class TraceParser {
 
   private drain(): void {
     for (;;) {
+      if (this.pausing) return;
+      if (this.events) {
+        if (!this.events.decode(this.onEvent)) return;
+        this.events = undefined;
+        this.start = this.eventsEnd;
+        continue;
+      }
       const avail = this.end - this.start;
       if (!this.header) {
         if (avail < HEADER_PREFIX) return;
@@ -89,7 +134,11 @@ export class TraceParser {
       const at = this.offset;
       if (this.ended) throw new TraceFormatError('corrupt', `corrupt trace: data after the end-of-stream block at byte ${at}`, at);
       const h = readBlockHeader(this.buf, this.start, at);
-      if (avail < BLOCK_HEADER_SIZE + h.length) return;
+      if (avail < BLOCK_HEADER_SIZE + h.length) {
+        this.blockBytes = BLOCK_HEADER_SIZE + h.length;
+        return;
+      }
+      this.blockBytes = 0;
       const block = this.buf.subarray(this.start, this.start + BLOCK_HEADER_SIZE + h.length);
       try {
         checkBlock(h, block, at);
@@ -101,9 +150,26 @@ export class TraceParser {
         continue;
       }
       const payload = block.subarray(BLOCK_HEADER_SIZE);
+      if (h.kind === BlockKind.Events) {
+        // Decoded by the loop above, so that it can pause inside the block.
+        this.events = new EventsBlockDecoder(payload, at + BLOCK_HEADER_SIZE, this.types, this.fields);
+        this.eventsEnd = this.start + BLOCK_HEADER_SIZE + h.length;
+        continue;
+      }
       this.block(h.kind, payload, at + BLOCK_HEADER_SIZE);
       this.start += BLOCK_HEADER_SIZE + h.length;
     }
+  }
+
+  /** Every definition counts towards the limits, redefinitions too, so whatever keeps one entry per type stays bounded. */
+  private defineType(r: ByteReader, typeId: number, d: EventDescriptor): StreamEventType {
+    if (++this.typeDefinitions > MAX_EVENT_TYPES) r.overLimit(`more than ${MAX_EVENT_TYPES} event types`);
+    this.fieldCount += d.fields.length;
+    if (this.fieldCount > MAX_FIELDS_IN_ALL_TYPES) r.overLimit(`more than ${MAX_FIELDS_IN_ALL_TYPES} fields in all event types`);
+    const layout = computePayloadLayout(d.fields);
+    const t: StreamEventType = { typeId, descriptor: d, layout, key: `${d.provider}/${d.name}` };
+    this.types.set(typeId, t);
+    return t;
   }
 
   private block(kind: number, payload: Uint8Array, base: number): void {
@@ -113,22 +179,18 @@ export class TraceParser {
         const n = r.varint();
         for (let i = 0; i < n; i++) {
           const typeId = r.varint();
-          const d: EventDescriptor = decodeDescriptor(r);
-          const t: StreamEventType = { typeId, descriptor: d, layout: computePayloadLayout(d.fields), key: `${d.provider}/${d.name}` };
-          this.types.set(typeId, t);
+          const t = this.defineType(r, typeId, decodeDescriptor(r));
           this.handlers.metadata?.(t);
         }
         if (!r.done) r.fail('trailing bytes in a metadata block');
         return;
       }
-      case BlockKind.Events:
-        decodeEventsBlock(payload, base, this.types, this.withFields, (e) => this.handlers.event?.(e));
-        return;
       case BlockKind.SequencePoint: {
         const r = new ByteReader(payload, 0, payload.length, base);
         const timeNs = unzigzag(r.varint());
         const maxLatenessNs = r.varint();
         const n = r.varint();
+        if (n > MAX_THREADS) r.overLimit(`a sequence point of ${n} threads (at most ${MAX_THREADS})`);
         const threads: ThreadProgress[] = [];
         for (let i = 0; i < n; i++) threads.push({ threadId: r.varint(), nextSeq: r.varint(), dropped: r.varint() });
         if (!r.done) r.fail('trailing bytes in a sequence point');
@@ -168,6 +230,7 @@ export class TraceParser {
 
   /** Call at end of input: a stream must end exactly after its end-of-stream block. */
   finish(): void {
+    while (this.pausing) this.resume();
     const at = this.offset;
     if (!this.header) {
       if (this.end - this.start === 0) throw new TraceFormatError('not-a-trace', 'not a tracepipe trace (the file is empty)', 0);

@@ -1,19 +1,20 @@
 import { open } from 'node:fs/promises';
 import { BLOCK_HEADER_SIZE, BlockKind, blockChecksum, END_OF_STREAM_PAYLOAD } from './block.js';
-import { EventOrder } from './event-order.js';
-import type { BlockEvent } from './events-block.js';
 import { TraceFormatError, type TraceErrorCode } from './format-error.js';
 import { addDropReasons, type DropReasonCounts, noDropReasons } from './drop-reason.js';
 import { LossTracker, type DropRange } from './loss-tracker.js';
+import { MAX_REORDER_BYTES, MAX_REORDER_WINDOW_NS, MAX_THREADS } from './reader-limits.js';
+import { ReorderWindow } from './reorder-window.js';
 import type { TraceHeader } from './stream-header.js';
-import type { TraceEvent } from './trace-event.js';
+import type { StreamEventType, TraceEvent } from './trace-event.js';
 import { TraceParser } from './trace-parser.js';
 
 export interface ReadOptions {
   /**
    * How long (trace ns) an event may arrive after a sequence point and still be put in order. Default:
    * the maximum lateness the end-of-stream block records, or 100 ms when there is none (a truncated
-   * file or a live stream); events later than that are delivered as they come and counted.
+   * file or a live stream); events later than that are delivered as they come and counted. At most
+   * 60 s, and the window never holds more than about 16 MiB of events (see docs/FORMAT.md).
    */
   readonly reorderWindowNs?: number;
 }
@@ -99,7 +100,9 @@ async function trailerLateness(path: string): Promise<number | undefined> {
       const v = new DataView(b.buffer);
       if (b[0] !== BlockKind.EndOfStream || v.getUint32(4, true) !== END_OF_STREAM_PAYLOAD) return undefined;
       if (blockChecksum(b, b.subarray(BLOCK_HEADER_SIZE)) !== v.getUint32(8, true)) return undefined;
-      return v.getFloat64(BLOCK_HEADER_SIZE + 24, true);
+      const late = v.getFloat64(BLOCK_HEADER_SIZE + 24, true);
+      // A hostile or damaged value must not open the window: read it as "not recorded".
+      return late >= 0 && late <= Number.MAX_SAFE_INTEGER ? late : undefined;
     } finally {
       await fh.close();
     }
@@ -108,26 +111,16 @@ async function trailerLateness(path: string): Promise<number | undefined> {
   }
 }
 
-function publicEvent(e: BlockEvent): TraceEvent {
-  return {
-    provider: e.provider,
-    name: e.name,
-    id: e.id,
-    version: e.version,
-    level: e.level,
-    timestampNs: e.timestampNs,
-    threadId: e.threadId,
-    sequence: e.sequence,
-    fields: e.fields,
-  };
-}
-
 /**
  * Reads a trace as events in timestamp order, in memory bounded by the reorder window (not the file
  * size). A damaged stream yields every event of its intact blocks, then throws TraceFormatError with
  * the byte offset where it broke.
  */
 export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceReadable {
+  const asked = options.reorderWindowNs;
+  if (asked !== undefined && !(typeof asked === 'number' && asked >= 0)) {
+    throw new RangeError(`tracepipe: reorderWindowNs must be a non-negative number of nanoseconds; got ${String(asked)}`);
+  }
   const chunks = () => (typeof source === 'string' ? fileChunks(source) : source);
   const readable = {
     outOfOrder: 0,
@@ -137,58 +130,86 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
         const late = await trailerLateness(source);
         if (late !== undefined) windowNs = late;
       }
-      const order = new EventOrder(windowNs ?? DEFAULT_WINDOW_NS);
-      const ready: BlockEvent[] = [];
+      const reorder = new ReorderWindow(Math.min(windowNs ?? DEFAULT_WINDOW_NS, MAX_REORDER_WINDOW_NS), MAX_REORDER_BYTES);
       let lastOut = -Infinity;
-      const parser = new TraceParser({
-        event: (e) => order.push(e),
-        sequencePoint: (sp) => order.release(sp.timeNs, ready),
-        end: () => order.releaseAll(ready),
-      });
-      const flush = function* (): Generator<TraceEvent> {
-        for (const e of ready) {
-          if (e.timestampNs < lastOut) readable.outOfOrder++;
-          else lastOut = e.timestampNs;
-          yield publicEvent(e);
-        }
-        ready.length = 0;
+      // The parser pauses as soon as an event may leave, so events are decoded one at a time as they
+      // are handed on, never a block's worth at once.
+      const parser: TraceParser = new TraceParser(
+        {
+          event: (e, payload) => {
+            reorder.push(e, payload);
+            if (reorder.ready) parser.pause();
+          },
+          sequencePoint: (sp) => {
+            reorder.release(sp.timeNs);
+            if (reorder.ready) parser.pause();
+          },
+          end: () => reorder.releaseAll(),
+        },
+        'check',
+      );
+      const deliver = (e: TraceEvent): TraceEvent => {
+        if (e.timestampNs < lastOut) readable.outOfOrder++;
+        else lastOut = e.timestampNs;
+        return e;
       };
+      // Plain yields, not yield* of a generator: each delegated value would cost one more await.
+      let failed = false;
+      let failure: unknown;
       try {
         for await (const chunk of chunks()) {
           parser.push(chunk);
-          yield* flush();
+          for (;;) {
+            for (let e = reorder.next(); e !== undefined; e = reorder.next()) yield deliver(e);
+            if (!parser.paused) break;
+            parser.resume();
+          }
         }
         parser.finish();
       } catch (e) {
-        order.releaseAll(ready);
-        yield* flush();
-        throw e;
+        failed = true;
+        failure = e;
+        reorder.releaseAll();
       }
-      yield* flush();
+      for (let e = reorder.next(); e !== undefined; e = reorder.next()) yield deliver(e);
+      if (failed) throw failure;
     },
     summary: () => summarize(chunks()),
   };
   return readable;
 }
 
-/** Counts without decoding fields or ordering: one pass, constant memory. Damage is reported, not thrown. */
+/** Counts without decoding fields or ordering: one pass, memory bounded by the reader limits. Damage is reported, not thrown. */
 async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummary> {
   const s: TraceSummary = {
     events: 0, dropped: 0, threads: {}, byEvent: {}, drops: [], dropRangesOmitted: 0, dropReasons: noDropReasons(), header: undefined,
     firstTimestampNs: 0, lastTimestampNs: 0, durationNs: 0, bytes: 0, bytesPerEvent: 0, eventTypes: 0, complete: false,
   };
   const loss = new LossTracker();
+  const threads = new Map<number, ThreadSummary>();
+  const byType = new Map<StreamEventType, number>();
   let first = Infinity;
   let last = -Infinity;
-  const parser = new TraceParser(
+  /** A thread's row, made on first sight (a hostile file may not make more than MAX_THREADS). */
+  const threadOf = (threadId: number, firstSeq: number): ThreadSummary => {
+    let t = threads.get(threadId);
+    if (!t) {
+      if (threads.size >= MAX_THREADS) {
+        throw new TraceFormatError('limit', `trace exceeds a reader limit: more than ${MAX_THREADS} threads at byte ${parser.offset}`, parser.offset);
+      }
+      t = { events: 0, dropped: 0, dropReasons: noDropReasons(), firstSeq, lastSeq: firstSeq };
+      threads.set(threadId, t);
+    }
+    return t;
+  };
+  const parser: TraceParser = new TraceParser(
     {
       header: (h) => (s.header = h),
       metadata: () => s.eventTypes++,
       event: (e) => {
+        const t = threadOf(e.threadId, e.sequence);
         s.events++;
-        s.byEvent[e.type.key] = (s.byEvent[e.type.key] ?? 0) + 1;
-        const key = String(e.threadId);
-        const t = (s.threads[key] ??= { events: 0, dropped: 0, dropReasons: noDropReasons(), firstSeq: e.sequence, lastSeq: e.sequence });
+        byType.set(e.type, (byType.get(e.type) ?? 0) + 1);
         t.events++;
         if (e.sequence > t.lastSeq) t.lastSeq = e.sequence;
         loss.observe(e.threadId, e.sequence);
@@ -196,10 +217,9 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
         if (e.timestampNs > last) last = e.timestampNs;
       },
       sequencePoint: (sp) => loss.progress(sp.threads),
-      dropReasons: (threads) => {
-        for (const { threadId, counts } of threads) {
-          const t = (s.threads[String(threadId)] ??= { events: 0, dropped: 0, dropReasons: noDropReasons(), firstSeq: 0, lastSeq: 0 });
-          addDropReasons(t.dropReasons, counts);
+      dropReasons: (list) => {
+        for (const { threadId, counts } of list) {
+          addDropReasons(threadOf(threadId, 0).dropReasons, counts);
           addDropReasons(s.dropReasons, counts);
         }
       },
@@ -223,9 +243,11 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
   s.drops = loss.ranges;
   s.dropRangesOmitted = loss.rangesOmitted;
   for (const [threadId, n] of loss.droppedByThread) {
-    const t = (s.threads[String(threadId)] ??= { events: 0, dropped: 0, dropReasons: noDropReasons(), firstSeq: 0, lastSeq: 0 });
-    t.dropped += n;
+    threadOf(threadId, 0).dropped += n;
   }
+  for (const [threadId, t] of threads) s.threads[String(threadId)] = t;
+  // Types that share a name (a redefinition) share a row.
+  for (const [type, n] of byType) s.byEvent[type.key] = (s.byEvent[type.key] ?? 0) + n;
   if (s.events > 0) {
     s.firstTimestampNs = first;
     s.lastTimestampNs = last;

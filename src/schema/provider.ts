@@ -1,6 +1,8 @@
 import { type FieldSpec, isFieldType } from './field-type.js';
 import { EventType, type TraceEventType } from './event-type.js';
 import { isLevel, Level } from './level.js';
+import { MAX_FIELDS_PER_EVENT, MAX_NAME_BYTES } from './definition-limits.js';
+import { utf8Length } from './utf8.js';
 
 export interface EventSpec<KW extends string = string> {
   readonly id: number;
@@ -59,6 +61,12 @@ export function eventEnabledFor(ev: { level: number; keywords: bigint }, on: { l
 /** Provider names start with a letter or '_' and use letters, digits, '.', '-' or '_'. */
 export function isProviderName(name: unknown): name is string {
   return typeof name === 'string' && /^[A-Za-z_][\w.-]*$/.test(name);
+}
+
+/** Names travel in every trace's metadata; a reader refuses longer ones. */
+function checkNameLength(what: string, name: string): void {
+  const bytes = utf8Length(name);
+  if (bytes > MAX_NAME_BYTES) throw new TypeError(`tracepipe: ${what} '${name.slice(0, 40)}…' is ${bytes} bytes of UTF-8; at most ${MAX_NAME_BYTES}`);
 }
 
 const RESERVED = new Set(['name', 'keywordMap', 'events', 'isEnabled', 'enablements', 'definition', 'onEnable', 'onDisable', 'onFlush']);
@@ -128,6 +136,7 @@ export function defineProvider<const K extends Record<string, bigint>, const E e
   if (!isProviderName(name)) {
     throw new TypeError(`tracepipe: provider name ${JSON.stringify(name)} must start with a letter and use letters, digits, '.', '-' or '_'`);
   }
+  checkNameLength('provider name', name);
   if (providerRegistry.get(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
   const keywords: Record<string, bigint> = { ...(def.keywords ?? {}) };
   for (const [k, v] of Object.entries(keywords)) {
@@ -143,12 +152,19 @@ export function defineProvider<const K extends Record<string, bigint>, const E e
     ids.set(spec.id, evName);
     const level = spec.level ?? Level.Informational;
     if (!isLevel(level)) throw new TypeError(`tracepipe: event '${name}/${evName}' has invalid level ${String(level)}`);
+    checkNameLength(`event name in '${name}'`, evName);
     const fields = spec.fields ?? [];
+    if (!Array.isArray(fields)) throw new TypeError(`tracepipe: event '${name}/${evName}' needs its fields as an array of [name, type]`);
+    if (fields.length > MAX_FIELDS_PER_EVENT) throw new TypeError(`tracepipe: event '${name}/${evName}' has ${fields.length} fields; at most ${MAX_FIELDS_PER_EVENT}`);
     const seen = new Set<string>();
     for (const f of fields) {
       if (!Array.isArray(f) || typeof f[0] !== 'string' || !isFieldType(f[1])) {
         throw new TypeError(`tracepipe: event '${name}/${evName}' has a bad field ${JSON.stringify(f)}; expected [name, type]`);
       }
+      // Decoded events keep every field as an own property, but a consumer that merges them into
+      // another object with assignment would set its prototype instead: refuse the name outright.
+      if (f[0] === '__proto__') throw new TypeError(`tracepipe: event '${name}/${evName}' has a field named '__proto__'; choose another name`);
+      checkNameLength(`field name in '${name}/${evName}'`, f[0]);
       if (seen.has(f[0])) throw new Error(`tracepipe: event '${name}/${evName}' declares field '${f[0]}' twice`);
       seen.add(f[0]);
     }

@@ -1,12 +1,19 @@
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import type { Sink } from '../drain/sink.js';
 
-/** Writes straight to a file descriptor from the drain thread; the application thread never waits on disk. */
+/** Owner read and write only. */
+export const TRACE_FILE_MODE = 0o600;
+
+/**
+ * Writes straight to a file descriptor from the drain thread; the application thread never waits on disk.
+ * A new file is readable by its owner only (0600): a trace holds argv, the working directory and URLs.
+ * An existing file keeps its mode (it may be a device or a file shared on purpose).
+ */
 export class FileSink implements Sink {
   private fd: number;
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, 'w', 0o644);
+    this.fd = openSync(path, 'w', TRACE_FILE_MODE);
   }
 
   write(bytes: Uint8Array): void {
