@@ -29,6 +29,10 @@ export interface TraceEventType<F = readonly FieldSpec[]> extends EventDescripto
   writeAt(timestampMs: number, ...args: ArgsOf<F>): void;
 }
 
+/** Anything with an enabled flag someone else keeps current. */
+export interface EnabledFlag {
+  enabled: boolean;
+}
 
 export class EventType implements TraceEventType {
   enabled = false;
@@ -65,8 +69,21 @@ export class EventType implements TraceEventType {
     process.emitWarning(`tracepipe: ${this.provider}/${this.name}.${method}() got ${got} for ${what}; such events are dropped and counted (reason invalid-argument)`);
   }
 
+  /**
+   * Objects whose `enabled` follows this type's: a span's or counter's front end, and the objects
+   * other copies of tracepipe and tracepipe/lite hand to this thread's host (docs/LITE.md).
+   */
+  private readonly mirrors: EnabledFlag[] = [];
+
+  addMirror(m: EnabledFlag): void {
+    this.mirrors.push(m);
+    m.enabled = this.enabled;
+  }
+
   setTargets(targets: RecordTarget[]): void {
     this._targets = targets;
-    this.enabled = targets.length > 0;
+    const on = targets.length > 0;
+    this.enabled = on;
+    for (const m of this.mirrors) m.enabled = on;
   }
 }
