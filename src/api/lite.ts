@@ -74,6 +74,8 @@ export interface LiteSpan<F = readonly FieldSpec[], EF = readonly FieldSpec[]> {
   /** The span's token; 0 when disabled. */
   begin(...args: ArgsOf<F>): number;
   end(token: number, ...args: ArgsOf<EF>): void;
+  /** An error end: field `error` true and the error's name. */
+  fail(token: number, error: unknown): void;
   /** Runs `fn` inside the span (current across await); disabled, just calls `fn`. */
   run<R>(fn: () => R, ...args: ArgsOf<F>): R;
 }
@@ -161,6 +163,7 @@ class EventObject extends Member {
 class SpanObject extends Member {
   begin: (...args: unknown[]) => number = noSpan;
   end: (...args: unknown[]) => void = ignore;
+  fail: (...args: unknown[]) => void = ignore;
   run: <R>(fn: () => R, ...args: unknown[]) => R = callOnly;
 }
 

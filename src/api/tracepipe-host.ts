@@ -50,6 +50,7 @@ function link(p: ProviderImpl, c: ComponentProvider): void {
     } else if (own instanceof SpanType) {
       m.begin = own.begin;
       m.end = own.end;
+      m.fail = own.fail;
       m.run = own.run;
       own.beginType.addMirror(m);
     } else if (own instanceof CounterType) {

@@ -29,6 +29,8 @@ export interface TraceSpanType<F = readonly FieldSpec[], EF = readonly FieldSpec
   begin(...args: ArgsOf<F>): number;
   /** Writes the end event of the span `begin` returned (nothing for token 0). */
   end(token: number, ...args: ArgsOf<EF>): void;
+  /** Writes an error end for the span `begin` returned: field `error` true, the error's name, end fields zero. */
+  fail(token: number, error: unknown): void;
   /**
    * Runs `fn` inside a new span, current for everything `fn` does (across await, timers, callbacks);
    * the span ends when `fn` returns or the promise it returns settles, as an error end (field `error`
@@ -129,8 +131,9 @@ return {
   finish: function finish(id) {
     endType.write(id, false, ''${zeros ? `, ${zeros}` : ''});
   },
-  fail: function fail(id, e) {
-    endType.write(id, true, errorName(e)${zeros ? `, ${zeros}` : ''});
+  fail: function fail(t, e) {
+    if (t === 0 || !span.enabled) return;
+    endType.write(t, true, errorName(e)${zeros ? `, ${zeros}` : ''});
   },
 };`;
   return new Function('span', 'nextSpanId', 'currentSpanId', 'runSpan', 'errorName', 'EMPTY_BYTES', src)(span, nextSpanId, currentSpanId, runSpan, errorName, EMPTY_BYTES) as {
@@ -138,7 +141,7 @@ return {
     end: (token: number, ...args: any[]) => void;
     run: (fn: () => unknown, ...args: any[]) => unknown;
     finish: (id: number) => void;
-    fail: (id: number, e: unknown) => void;
+    fail: (token: number, error: unknown) => void;
   };
 }
 
@@ -152,8 +155,7 @@ export class SpanType implements TraceSpanType {
   readonly run: <R>(fn: () => R, ...args: any[]) => R;
   /** @internal `run`'s normal end: the end fields are zero. */
   readonly finish: (id: number) => void;
-  /** @internal `run`'s error end. */
-  readonly fail: (id: number, e: unknown) => void;
+  readonly fail: (token: number, error: unknown) => void;
 
   constructor(
     readonly provider: string,
