@@ -5,7 +5,7 @@ export { defineProvider, type Provider, type ProviderBase, type EventSpec, type 
 export type { TraceEventType, EventDescriptor, ArgsOf } from './schema/event-type.js';
 export type { SpanSpec, TraceSpanType } from './schema/span-type.js';
 export type { CounterSpec, TraceCounterType } from './schema/counter-type.js';
-export { typeRole, type TypeRole } from './schema/type-role.js';
+export { typeRole, eventRole, type TypeRole } from './schema/type-role.js';
 // The session functions through the thread's host: another copy of tracepipe may run the sessions.
 export { startSession, liveSessions, startDiagnosticServer, type TracepipeHost } from './api/tracepipe-host.js';
 export { TraceSession, SessionError, type SessionOptions, type SessionResult } from './session/session.js';

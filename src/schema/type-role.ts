@@ -47,3 +47,23 @@ export function typeRole(d: { readonly name: string; readonly fields: readonly F
   if (name.endsWith(COUNTER_SUFFIX) && fields.length === 1 && fields[0]![1] === 'f64') return { kind: 'counter', counter: name.slice(0, -COUNTER_SUFFIX.length), unit: fields[0]![0] };
   return undefined;
 }
+
+/** The field type a decoded value could have come from (u64/i64 read back as bigint; every number as f64). */
+function valueType(v: unknown): FieldSpec[1] {
+  switch (typeof v) {
+    case 'bigint': return 'u64';
+    case 'boolean': return 'bool';
+    case 'string': return 'string';
+    case 'number': return 'f64';
+    default: return 'bytes';
+  }
+}
+
+/**
+ * The same for an event as a reader returns it (fields decoded, in declaration order). It allocates:
+ * a tool that reads many events keeps the answer per provider and event name.
+ */
+export function eventRole(e: { readonly name: string; readonly fields: Readonly<Record<string, unknown>> }): TypeRole | undefined {
+  if (!hasReservedSuffix(e.name)) return undefined;
+  return typeRole({ name: e.name, fields: Object.entries(e.fields).map(([k, v]) => [k, valueType(v)] as const) });
+}
