@@ -80,7 +80,7 @@ function adopt(c: ComponentProvider): boolean {
       }
       return BUILT_IN.test(name) ? false : refuse(`differs:${name}`, `provider '${name}' is defined twice in this thread, differently (two versions of a library?); the later definition stays disabled`);
     }
-    link(defineHostProvider(name, c.definition as Parameters<typeof defineHostProvider>[1]), c);
+    link(defineHostProvider(name, c.definition as Parameters<typeof defineHostProvider>[1], true), c);
     return true;
   } catch (e) {
     return refuse(`invalid:${name}`, `provider '${name}' cannot be traced: ${(e as Error)?.message ?? String(e)}; it stays disabled`);

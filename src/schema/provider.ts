@@ -2,7 +2,7 @@ import { CounterType, type CounterSpec, type TraceCounterType } from './counter-
 import { EventType, type TraceEventType } from './event-type.js';
 import { type FieldSpec, isFieldType } from './field-type.js';
 import { isLevel, Level } from './level.js';
-import { foreignHost, HOST_VERSION } from './provider-host.js';
+import { foreignHost, HOST_KEY, HOST_VERSION, type ProviderHost } from './provider-host.js';
 import { SpanType, type SpanSpec, type TraceSpanType } from './span-type.js';
 import { COUNTER_SUFFIX, DEFAULT_COUNTER_UNIT, hasReservedSuffix, SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
 
@@ -245,12 +245,16 @@ function membersOf(p: ProviderImpl): Record<string, object> {
  * Defines this thread's provider in the host's registry (this copy is the host): sessions that name it
  * get its events. Throws on a bad definition or a name already defined.
  */
-export function defineHostProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): ProviderImpl {
+export function defineHostProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>, fromComponent = false): ProviderImpl {
   if (providerRegistry.get(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
   const provider = buildProvider(name, def);
+  if (fromComponent) adoptedNames.add(name);
   providerRegistry.add(provider);
   return provider;
 }
+
+/** Providers the host defined for a component (tracepipe/lite, another copy): this copy may define them again, as one more component. */
+const adoptedNames = new Set<string>();
 
 export function defineProvider<
   const K extends Record<string, bigint>,
@@ -258,13 +262,15 @@ export function defineProvider<
   const S extends Record<string, SpanSpec<Extract<keyof K, string>>> = {},
   const C extends Record<string, CounterSpec<Extract<keyof K, string>>> = {},
 >(name: string, def: ProviderDefinition<K, E, S, C>): Provider<E, S, C> {
-  if (!foreignHost) return defineHostProvider(name, def) as unknown as Provider<E, S, C>;
-  // Another copy of tracepipe hosts this thread: the provider is its component (docs/LITE.md).
+  // Another copy of tracepipe hosts this thread, or another copy of this library defined the provider
+  // first: this definition is a component of it, through the host (docs/LITE.md).
+  const host = foreignHost ?? (adoptedNames.has(name) ? ((globalThis as Record<symbol, unknown>)[HOST_KEY] as ProviderHost) : undefined);
+  if (!host) return defineHostProvider(name, def) as unknown as Provider<E, S, C>;
   if (handedOver.has(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
   const provider = buildProvider(name, def);
   handedOver.add(name);
   try {
-    foreignHost.register({ abi: HOST_VERSION, name, definition: def, members: membersOf(provider), provider });
+    host.register({ abi: HOST_VERSION, name, definition: def, members: membersOf(provider), provider });
   } catch (e) {
     // A host promises not to throw; one that does must not break the library defining a provider.
     process.stderr.write(`tracepipe: the host in this thread failed to adopt provider '${name}' (${(e as Error)?.message ?? String(e)}); its events stay disabled\n`);
