@@ -287,3 +287,30 @@ test('report: count, total and self time per span name (children on other branch
   assert.deepEqual(s.topByCount[0], 'Test.SelfTime/Inner');
   assert.equal(s.unfinished, 0);
 });
+
+test('spans in a worker thread: ids unique across threads, parents from that thread’s own context', { timeout: 30_000 }, async (t) => {
+  const { Worker } = await import('node:worker_threads');
+  const { events } = await record(t, 'Test.Spans', async () => {
+    await app.Request.run(async () => {
+      const worker = new Worker(
+        `import { defineProvider } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+import { parentPort } from 'node:worker_threads';
+const p = defineProvider('Test.Spans', { spans: { Request: { id: 10, fields: [['route', 'string']], endFields: [['status', 'u16']] }, Query: { id: 11, fields: [['sql', 'string']], endFields: [['rows', 'u32'], ['cached', 'bool'], ['note', 'string']] } } });
+await p.Request.run(async () => { await new Promise((r) => setTimeout(r, 1)); p.Query.run(() => 0, 'in worker'); }, 'worker');
+parentPort.postMessage('done');`,
+        { eval: true, type: 'module' },
+      );
+      await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+      await worker.terminate();
+      app.Query.run(() => 0, 'in main');
+    }, 'main');
+  });
+  const spans = pairs(events);
+  const byName = (v) => [...spans.values()].find((s) => s.begin.fields.sql === v || s.begin.fields.route === v);
+  const [main, worker, inWorker, inMain] = ['main', 'worker', 'in worker', 'in main'].map(byName);
+  assert.notEqual(worker.begin.threadId, main.begin.threadId);
+  assert.equal(worker.begin.fields.parentSpanId, 0n, 'async context does not cross threads');
+  assert.equal(inWorker.begin.fields.parentSpanId, worker.begin.fields.spanId);
+  assert.equal(inMain.begin.fields.parentSpanId, main.begin.fields.spanId);
+  assert.equal(worker.begin.fields.spanId >> 36n, BigInt(worker.begin.threadId), 'the worker’s ids carry its thread id');
+});
