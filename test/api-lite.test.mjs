@@ -186,6 +186,19 @@ console.log(JSON.stringify({ enabled: [a.E.enabled, b.E.enabled] }));`,
   assert.deepEqual(broken.result, { enabled: [false, false] });
   assert.equal(broken.stderr.trim().split('\n').length, 1, 'reported once');
   assert.match(broken.stderr, /tracepipe\/lite: the tracepipe host failed on provider 'A\.Lib' \(boom\)/);
+
+  // An older lite and a newer host: lite hands over what interface 1 defines and lets the host drive.
+  const newer = run(
+    'newer-host',
+    `const seen = [];
+globalThis[Symbol.for('tracepipe.host')] = { version: 7, register(c) { seen.push(c.abi); c.members.E.enabled = true; c.members.E.write = (x) => seen.push(x); return true; } };
+const { defineProvider } = await import('tracepipe/lite');
+const p = defineProvider('Old.Lib', { events: { E: { id: 1, fields: [['x', 'u8']] } } });
+if (p.E.enabled) p.E.write(5);
+console.log(JSON.stringify(seen));`,
+  );
+  assert.deepEqual(newer.result, [1, 5]);
+  assert.equal(newer.stderr, '');
 });
 
 const TWO_COPIES = (order) => `

@@ -5,6 +5,9 @@
  * interface on globalThis (docs/LITE.md), in either load order. The host then keeps every object's
  * `enabled` current and installs its writers, so checking never crosses the boundary and writing is
  * the host's own generated code.
+ *
+ * Importing nothing, it declares again the little it shares with tracepipe (Level, the field types,
+ * the definition shape): those are part of the contract and change only by addition.
  */
 
 /** Event verbosity, as in tracepipe: lower is more important. */

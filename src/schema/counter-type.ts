@@ -1,15 +1,11 @@
-import { EventType, type TraceEventType } from './event-type.js';
-import type { Level } from './level.js';
+import { EventType, type MemberHeader, type TraceEventType } from './event-type.js';
+import type { EventSpec } from './provider.js';
 import { COUNTER_SUFFIX } from './type-role.js';
 
-export interface CounterSpec<KW extends string = string> {
-  readonly id: number;
-  readonly version?: number;
-  readonly level?: Level;
-  readonly keywords?: readonly KW[];
+/** An event's spec without fields: a counter has one, its value. */
+export interface CounterSpec<KW extends string = string> extends Omit<EventSpec<KW>, 'fields'> {
   /** What the value counts ('requests', 'bytes'); it names the value field in the trace. Default 'value'. */
   readonly unit?: string;
-  readonly doc?: string;
 }
 
 /** One declared counter: each change is an event carrying the counter's value after it. */
@@ -40,17 +36,19 @@ export class CounterType implements TraceCounterType {
   readonly set: (value: number) => void;
   readonly add: (delta: number) => void;
 
+  readonly provider: string;
+  readonly name: string;
+  readonly id: number;
+
   constructor(
-    readonly provider: string,
-    readonly name: string,
-    readonly id: number,
-    version: number,
-    level: Level,
-    keywords: bigint,
+    h: MemberHeader,
     readonly unit: string,
     typeIndex: number,
   ) {
-    const type = new EventType(provider, name + COUNTER_SUFFIX, id, version, level, keywords, [[unit, 'f64']], typeIndex);
+    this.provider = h.provider;
+    this.name = h.name;
+    this.id = h.id;
+    const type = new EventType(h.provider, h.name + COUNTER_SUFFIX, h.id, h.version, h.level, h.keywords, [[unit, 'f64']], typeIndex);
     this.type = type;
     // A value that is not a number goes to the writer anyway when enabled: it refuses it and counts
     // the attempt as dropped (invalid-argument), as it would for write().

@@ -19,6 +19,16 @@ export interface EventDescriptor {
   readonly fields: readonly FieldSpec[];
 }
 
+/** What every member of a provider (event, span, counter) is declared with. */
+export interface MemberHeader {
+  readonly provider: string;
+  readonly name: string;
+  readonly id: number;
+  readonly version: number;
+  readonly level: Level;
+  readonly keywords: bigint;
+}
+
 /** One declared event: its descriptor, its enabled flag and its generated writers. */
 export interface TraceEventType<F = readonly FieldSpec[]> extends EventDescriptor {
   /** True when at least one session listens; recomputed only when sessions change. */

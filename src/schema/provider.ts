@@ -1,5 +1,5 @@
 import { CounterType, type CounterSpec, type TraceCounterType } from './counter-type.js';
-import { EventType, type TraceEventType } from './event-type.js';
+import { EventType, type MemberHeader, type TraceEventType } from './event-type.js';
 import { type FieldSpec, isFieldType } from './field-type.js';
 import { isLevel, Level } from './level.js';
 import { foreignHost, HOST_KEY, HOST_VERSION, type ProviderHost } from './provider-host.js';
@@ -154,7 +154,6 @@ export const providerRegistry = new ProviderRegistry();
 /** Providers this copy handed to another copy's host (it keeps no registry of its own then). */
 const handedOver = new Set<string>();
 
-type AnySpec = EventSpec | SpanSpec | CounterSpec;
 
 export function definitionSignature(def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): string {
   const { keywords, events, spans, counters } = def;
@@ -176,7 +175,7 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
   const members = new Set<string>();
 
   /** What every member kind shares: a free member name, a unique id, a level and keywords. */
-  const member = (kind: string, memberName: string, spec: AnySpec) => {
+  const member = (kind: string, memberName: string, spec: CounterSpec): MemberHeader => {
     if (RESERVED.has(memberName)) throw new Error(`tracepipe: ${kind} name '${memberName}' in '${name}' clashes with a provider member`);
     if (members.has(memberName)) throw new Error(`tracepipe: '${memberName}' is defined twice in provider '${name}' (events, spans and counters share one namespace)`);
     if (hasReservedSuffix(memberName)) throw new Error(`tracepipe: ${kind} name '${memberName}' in '${name}' may not end in ${SPAN_BEGIN_SUFFIX}, ${SPAN_END_SUFFIX} or ${COUNTER_SUFFIX} (they mark span and counter types in traces)`);
@@ -188,7 +187,7 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
     ids.set(spec.id, memberName);
     const level = spec.level ?? Level.Informational;
     if (!isLevel(level)) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' has invalid level ${String(level)}`);
-    return { id: spec.id, version: spec.version ?? 0, level, keywords: provider.keywordMask(spec.keywords ?? []) };
+    return { provider: name, name: memberName, id: spec.id, version: spec.version ?? 0, level, keywords: provider.keywordMask(spec.keywords ?? []) };
   };
   const fieldList = (memberName: string, fields: readonly FieldSpec[] | undefined, taken: readonly FieldSpec[]): FieldSpec[] => {
     const seen = new Set<string>(taken.map((f) => f[0]));
@@ -214,7 +213,7 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
     const m = member('span', spanName, spec);
     const fields = fieldList(spanName, spec.fields, SPAN_BEGIN_FIELDS);
     const endFields = fieldList(spanName, spec.endFields, SPAN_END_FIELDS);
-    const span = new SpanType(name, spanName, m.id, m.version, m.level, m.keywords, fields, endFields, providerRegistry.allocateTypeIndex);
+    const span = new SpanType(m, fields, endFields, providerRegistry.allocateTypeIndex);
     provider.events.push(span.beginType, span.endType);
     provider.spans.push(span);
     (provider as unknown as Record<string, unknown>)[spanName] = span;
@@ -223,7 +222,7 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
     const m = member('counter', counterName, spec);
     const unit = spec.unit ?? DEFAULT_COUNTER_UNIT;
     if (typeof unit !== 'string' || unit === '') throw new TypeError(`tracepipe: counter '${name}/${counterName}' needs a non-empty unit string`);
-    const counter = new CounterType(name, counterName, m.id, m.version, m.level, m.keywords, unit, providerRegistry.allocateTypeIndex());
+    const counter = new CounterType(m, unit, providerRegistry.allocateTypeIndex());
     provider.events.push(counter.type);
     provider.counters.push(counter);
     (provider as unknown as Record<string, unknown>)[counterName] = counter;

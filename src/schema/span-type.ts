@@ -1,19 +1,13 @@
-import { type ArgsOf, EventType, type TraceEventType } from './event-type.js';
+import { type ArgsOf, EventType, type MemberHeader, type TraceEventType } from './event-type.js';
 import type { FieldSpec, FieldType } from './field-type.js';
-import type { Level } from './level.js';
+import type { EventSpec } from './provider.js';
 import { currentSpanId, nextSpanId, runInSpan } from './span-context.js';
 import { SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
 
-export interface SpanSpec<KW extends string = string> {
-  readonly id: number;
-  readonly version?: number;
-  readonly level?: Level;
-  readonly keywords?: readonly KW[];
-  /** Written with the begin event. */
-  readonly fields?: readonly FieldSpec[];
+/** An event's spec (its `fields` go with the begin event) and the end event's fields. */
+export interface SpanSpec<KW extends string = string> extends EventSpec<KW> {
   /** Written with the end event (`end(token, ...)`; zero values when `run` ends the span). */
   readonly endFields?: readonly FieldSpec[];
-  readonly doc?: string;
 }
 
 /** One declared span: a begin and an end event sharing a span id, with the parent span's id. */
@@ -103,8 +97,9 @@ function runSpan(span: SpanType, id: number, fn: () => unknown): unknown {
 
 /**
  * A span's begin/end/run, generated per span with positional arguments as event writers are, so no
- * call allocates. They are closures over the span (no `this`), so the same functions serve the span
- * objects of other copies of tracepipe and of tracepipe/lite (docs/LITE.md).
+ * call allocates. They check `enabled` on the object they are called on (the span, or the object of
+ * another copy of tracepipe or of tracepipe/lite that the host keeps in step with it; docs/LITE.md),
+ * which is the one property load a disabled call costs, and write through the span's event types.
  */
 function generateSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFields: readonly FieldSpec[]) {
   const a = fields.map((_, i) => `a${i}`).join(', ');
@@ -112,28 +107,26 @@ function generateSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFi
   const zeros = endFields.map(([, t]) => zeroValue(t)).join(', ');
   const src = `
 const beginType = span.beginType, endType = span.endType;
-function begin(${a}) {
-  if (!span.enabled) return 0;
+function open(${a}) {
   const id = nextSpanId();
   beginType.write(id, currentSpanId()${a ? `, ${a}` : ''});
   return id;
 }
 return {
-  begin,
+  begin: function begin(${a}) {
+    return this.enabled ? open(${a}) : 0;
+  },
   end: function end(t${b ? `, ${b}` : ''}) {
-    if (t === 0 || !span.enabled) return;
-    endType.write(t, false, ''${b ? `, ${b}` : ''});
+    if (t !== 0 && this.enabled) endType.write(t, false, ''${b ? `, ${b}` : ''});
+  },
+  fail: function fail(t, e) {
+    if (t !== 0 && this.enabled) endType.write(t, true, errorName(e)${zeros ? `, ${zeros}` : ''});
   },
   run: function run(fn${a ? `, ${a}` : ''}) {
-    if (!span.enabled) return fn();
-    return runSpan(span, begin(${a}), fn);
+    return this.enabled ? runSpan(span, open(${a}), fn) : fn();
   },
   finish: function finish(id) {
     endType.write(id, false, ''${zeros ? `, ${zeros}` : ''});
-  },
-  fail: function fail(t, e) {
-    if (t === 0 || !span.enabled) return;
-    endType.write(t, true, errorName(e)${zeros ? `, ${zeros}` : ''});
   },
 };`;
   return new Function('span', 'nextSpanId', 'currentSpanId', 'runSpan', 'errorName', 'EMPTY_BYTES', src)(span, nextSpanId, currentSpanId, runSpan, errorName, EMPTY_BYTES) as {
@@ -157,17 +150,15 @@ export class SpanType implements TraceSpanType {
   readonly finish: (id: number) => void;
   readonly fail: (token: number, error: unknown) => void;
 
-  constructor(
-    readonly provider: string,
-    readonly name: string,
-    readonly id: number,
-    version: number,
-    level: Level,
-    keywords: bigint,
-    fields: readonly FieldSpec[],
-    endFields: readonly FieldSpec[],
-    allocateTypeIndex: () => number,
-  ) {
+  readonly provider: string;
+  readonly name: string;
+  readonly id: number;
+
+  constructor(h: MemberHeader, fields: readonly FieldSpec[], endFields: readonly FieldSpec[], allocateTypeIndex: () => number) {
+    const { provider, name, id, version, level, keywords } = h;
+    this.provider = provider;
+    this.name = name;
+    this.id = id;
     this.beginType = new EventType(provider, name + SPAN_BEGIN_SUFFIX, id, version, level, keywords, [...SPAN_BEGIN_FIELDS, ...fields], allocateTypeIndex());
     this.endType = new EventType(provider, name + SPAN_END_SUFFIX, id, version, level, keywords, [...SPAN_END_FIELDS, ...endFields], allocateTypeIndex());
     const m = generateSpanMethods(this, fields, endFields);
