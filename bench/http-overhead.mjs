@@ -23,7 +23,8 @@ const VARIANTS = [
   // No tracepipe: what Node itself costs to hand GC pauses and http channel messages to any consumer.
   { name: "Node's hooks only", providers: NODE_HOOKS, informational: true },
   { name: 'Runtime.*', providers: RUNTIME },
-  { name: 'Runtime.* + Node.Channels', providers: `${RUNTIME},Node.Channels` },
+  // The http, undici and net events (0x7), as recorded before Node.Channels had spans (keywords 0x8, 0x10).
+  { name: 'Runtime.* + Node.Channels', providers: `${RUNTIME},Node.Channels:0x7` },
 ];
 
 /** The floor under any GC and http tracer: a gc PerformanceObserver and channel subscribers that do nothing. */

@@ -8,17 +8,6 @@ export type ArgsOf<F> = F extends readonly FieldSpec[]
   ? { -readonly [K in keyof F]: F[K] extends readonly [string, infer T extends FieldType] ? FieldValue<T> : never }
   : [];
 
-/** Everything a reader needs to decode an event type: it travels in the trace as metadata. */
-export interface EventDescriptor {
-  readonly provider: string;
-  readonly name: string;
-  readonly id: number;
-  readonly version: number;
-  readonly level: Level;
-  readonly keywords: bigint;
-  readonly fields: readonly FieldSpec[];
-}
-
 /** What every member of a provider (event, span, counter) is declared with. */
 export interface MemberHeader {
   readonly provider: string;
@@ -27,6 +16,11 @@ export interface MemberHeader {
   readonly version: number;
   readonly level: Level;
   readonly keywords: bigint;
+}
+
+/** Everything a reader needs to decode an event type: it travels in the trace as metadata. */
+export interface EventDescriptor extends MemberHeader {
+  readonly fields: readonly FieldSpec[];
 }
 
 /** One declared event: its descriptor, its enabled flag and its generated writers. */
