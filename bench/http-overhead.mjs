@@ -27,11 +27,11 @@ const VARIANTS = [
   // No tracepipe: what Node itself costs to hand GC pauses and http channel messages to any consumer.
   { name: "Node's hooks only", providers: NODE_HOOKS, informational: true },
   { name: 'Runtime.*', providers: RUNTIME },
-  { name: 'Runtime.* + Node.Channels', providers: `${RUNTIME},Node.Channels` },
+  { name: 'Runtime.* + Node.Channels', providers: `${RUNTIME},Node.Channels:0x7` },
   ...(BASELINE
     ? [
         { name: 'Runtime.* (baseline)', providers: RUNTIME, dist: BASELINE, informational: true, pairedWith: 'Runtime.*' },
-        { name: 'Runtime.* + Node.Channels (baseline)', providers: `${RUNTIME},Node.Channels`, dist: BASELINE, informational: true, pairedWith: 'Runtime.* + Node.Channels' },
+        { name: 'Runtime.* + Node.Channels (baseline)', providers: `${RUNTIME},Node.Channels:0x7`, dist: BASELINE, informational: true, pairedWith: 'Runtime.* + Node.Channels' },
       ]
     : []),
 ];

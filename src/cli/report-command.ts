@@ -3,9 +3,10 @@ import { CliError } from './cli-error.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
+import type { SpanReport } from './span-tracker.js';
 import { buildReport, type Distribution, type TraceReport } from './trace-report.js';
 
-export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json]   GC pauses, event-loop stalls and delay, drops';
+export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json]   GC pauses, event-loop stalls and delay, spans, drops';
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
@@ -38,9 +39,29 @@ export function formatReport(r: TraceReport): string {
   for (const d of r.eventLoop) {
     lines.push(`  thread ${String(d.threadId).padEnd(4)} ${d.intervals} intervals: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
   }
+  lines.push('', ...spanLines(r.spans));
   const dr = r.drops;
   lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${dr.ranges} ranges (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The top span names (by count, total and self time: the union of the three, most total time first) and the unfinished spans. */
+function spanLines(s: SpanReport): string[] {
+  const counts = `${s.finished.toLocaleString('en-US')} finished${s.errors ? ` (${s.errors} with errors)` : ''}, ${s.unfinished} unfinished${s.endsWithoutBegin ? `, ${s.endsWithoutBegin} ends without a begin` : ''}`;
+  if (s.finished + s.unfinished + s.endsWithoutBegin === 0) return ['spans: none recorded'];
+  const lines = [`spans: ${counts}`];
+  const shown = new Set([...s.topByTotal, ...s.topBySelf, ...s.topByCount]);
+  const rows = s.byName.filter((x) => shown.has(x.span));
+  if (rows.length > 0) {
+    const w = Math.max(8, ...rows.map((x) => x.span.length));
+    lines.push(`  ${'span'.padEnd(w)} ${'count'.padStart(9)} ${['total', 'self', 'p50', 'p99', 'max'].map((h) => h.padStart(12)).join(' ')} ${'errors'.padStart(7)}`);
+    for (const x of rows) lines.push(`  ${x.span.padEnd(w)} ${String(x.count).padStart(9)} ${[x.totalMs, x.selfMs, x.p50Ms, x.p99Ms, x.maxMs].map((v) => ms(v).padStart(12)).join(' ')} ${String(x.errors).padStart(7)}`);
+  }
+  if (s.unfinished > 0) {
+    lines.push(`  unfinished when the trace ended (oldest ${s.oldestUnfinished.length}):`);
+    for (const u of s.oldestUnfinished) lines.push(`    began ${(u.startNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(u.threadId).padEnd(4)} ${u.span}  open ${ms(u.openMs)}`);
+  }
+  return lines;
 }
 
 function milliseconds(text: string | undefined, flag: string, fallback: number): number {

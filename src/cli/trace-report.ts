@@ -1,6 +1,8 @@
 import type { TraceEvent } from '../format/trace-event.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { readTrace, type TraceSummary } from '../format/trace-reader.js';
+import { percentile } from './percentile.js';
+import { SpanTracker, type SpanReport } from './span-tracker.js';
 
 export interface ReportOptions {
   /** Pauses at least this long (ms) count as 'info'. */
@@ -63,15 +65,11 @@ export interface TraceReport {
   };
   stalls: { count: number; totalMs: number; longest: StallRecord[]; unfinished: number };
   eventLoop: LoopDelay[];
+  spans: SpanReport;
   drops: { dropped: number; ranges: number; byThread: Record<string, number> };
 }
 
 const TOP = 10;
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
 
 function distribution(values: number[], wallNs: number): Distribution {
   const sorted = values.slice().sort((a, b) => a - b);
@@ -100,13 +98,14 @@ function keepLargest<T>(list: T[], item: T, by: (t: T) => number, n: number): vo
   if (list.length > n) list.pop();
 }
 
-/** What happened to the runtime over a trace: GC pauses, event-loop stalls and delay, lost events. */
+/** What happened over a trace: GC pauses, event-loop stalls and delay, spans, lost events. */
 export async function buildReport(path: string, options: ReportOptions): Promise<TraceReport> {
   const pauses: GcPauseRecord[] = [];
   const stalls: StallRecord[] = [];
   const longestStalls: StallRecord[] = [];
   const openStalls = new Map<number, number>();
   const delays = new Map<number, { p50: number[]; p99: number; max: number; util: number; intervalMs: number }>();
+  const spans = new SpanTracker();
   let first = Infinity;
   let last = -Infinity;
   let events = 0;
@@ -116,6 +115,7 @@ export async function buildReport(path: string, options: ReportOptions): Promise
     events++;
     if (e.timestampNs < first) first = e.timestampNs;
     if (e.timestampNs > last) last = e.timestampNs;
+    spans.add(e);
     const f = e.fields as Record<string, unknown>;
     if (e.provider === 'Runtime.GC' && e.name === 'GCPause') {
       // The thread whose heap was collected (the watchdog writes the main thread's pauses during stalls).
@@ -189,6 +189,7 @@ export async function buildReport(path: string, options: ReportOptions): Promise
       maxMs: d.max,
       meanUtilization: d.intervalMs > 0 ? d.util / d.intervalMs : 0,
     })),
+    spans: spans.report(),
     drops: { dropped: summary.dropped, ranges: summary.drops.length, byThread: dropsByThread },
   };
 }

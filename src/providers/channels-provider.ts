@@ -4,7 +4,9 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Level } from '../schema/level.js';
 import { defineProvider } from '../schema/provider.js';
+import { enterSpan } from '../schema/span-context.js';
 import { ProviderSessions } from './provider-sessions.js';
+import { TracingChannelBridge } from './tracing-channel-bridge.js';
 
 type Handler = (message: unknown, name: string | symbol) => void;
 
@@ -13,11 +15,13 @@ type Handler = (message: unknown, name: string | symbol) => void;
 const STARTED = Symbol('tracepipe.started');
 const STATUS = Symbol('tracepipe.status');
 const BYTES = Symbol('tracepipe.bytes');
+const SPAN = Symbol('tracepipe.span');
 
 interface Tracked {
   [STARTED]?: number;
   [STATUS]?: number;
   [BYTES]?: number;
+  [SPAN]?: number;
 }
 
 // The module's binding, not the global: Node defines the global `performance` as an accessor, which
@@ -32,41 +36,63 @@ const now = () => performance.now();
  */
 interface ServerSocketState {
   readonly startedMs: number[];
+  /** The same requests' spans (0: none). */
+  readonly spans: number[];
   writtenMark: number;
 }
 const serverSockets = new WeakMap<Socket, ServerSocketState>();
 
 const http: Record<string, Handler> = {
   'http.server.request.start': (m) => {
-    const { socket } = m as { socket: Socket };
+    const { request, socket } = m as { request: IncomingMessage; socket: Socket };
+    const span = nodeChannels.HttpServer.begin(request.method ?? '', request.url ?? '');
     const state = serverSockets.get(socket);
-    if (state === undefined) serverSockets.set(socket, { startedMs: [now()], writtenMark: socket.bytesWritten });
-    else state.startedMs.push(now());
+    if (state === undefined) serverSockets.set(socket, { startedMs: [now()], spans: [span], writtenMark: socket.bytesWritten });
+    else {
+      state.startedMs.push(now());
+      state.spans.push(span);
+    }
+    // Node calls the application's request handler right after this message, in this execution:
+    // the request's span is current there, and in everything the handler starts (an outgoing fetch
+    // becomes its child).
+    if (span !== 0) enterSpan(span);
   },
   'http.server.response.finish': (m) => {
     const { request, response, socket } = m as { request: IncomingMessage; response: ServerResponse; socket: Socket };
     const state = serverSockets.get(socket);
     if (state === undefined || state.startedMs.length === 0) return;
     const started = state.startedMs.shift()!;
+    const span = state.spans.shift()!;
     const written = socket.bytesWritten;
     const t = now();
-    nodeChannels.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, written - state.writtenMark, t - started);
+    const c = nodeChannels;
+    if (c.HttpServerRequest.enabled) c.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, written - state.writtenMark, t - started);
+    c.HttpServer.end(span, response.statusCode, written - state.writtenMark);
     state.writtenMark = written;
   },
   'http.client.request.start': (m) => {
-    (m as { request: ClientRequest & Tracked }).request[STARTED] = now();
+    const { request } = m as { request: ClientRequest & Tracked };
+    request[STARTED] = now();
+    // Published in the caller's context: the current span is the request's parent.
+    if (nodeChannels.HttpClient.enabled) request[SPAN] = nodeChannels.HttpClient.begin(request.method, request.host, request.path);
   },
   'http.client.response.finish': (m) => {
     const { request, response } = m as { request: ClientRequest & Tracked; response: IncomingMessage };
     const t = request[STARTED];
     if (t === undefined) return;
-    nodeChannels.HttpClientRequest.write(request.method, request.host, request.path, response.statusCode ?? 0, contentLength(response.headers['content-length']), now() - t, '');
+    const status = response.statusCode ?? 0;
+    const bytes = contentLength(response.headers['content-length']);
+    const c = nodeChannels;
+    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, status, bytes, now() - t, '');
+    c.HttpClient.end(request[SPAN] ?? 0, status, bytes);
   },
   'http.client.request.error': (m) => {
     const { request, error } = m as { request: ClientRequest & Tracked; error: Error };
     const t = request[STARTED];
     if (t === undefined) return;
-    nodeChannels.HttpClientRequest.write(request.method, request.host, request.path, 0, -1, now() - t, String(error?.message ?? error));
+    const c = nodeChannels;
+    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, 0, -1, now() - t, String(error?.message ?? error));
+    c.HttpClient.fail(request[SPAN] ?? 0, error);
   },
 };
 
@@ -76,16 +102,25 @@ interface UndiciRequest extends Tracked {
   readonly path: string;
 }
 
-function undiciEnd(request: UndiciRequest, error: string): void {
+function undiciEnd(request: UndiciRequest, error: Error | undefined): void {
   const t = request[STARTED];
   if (t === undefined) return;
   request[STARTED] = undefined;
-  nodeChannels.UndiciRequest.write(request.method, String(request.origin), request.path, request[STATUS] ?? 0, request[BYTES] ?? -1, now() - t, error);
+  const c = nodeChannels;
+  const status = request[STATUS] ?? 0;
+  const bytes = request[BYTES] ?? -1;
+  if (c.UndiciRequest.enabled) c.UndiciRequest.write(request.method, String(request.origin), request.path, status, bytes, now() - t, error === undefined ? '' : String(error?.message ?? error));
+  const span = request[SPAN] ?? 0;
+  if (error === undefined) c.Fetch.end(span, status, bytes);
+  else c.Fetch.fail(span, error);
 }
 
 const undici: Record<string, Handler> = {
   'undici:request:create': (m) => {
-    (m as { request: UndiciRequest }).request[STARTED] = now();
+    const { request } = m as { request: UndiciRequest };
+    request[STARTED] = now();
+    // Published as fetch() builds the request, in the caller's async context: its span is the parent.
+    if (nodeChannels.Fetch.enabled) request[SPAN] = nodeChannels.Fetch.begin(request.method, String(request.origin), request.path);
   },
   'undici:request:headers': (m) => {
     const { request, response } = m as { request: UndiciRequest; response: { statusCode: number; headers: readonly (Buffer | string)[] } };
@@ -95,10 +130,10 @@ const undici: Record<string, Handler> = {
       if (String(h[i]).toLowerCase() === 'content-length') request[BYTES] = contentLength(String(h[i + 1]));
     }
   },
-  'undici:request:trailers': (m) => undiciEnd((m as { request: UndiciRequest }).request, ''),
+  'undici:request:trailers': (m) => undiciEnd((m as { request: UndiciRequest }).request, undefined),
   'undici:request:error': (m) => {
     const { request, error } = m as { request: UndiciRequest; error: Error };
-    undiciEnd(request, String(error?.message ?? error));
+    undiciEnd(request, error);
   },
 };
 
@@ -140,18 +175,26 @@ function toggle(group: Record<string, Handler>, on: boolean): void {
   else subscribed.delete(group);
 }
 
+const tracing = new TracingChannelBridge(() => nodeChannels.TracingChannel);
+
 // Subscribed only while a session wants the events (seed 000): Node skips publishing to a channel
 // nobody listens to, so the bridge costs nothing otherwise.
 const sessions = new ProviderSessions('Node.Channels', (s) => {
   const c = nodeChannels;
-  toggle(http, s.size > 0 && (c.HttpServerRequest.enabled || c.HttpClientRequest.enabled));
-  toggle(undici, s.size > 0 && c.UndiciRequest.enabled);
-  toggle(net, s.size > 0 && c.NetSocket.enabled);
+  const on = s.size > 0;
+  toggle(http, on && (c.HttpServerRequest.enabled || c.HttpClientRequest.enabled || c.HttpServer.enabled || c.HttpClient.enabled));
+  toggle(undici, on && (c.UndiciRequest.enabled || c.Fetch.enabled));
+  toggle(net, on && c.NetSocket.enabled);
+  tracing.set(on && c.TracingChannel.enabled ? s.listed('tracing') : new Set());
 });
 
-/** `Node.Channels`: Node's built-in diagnostics_channel messages (http, undici/fetch, net) as events. */
+/**
+ * `Node.Channels`: Node's built-in diagnostics_channel messages (http, undici/fetch, net) as events;
+ * the same requests as spans with parents (keyword `spans`); and any TracingChannel a session names
+ * in `tracing=name,name` as spans (keyword `tracing`).
+ */
 export const nodeChannels = defineProvider('Node.Channels', {
-  keywords: { http: 0x1n, undici: 0x2n, net: 0x4n },
+  keywords: { http: 0x1n, undici: 0x2n, net: 0x4n, tracing: 0x8n, spans: 0x10n },
   events: {
     HttpServerRequest: {
       id: 1,
@@ -180,6 +223,39 @@ export const nodeChannels = defineProvider('Node.Channels', {
       keywords: ['net'],
       fields: [['side', 'string'], ['remoteAddress', 'string'], ['remotePort', 'u16'], ['bytesRead', 'f64'], ['bytesWritten', 'f64'], ['durationMs', 'f64']],
       doc: 'A TCP socket (client or server side), written when it closed.',
+    },
+  },
+  spans: {
+    HttpServer: {
+      id: 10,
+      level: Level.Informational,
+      keywords: ['spans'],
+      fields: [['method', 'string'], ['url', 'string']],
+      endFields: [['status', 'u16'], ['bytes', 'f64']],
+      doc: "An http server request, from its start to its response's finish; current in the request handler, so what the handler does is its child.",
+    },
+    HttpClient: {
+      id: 11,
+      level: Level.Informational,
+      keywords: ['spans'],
+      fields: [['method', 'string'], ['host', 'string'], ['path', 'string']],
+      endFields: [['status', 'u16'], ['bytes', 'f64']],
+      doc: 'An http client request, from its start until the response headers arrived (bytes: content-length, -1 if unknown) or it failed.',
+    },
+    Fetch: {
+      id: 12,
+      level: Level.Informational,
+      keywords: ['spans'],
+      fields: [['method', 'string'], ['origin', 'string'], ['path', 'string']],
+      endFields: [['status', 'u16'], ['bytes', 'f64']],
+      doc: 'An undici request (fetch), from its creation until its body ended or it failed.',
+    },
+    TracingChannel: {
+      id: 13,
+      level: Level.Informational,
+      keywords: ['tracing'],
+      fields: [['channel', 'string']],
+      doc: 'One operation published on a TracingChannel the session named in tracing=...; current while its function runs.',
     },
   },
   onEnable: sessions.onEnable,

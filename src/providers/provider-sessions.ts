@@ -51,4 +51,13 @@ export class ProviderSessions {
     }
     return best === Infinity ? fallback : best;
   }
+
+  /** Every item any session listed in `key=a,b,...` (a list argument: sessions' lists add up). */
+  listed(key: string): Set<string> {
+    const items = new Set<string>();
+    for (const ctx of this.active.values()) {
+      for (const item of (ctx.arguments[key] ?? '').split(',')) if (item.trim() !== '') items.add(item.trim());
+    }
+    return items;
+  }
 }

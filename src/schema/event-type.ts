@@ -8,14 +8,18 @@ export type ArgsOf<F> = F extends readonly FieldSpec[]
   ? { -readonly [K in keyof F]: F[K] extends readonly [string, infer T extends FieldType] ? FieldValue<T> : never }
   : [];
 
-/** Everything a reader needs to decode an event type: it travels in the trace as metadata. */
-export interface EventDescriptor {
+/** What every member of a provider (event, span, counter) is declared with. */
+export interface MemberHeader {
   readonly provider: string;
   readonly name: string;
   readonly id: number;
   readonly version: number;
   readonly level: Level;
   readonly keywords: bigint;
+}
+
+/** Everything a reader needs to decode an event type: it travels in the trace as metadata. */
+export interface EventDescriptor extends MemberHeader {
   readonly fields: readonly FieldSpec[];
 }
 
@@ -29,6 +33,10 @@ export interface TraceEventType<F = readonly FieldSpec[]> extends EventDescripto
   writeAt(timestampMs: number, ...args: ArgsOf<F>): void;
 }
 
+/** Anything with an enabled flag someone else keeps current. */
+export interface EnabledFlag {
+  enabled: boolean;
+}
 
 export class EventType implements TraceEventType {
   enabled = false;
@@ -65,8 +73,21 @@ export class EventType implements TraceEventType {
     process.emitWarning(`tracepipe: ${this.provider}/${this.name}.${method}() got ${got} for ${what}; such events are dropped and counted (reason invalid-argument)`);
   }
 
+  /**
+   * Objects whose `enabled` follows this type's: a span's or counter's front end, and the objects
+   * other copies of tracepipe and tracepipe/lite hand to this thread's host (docs/LITE.md).
+   */
+  private readonly mirrors: EnabledFlag[] = [];
+
+  addMirror(m: EnabledFlag): void {
+    this.mirrors.push(m);
+    m.enabled = this.enabled;
+  }
+
   setTargets(targets: RecordTarget[]): void {
     this._targets = targets;
-    this.enabled = targets.length > 0;
+    const on = targets.length > 0;
+    this.enabled = on;
+    for (const m of this.mirrors) m.enabled = on;
   }
 }

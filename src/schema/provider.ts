@@ -1,8 +1,12 @@
+import { CounterType, type CounterSpec, type TraceCounterType } from './counter-type.js';
+import { EventType, type MemberHeader, type TraceEventType } from './event-type.js';
 import { type FieldSpec, isFieldType } from './field-type.js';
-import { EventType, type TraceEventType } from './event-type.js';
 import { isLevel, Level } from './level.js';
 import { MAX_FIELDS_PER_EVENT, MAX_NAME_BYTES } from './definition-limits.js';
 import { utf8Length } from './utf8.js';
+import { foreignHost, HOST_KEY, HOST_VERSION, type ProviderHost } from './provider-host.js';
+import { SpanType, type SpanSpec, type TraceSpanType } from './span-type.js';
+import { COUNTER_SUFFIX, DEFAULT_COUNTER_UNIT, hasReservedSuffix, SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
 
 export interface EventSpec<KW extends string = string> {
   readonly id: number;
@@ -22,9 +26,11 @@ export interface EnableContext {
   readonly arguments: Readonly<Record<string, string>>;
 }
 
-export interface ProviderDefinition<K extends Record<string, bigint>, E> {
+export interface ProviderDefinition<K extends Record<string, bigint>, E, S = {}, C = {}> {
   readonly keywords?: K;
-  readonly events: E;
+  readonly events?: E;
+  readonly spans?: S;
+  readonly counters?: C;
   readonly onEnable?: (ctx: EnableContext) => void;
   readonly onDisable?: (ctx: EnableContext) => void;
   /**
@@ -45,13 +51,22 @@ export interface ProviderEnablement {
 export interface ProviderBase {
   readonly name: string;
   readonly keywordMap: Readonly<Record<string, bigint>>;
+  /** Every event type the provider writes: its events, each span's begin and end, each counter's. */
   readonly events: readonly TraceEventType[];
+  readonly spans: readonly TraceSpanType[];
+  readonly counters: readonly TraceCounterType[];
   /** For callers that want to skip building a payload: would an event of this level/keywords be recorded? */
   isEnabled(level?: Level, keywordNames?: readonly string[]): boolean;
 }
 
-export type Provider<E> = ProviderBase & {
-  readonly [N in keyof E]: E[N] extends { fields: infer F } ? TraceEventType<F> : TraceEventType<readonly []>;
+type FieldsOf<T, P extends string> = T extends { readonly [K in P]: infer F } ? F : readonly [];
+
+export type Provider<E, S = {}, C = {}> = ProviderBase & {
+  readonly [N in keyof E]: TraceEventType<FieldsOf<E[N], 'fields'>>;
+} & {
+  readonly [N in keyof S]: TraceSpanType<FieldsOf<S[N], 'fields'>, FieldsOf<S[N], 'endFields'>>;
+} & {
+  readonly [N in keyof C]: TraceCounterType;
 };
 
 export function eventEnabledFor(ev: { level: number; keywords: bigint }, on: { level: number; keywords: bigint }): boolean {
@@ -69,20 +84,43 @@ function checkNameLength(what: string, name: string): void {
   if (bytes > MAX_NAME_BYTES) throw new TypeError(`tracepipe: ${what} '${name.slice(0, 40)}…' is ${bytes} bytes of UTF-8; at most ${MAX_NAME_BYTES}`);
 }
 
-const RESERVED = new Set(['name', 'keywordMap', 'events', 'isEnabled', 'enablements', 'definition', 'onEnable', 'onDisable', 'onFlush']);
+const RESERVED = new Set(['name', 'keywordMap', 'events', 'spans', 'counters', 'isEnabled', 'enablements', 'definition', 'signature', 'onEnable', 'onDisable', 'onFlush', 'addMirror']);
+
+/** Something whose `enablements` follows a provider's: the provider objects of other copies and of tracepipe/lite. */
+interface EnablementsMirror {
+  enablements: readonly ProviderEnablement[];
+}
 
 export class ProviderImpl implements ProviderBase {
   readonly events: EventType[] = [];
-  /** Sessions that currently list this provider; maintained by the session layer. */
-  enablements: ProviderEnablement[] = [];
+  readonly spans: SpanType[] = [];
+  readonly counters: CounterType[] = [];
+  private current: readonly ProviderEnablement[] = [];
+  private readonly mirrors: EnablementsMirror[] = [];
 
   constructor(
     readonly name: string,
     readonly keywordMap: Readonly<Record<string, bigint>>,
+    /** The definition in a canonical form: two definitions of one provider are the same when these are equal. */
+    readonly signature: string,
     readonly onEnable?: (ctx: EnableContext) => void,
     readonly onDisable?: (ctx: EnableContext) => void,
     readonly onFlush?: () => void,
   ) {}
+
+  /** Sessions that currently list this provider; maintained by the session layer. */
+  get enablements(): readonly ProviderEnablement[] {
+    return this.current;
+  }
+  set enablements(list: readonly ProviderEnablement[]) {
+    this.current = list;
+    for (const m of this.mirrors) m.enablements = list;
+  }
+
+  addMirror(m: EnablementsMirror): void {
+    this.mirrors.push(m);
+    m.enablements = this.current;
+  }
 
   keywordMask(names: readonly string[]): bigint {
     let mask = 0n;
@@ -108,9 +146,8 @@ class ProviderRegistry {
   private readonly listeners = new Set<Listener>();
   private nextTypeIndex = 1;
 
-  allocateTypeIndex(): number {
-    return this.nextTypeIndex++;
-  }
+  readonly allocateTypeIndex = (): number => this.nextTypeIndex++;
+
   add(p: ProviderImpl): void {
     if (this.byName.has(p.name)) throw new Error(`tracepipe: a provider named '${p.name}' is already defined in this thread`);
     this.byName.set(p.name, p);
@@ -128,50 +165,136 @@ class ProviderRegistry {
 }
 
 export const providerRegistry = new ProviderRegistry();
+/** Providers this copy handed to another copy's host (it keeps no registry of its own then). */
+const handedOver = new Set<string>();
 
-export function defineProvider<const K extends Record<string, bigint>, const E extends Record<string, EventSpec<Extract<keyof K, string>>>>(
-  name: string,
-  def: ProviderDefinition<K, E>,
-): Provider<E> {
+
+export function definitionSignature(def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): string {
+  const { keywords, events, spans, counters } = def;
+  return JSON.stringify({ keywords, events, spans, counters }, (k, v: unknown) => (k === 'doc' ? undefined : typeof v === 'bigint' ? `${v}n` : v));
+}
+
+/** Checks one definition and builds its provider; nothing is registered yet. */
+function buildProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): ProviderImpl {
   if (!isProviderName(name)) {
     throw new TypeError(`tracepipe: provider name ${JSON.stringify(name)} must start with a letter and use letters, digits, '.', '-' or '_'`);
   }
   checkNameLength('provider name', name);
-  if (providerRegistry.get(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
+  if (typeof def !== 'object' || def === null) throw new TypeError(`tracepipe: defineProvider('${name}', definition) needs a definition object`);
   const keywords: Record<string, bigint> = { ...(def.keywords ?? {}) };
   for (const [k, v] of Object.entries(keywords)) {
     if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n) throw new TypeError(`tracepipe: keyword '${k}' of '${name}' must be a 64-bit bigint mask`);
   }
-  const provider = new ProviderImpl(name, keywords, def.onEnable, def.onDisable, def.onFlush);
+  const provider = new ProviderImpl(name, keywords, definitionSignature(def), def.onEnable, def.onDisable, def.onFlush);
   const ids = new Map<number, string>();
-  for (const [evName, spec] of Object.entries(def.events ?? {}) as [string, EventSpec][]) {
-    if (RESERVED.has(evName)) throw new Error(`tracepipe: event name '${evName}' in '${name}' clashes with a provider member`);
-    if (!Number.isInteger(spec.id) || spec.id < 0 || spec.id > 0xffff) throw new TypeError(`tracepipe: event '${name}/${evName}' needs an integer id in 0..65535`);
+  const members = new Set<string>();
+
+  /** What every member kind shares: a free member name, a unique id, a level and keywords. */
+  const member = (kind: string, memberName: string, spec: CounterSpec): MemberHeader => {
+    if (RESERVED.has(memberName)) throw new Error(`tracepipe: ${kind} name '${memberName}' in '${name}' clashes with a provider member`);
+    if (members.has(memberName)) throw new Error(`tracepipe: '${memberName}' is defined twice in provider '${name}' (events, spans and counters share one namespace)`);
+    if (hasReservedSuffix(memberName)) throw new Error(`tracepipe: ${kind} name '${memberName}' in '${name}' may not end in ${SPAN_BEGIN_SUFFIX}, ${SPAN_END_SUFFIX} or ${COUNTER_SUFFIX} (they mark span and counter types in traces)`);
+    members.add(memberName);
+    if (typeof spec !== 'object' || spec === null) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' needs a spec object`);
+    if (!Number.isInteger(spec.id) || spec.id < 0 || spec.id > 0xffff) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' needs an integer id in 0..65535`);
     const dup = ids.get(spec.id);
-    if (dup) throw new Error(`tracepipe: event id ${spec.id} is used by both '${dup}' and '${evName}' in provider '${name}'`);
-    ids.set(spec.id, evName);
+    if (dup) throw new Error(`tracepipe: ${kind} id ${spec.id} is used by both '${dup}' and '${memberName}' in provider '${name}'`);
+    ids.set(spec.id, memberName);
     const level = spec.level ?? Level.Informational;
-    if (!isLevel(level)) throw new TypeError(`tracepipe: event '${name}/${evName}' has invalid level ${String(level)}`);
-    checkNameLength(`event name in '${name}'`, evName);
-    const fields = spec.fields ?? [];
-    if (!Array.isArray(fields)) throw new TypeError(`tracepipe: event '${name}/${evName}' needs its fields as an array of [name, type]`);
-    if (fields.length > MAX_FIELDS_PER_EVENT) throw new TypeError(`tracepipe: event '${name}/${evName}' has ${fields.length} fields; at most ${MAX_FIELDS_PER_EVENT}`);
-    const seen = new Set<string>();
-    for (const f of fields) {
+    if (!isLevel(level)) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' has invalid level ${String(level)}`);
+    checkNameLength(`${kind} name in '${name}'`, memberName);
+    return { provider: name, name: memberName, id: spec.id, version: spec.version ?? 0, level, keywords: provider.keywordMask(spec.keywords ?? []) };
+  };
+  const fieldList = (memberName: string, fields: readonly FieldSpec[] | undefined, taken: readonly FieldSpec[]): FieldSpec[] => {
+    if (fields !== undefined && !Array.isArray(fields)) throw new TypeError(`tracepipe: event '${name}/${memberName}' needs its fields as an array of [name, type]`);
+    if ((fields?.length ?? 0) + taken.length > MAX_FIELDS_PER_EVENT) throw new TypeError(`tracepipe: event '${name}/${memberName}' has ${(fields?.length ?? 0) + taken.length} fields; at most ${MAX_FIELDS_PER_EVENT}`);
+    const seen = new Set<string>(taken.map((f) => f[0]));
+    for (const f of fields ?? []) {
       if (!Array.isArray(f) || typeof f[0] !== 'string' || !isFieldType(f[1])) {
-        throw new TypeError(`tracepipe: event '${name}/${evName}' has a bad field ${JSON.stringify(f)}; expected [name, type]`);
+        throw new TypeError(`tracepipe: event '${name}/${memberName}' has a bad field ${JSON.stringify(f)}; expected [name, type]`);
       }
       // Decoded events keep every field as an own property, but a consumer that merges them into
       // another object with assignment would set its prototype instead: refuse the name outright.
-      if (f[0] === '__proto__') throw new TypeError(`tracepipe: event '${name}/${evName}' has a field named '__proto__'; choose another name`);
-      checkNameLength(`field name in '${name}/${evName}'`, f[0]);
-      if (seen.has(f[0])) throw new Error(`tracepipe: event '${name}/${evName}' declares field '${f[0]}' twice`);
+      if (f[0] === '__proto__') throw new TypeError(`tracepipe: event '${name}/${memberName}' has a field named '__proto__'; choose another name`);
+      checkNameLength(`field name in '${name}/${memberName}'`, f[0]);
+      if (taken.some((t) => t[0] === f[0])) throw new Error(`tracepipe: span '${name}/${memberName}' may not declare field '${f[0]}': every span event carries it`);
+      if (seen.has(f[0])) throw new Error(`tracepipe: event '${name}/${memberName}' declares field '${f[0]}' twice`);
       seen.add(f[0]);
     }
-    const ev = new EventType(name, evName, spec.id, spec.version ?? 0, level, provider.keywordMask(spec.keywords ?? []), fields.map((f) => [f[0], f[1]] as const), providerRegistry.allocateTypeIndex());
+    return (fields ?? []).map((f) => [f[0], f[1]] as const);
+  };
+  const entries = <T>(section: unknown) => Object.entries((section ?? {}) as Record<string, T>);
+
+  for (const [evName, spec] of entries<EventSpec>(def.events)) {
+    const m = member('event', evName, spec);
+    const ev = new EventType(name, evName, m.id, m.version, m.level, m.keywords, fieldList(evName, spec.fields, []), providerRegistry.allocateTypeIndex());
     provider.events.push(ev);
     (provider as unknown as Record<string, unknown>)[evName] = ev;
   }
+  for (const [spanName, spec] of entries<SpanSpec>(def.spans)) {
+    const m = member('span', spanName, spec);
+    const fields = fieldList(spanName, spec.fields, SPAN_BEGIN_FIELDS);
+    const endFields = fieldList(spanName, spec.endFields, SPAN_END_FIELDS);
+    const span = new SpanType(m, fields, endFields, providerRegistry.allocateTypeIndex);
+    provider.events.push(span.beginType, span.endType);
+    provider.spans.push(span);
+    (provider as unknown as Record<string, unknown>)[spanName] = span;
+  }
+  for (const [counterName, spec] of entries<CounterSpec>(def.counters)) {
+    const m = member('counter', counterName, spec);
+    const unit = spec.unit ?? DEFAULT_COUNTER_UNIT;
+    if (typeof unit !== 'string' || unit === '') throw new TypeError(`tracepipe: counter '${name}/${counterName}' needs a non-empty unit string`);
+    const counter = new CounterType(m, unit, providerRegistry.allocateTypeIndex());
+    provider.events.push(counter.type);
+    provider.counters.push(counter);
+    (provider as unknown as Record<string, unknown>)[counterName] = counter;
+  }
+  return provider;
+}
+
+/** The objects a provider's library calls, by member name: what a host links to its own. */
+function membersOf(p: ProviderImpl): Record<string, object> {
+  const out: Record<string, object> = {};
+  for (const m of [...p.events, ...p.spans, ...p.counters]) {
+    const own = (p as unknown as Record<string, unknown>)[m.name];
+    if (own === m) out[m.name] = m;
+  }
+  return out;
+}
+
+/**
+ * Defines this thread's provider in the host's registry (this copy is the host): sessions that name it
+ * get its events. Throws on a bad definition or a name already defined.
+ */
+export function defineHostProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>, fromComponent = false): ProviderImpl {
+  if (providerRegistry.get(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
+  const provider = buildProvider(name, def);
+  if (fromComponent) adoptedNames.add(name);
   providerRegistry.add(provider);
-  return provider as unknown as Provider<E>;
+  return provider;
+}
+
+/** Providers the host defined for a component (tracepipe/lite, another copy): this copy may define them again, as one more component. */
+const adoptedNames = new Set<string>();
+
+export function defineProvider<
+  const K extends Record<string, bigint>,
+  const E extends Record<string, EventSpec<Extract<keyof K, string>>> = {},
+  const S extends Record<string, SpanSpec<Extract<keyof K, string>>> = {},
+  const C extends Record<string, CounterSpec<Extract<keyof K, string>>> = {},
+>(name: string, def: ProviderDefinition<K, E, S, C>): Provider<E, S, C> {
+  // Another copy of tracepipe hosts this thread, or another copy of this library defined the provider
+  // first: this definition is a component of it, through the host (docs/LITE.md).
+  const host = foreignHost ?? (adoptedNames.has(name) ? ((globalThis as Record<symbol, unknown>)[HOST_KEY] as ProviderHost) : undefined);
+  if (!host) return defineHostProvider(name, def) as unknown as Provider<E, S, C>;
+  if (handedOver.has(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
+  const provider = buildProvider(name, def);
+  handedOver.add(name);
+  try {
+    host.register({ abi: HOST_VERSION, name, definition: def, members: membersOf(provider), provider });
+  } catch (e) {
+    // A host promises not to throw; one that does must not break the library defining a provider.
+    process.stderr.write(`tracepipe: the host in this thread failed to adopt provider '${name}' (${(e as Error)?.message ?? String(e)}); its events stay disabled\n`);
+  }
+  return provider as unknown as Provider<E, S, C>;
 }

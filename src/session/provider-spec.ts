@@ -72,26 +72,45 @@ function parseArguments(text: string, spec: string): Record<string, string> {
   return args;
 }
 
+function parseEntry(entry: string, spec: string): ProviderConfig {
+  const e = entry.trim();
+  if (e === '') throw new ProviderSpecError(`empty provider entry in '${spec}'`);
+  const parts = splitOutsideQuotes(e, ':');
+  const [name, kw, level] = parts;
+  const rest = parts.slice(3).join(':');
+  if (!isProviderName(name?.trim())) throw new ProviderSpecError(`bad provider name '${name ?? ''}' in '${spec}'`);
+  return {
+    name: name.trim(),
+    keywords: kw === undefined ? ALL_KEYWORDS : parseKeywords(kw, spec),
+    level: level === undefined || level.trim() === '' ? Level.Verbose : parseLevel(level, spec),
+    arguments: parts.length > 3 ? parseArguments(rest, spec) : {},
+  };
+}
+
+function isProviderEntry(text: string): boolean {
+  try {
+    parseEntry(text, text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * dotnet-trace's provider syntax: `Name[:Keywords[:Level[:key=value;key2="a;b"]]]`, comma separated.
- * Omitted keywords mean all; an omitted level means Verbose.
+ * Omitted keywords mean all; an omitted level means Verbose. A list argument may go on after a comma
+ * (`Node.Channels:0x8:5:tracing=undici:request,mylib:query`): after an entry with arguments, text
+ * that is not a provider entry continues the last value (quote it to be explicit).
  */
 export function parseProviderSpec(spec: string): ProviderConfig[] {
   if (typeof spec !== 'string' || spec.trim() === '') throw new ProviderSpecError('empty provider spec: name at least one provider, e.g. "Demo.App:0x1:4"');
-  return splitOutsideQuotes(spec, ',').map((entry) => {
-    const e = entry.trim();
-    if (e === '') throw new ProviderSpecError(`empty provider entry in '${spec}'`);
-    const parts = splitOutsideQuotes(e, ':');
-    const [name, kw, level] = parts;
-    const rest = parts.slice(3).join(':');
-    if (!isProviderName(name?.trim())) throw new ProviderSpecError(`bad provider name '${name ?? ''}' in '${spec}'`);
-    return {
-      name: name.trim(),
-      keywords: kw === undefined ? ALL_KEYWORDS : parseKeywords(kw, spec),
-      level: level === undefined || level.trim() === '' ? Level.Verbose : parseLevel(level, spec),
-      arguments: parts.length > 3 ? parseArguments(rest, spec) : {},
-    };
-  });
+  const entries: string[] = [];
+  for (const piece of splitOutsideQuotes(spec, ',')) {
+    const last = entries.length - 1;
+    if (last >= 0 && splitOutsideQuotes(entries[last]!, ':').length > 3 && piece.trim() !== '' && !isProviderEntry(piece)) entries[last] += `,${piece}`;
+    else entries.push(piece);
+  }
+  return entries.map((entry) => parseEntry(entry, spec));
 }
 
 export function normalizeProviders(p: string | readonly ProviderRequest[]): ProviderConfig[] {

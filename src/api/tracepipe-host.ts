@@ -1,0 +1,112 @@
+import { startDiagnosticServer as localStartDiagnosticServer } from '../ipc/diagnostics-server.js';
+import { CounterType } from '../schema/counter-type.js';
+import { type EnabledFlag, EventType } from '../schema/event-type.js';
+import { defineHostProvider, definitionSignature, type ProviderEnablement, type ProviderImpl, providerRegistry } from '../schema/provider.js';
+import { type ComponentProvider, foreignHost, HOST_KEY, HOST_VERSION, mayHost, type ProviderHost, WAITING_KEY } from '../schema/provider-host.js';
+import { SpanType } from '../schema/span-type.js';
+import { liveSessions as localLiveSessions, startSession as localStartSession } from '../session/session.js';
+import { TRACEPIPE_VERSION } from '../session/version.js';
+
+/**
+ * This thread's host (docs/LITE.md): the first copy of tracepipe a thread loads installs it on
+ * globalThis; providers from tracepipe/lite and from other copies of tracepipe hand themselves to it,
+ * and it runs the only sessions, diagnostics server and span context in the thread. Other copies'
+ * session functions are the host's.
+ */
+export interface TracepipeHost extends ProviderHost {
+  readonly tracepipeVersion: string;
+  readonly startSession: typeof localStartSession;
+  readonly liveSessions: typeof localLiveSessions;
+  readonly startDiagnosticServer: typeof localStartDiagnosticServer;
+}
+
+/** Runtime providers come with every copy; the host's own serve the thread, silently. */
+const BUILT_IN = /^(Runtime|Node)\./;
+
+const reported = new Set<string>();
+
+/** One line on stderr per problem and provider: the application runs on, the provider stays disabled. */
+function refuse(key: string, message: string): false {
+  if (!reported.has(key)) {
+    reported.add(key);
+    process.stderr.write(`tracepipe: ${message}\n`);
+  }
+  return false;
+}
+
+type Linked = Record<string, unknown> & EnabledFlag;
+
+/** Makes a component's objects front ends of the host's provider `p`: same flags, same writers. */
+function link(p: ProviderImpl, c: ComponentProvider): void {
+  p.addMirror(c.provider as { enablements: readonly ProviderEnablement[] });
+  for (const [name, object] of Object.entries(c.members)) {
+    const own = (p as unknown as Record<string, unknown>)[name];
+    const m = object as Linked;
+    if (own instanceof EventType) {
+      // The generated writers read their targets from `this`: bound, they write the host's.
+      m.write = own.write.bind(own);
+      m.writeAt = own.writeAt.bind(own);
+      own.addMirror(m);
+    } else if (own instanceof SpanType) {
+      m.begin = own.begin;
+      m.end = own.end;
+      m.fail = own.fail;
+      m.run = own.run;
+      own.beginType.addMirror(m);
+    } else if (own instanceof CounterType) {
+      if (typeof m.value === 'number' && Number.isFinite(m.value)) own.value += m.value;
+      m.set = own.set;
+      m.add = own.add;
+      own.type.addMirror(m);
+    }
+  }
+}
+
+function adopt(c: ComponentProvider): boolean {
+  if (typeof c !== 'object' || c === null || typeof c.name !== 'string' || typeof c.members !== 'object' || c.members === null || typeof c.provider !== 'object' || c.provider === null) {
+    return refuse('malformed', 'a provider was handed to the host without a name, members or provider object; it stays disabled');
+  }
+  const { name, abi } = c;
+  if (!(Number.isInteger(abi) && abi >= 1 && abi <= HOST_VERSION)) {
+    return refuse(`abi:${name}`, `provider '${name}' was built for host interface ${String(abi)}, but tracepipe ${TRACEPIPE_VERSION} hosts this process and speaks 1 to ${HOST_VERSION}; its events stay disabled (upgrade tracepipe)`);
+  }
+  try {
+    const existing = providerRegistry.get(name);
+    if (existing) {
+      // The same library twice (two copies, two versions of it): one provider, events from both.
+      if (existing.signature === definitionSignature(c.definition as Parameters<typeof definitionSignature>[0])) {
+        link(existing, c);
+        return true;
+      }
+      return BUILT_IN.test(name) ? false : refuse(`differs:${name}`, `provider '${name}' is defined twice in this thread, differently (two versions of a library?); the later definition stays disabled`);
+    }
+    link(defineHostProvider(name, c.definition as Parameters<typeof defineHostProvider>[1], true), c);
+    return true;
+  } catch (e) {
+    return refuse(`invalid:${name}`, `provider '${name}' cannot be traced: ${(e as Error)?.message ?? String(e)}; it stays disabled`);
+  }
+}
+
+const host: TracepipeHost = Object.freeze({
+  version: HOST_VERSION,
+  tracepipeVersion: TRACEPIPE_VERSION,
+  register: adopt,
+  startSession: localStartSession,
+  liveSessions: localLiveSessions,
+  startDiagnosticServer: localStartDiagnosticServer,
+});
+
+if (mayHost) {
+  Object.defineProperty(globalThis, HOST_KEY, { value: host, enumerable: false, writable: false, configurable: false });
+  const waiting = (globalThis as Record<symbol, unknown>)[WAITING_KEY];
+  if (Array.isArray(waiting)) for (const c of waiting.splice(0)) adopt(c as ComponentProvider);
+}
+
+/**
+ * The public session functions: the host's when another copy hosts this thread (every host since
+ * interface version 1 has them), so sessions started from any copy are the thread's one set.
+ */
+const other = foreignHost as TracepipeHost | undefined;
+export const startSession: typeof localStartSession = other ? other.startSession : localStartSession;
+export const liveSessions: typeof localLiveSessions = other ? other.liveSessions : localLiveSessions;
+export const startDiagnosticServer: typeof localStartDiagnosticServer = other ? other.startDiagnosticServer : localStartDiagnosticServer;

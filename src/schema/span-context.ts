@@ -1,0 +1,50 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { threadId } from 'node:worker_threads';
+
+/**
+ * This thread's current span: the one whose `run` is on the stack, or whose `run` started the async
+ * work (await, timers, callbacks) now running. One store per thread, shared by every provider, other
+ * copies of tracepipe and tracepipe/lite (they reach it through the host), so a span in one library
+ * is the parent of spans in another.
+ *
+ * Node keeps the store only once something has run in it: until a span runs with tracing on,
+ * reading it is a property check and nothing tracks async work.
+ */
+const storage = new AsyncLocalStorage<number>();
+
+/** The current span's id, 0 when there is none. */
+export function currentSpanId(): number {
+  return storage.getStore() ?? 0;
+}
+
+/** Runs `fn` with span `id` current, for everything it does, synchronously or later. */
+export function runInSpan<R>(id: number, fn: () => R): R {
+  return storage.run(id, fn);
+}
+
+/**
+ * Makes span `id` current for the rest of this synchronous execution and what it schedules: for a
+ * span that starts in a diagnostics_channel message, just before Node calls the application's code.
+ */
+export function enterSpan(id: number): void {
+  storage.enterWith(id);
+}
+
+/** The store itself, for diagnostics_channel's bindStore (a TracingChannel's function runs inside its span). */
+export function spanStore(): AsyncLocalStorage<number> {
+  return storage;
+}
+
+/**
+ * Span ids are unique in a process and exact as JavaScript numbers (below 2^53): the thread's id
+ * (modulo 2^17) above a per-thread count of 36 bits, which wraps after 68.7 billion spans. 0 is
+ * never an id: it means "no span".
+ */
+const COUNT_LIMIT = 2 ** 36;
+const threadBase = (threadId % 2 ** 17) * COUNT_LIMIT;
+let count = 0;
+
+export function nextSpanId(): number {
+  count = count + 1 < COUNT_LIMIT ? count + 1 : 1;
+  return threadBase + count;
+}

@@ -1,0 +1,172 @@
+import { type ArgsOf, EventType, type MemberHeader, type TraceEventType } from './event-type.js';
+import type { FieldSpec, FieldType } from './field-type.js';
+import type { EventSpec } from './provider.js';
+import { currentSpanId, nextSpanId, runInSpan } from './span-context.js';
+import { SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
+
+/** An event's spec (its `fields` go with the begin event) and the end event's fields. */
+export interface SpanSpec<KW extends string = string> extends EventSpec<KW> {
+  /** Written with the end event (`end(token, ...)`; zero values when `run` ends the span). */
+  readonly endFields?: readonly FieldSpec[];
+}
+
+/** One declared span: a begin and an end event sharing a span id, with the parent span's id. */
+export interface TraceSpanType<F = readonly FieldSpec[], EF = readonly FieldSpec[]> {
+  readonly provider: string;
+  readonly name: string;
+  readonly id: number;
+  /** True when at least one session listens; a plain property, recomputed only when sessions change. */
+  readonly enabled: boolean;
+  readonly beginType: TraceEventType;
+  readonly endType: TraceEventType;
+  /** Writes the begin event (parent: the current span) and returns the span's token; 0, allocating nothing, when disabled. */
+  begin(...args: ArgsOf<F>): number;
+  /** Writes the end event of the span `begin` returned (nothing for token 0). */
+  end(token: number, ...args: ArgsOf<EF>): void;
+  /** Writes an error end for the span `begin` returned: field `error` true, the error's name, end fields zero. */
+  fail(token: number, error: unknown): void;
+  /**
+   * Runs `fn` inside a new span, current for everything `fn` does (across await, timers, callbacks);
+   * the span ends when `fn` returns or the promise it returns settles, as an error end (field `error`
+   * and the error's name) when it throws or rejects, and the error goes on. Disabled: calls `fn`.
+   */
+  run<R>(fn: () => R, ...args: ArgsOf<F>): R;
+}
+
+const EMPTY_BYTES = new Uint8Array(0);
+
+/** The value `run` writes for an end field it has no value for. */
+function zeroValue(type: FieldType): string {
+  switch (type) {
+    case 'bool': return 'false';
+    case 'string': return "''";
+    case 'bytes': return 'EMPTY_BYTES';
+    default: return '0';
+  }
+}
+
+/** The name an error end records: the error's `name`, or the thrown value's type. */
+function errorName(e: unknown): string {
+  if (e !== null && (typeof e === 'object' || typeof e === 'function')) {
+    try {
+      const name = (e as { name?: unknown }).name;
+      if (typeof name === 'string') return name;
+    } catch {
+      // A getter that throws: fall back to the type.
+    }
+  }
+  return e === null ? 'null' : typeof e;
+}
+
+/** `run` once `fn` is known to run inside span `id`: ends the span when fn returns, throws or settles. */
+function runSpan(span: SpanType, id: number, fn: () => unknown): unknown {
+  let r: unknown;
+  try {
+    r = runInSpan(id, fn);
+  } catch (e) {
+    span.fail(id, e);
+    throw e;
+  }
+  if (r === null || (typeof r !== 'object' && typeof r !== 'function')) {
+    span.finish(id);
+    return r;
+  }
+  try {
+    const then = (r as PromiseLike<unknown>).then;
+    if (typeof then !== 'function') {
+      span.finish(id);
+      return r;
+    }
+    return then.call(
+      r,
+      (v: unknown) => {
+        span.finish(id);
+        return v;
+      },
+      (e: unknown) => {
+        span.fail(id, e);
+        throw e;
+      },
+    );
+  } catch (e) {
+    // A `then` getter or method that throws: the span ends with that error, which goes on.
+    span.fail(id, e);
+    throw e;
+  }
+}
+
+/**
+ * A span's begin/end/run, generated per span with positional arguments as event writers are, so no
+ * call allocates. They check `enabled` on the object they are called on (the span, or the object of
+ * another copy of tracepipe or of tracepipe/lite that the host keeps in step with it; docs/LITE.md),
+ * which is the one property load a disabled call costs, and write through the span's event types.
+ */
+function generateSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFields: readonly FieldSpec[]) {
+  const a = fields.map((_, i) => `a${i}`).join(', ');
+  const b = endFields.map((_, i) => `b${i}`).join(', ');
+  const zeros = endFields.map(([, t]) => zeroValue(t)).join(', ');
+  const src = `
+const beginType = span.beginType, endType = span.endType;
+function open(${a}) {
+  const id = nextSpanId();
+  beginType.write(id, currentSpanId()${a ? `, ${a}` : ''});
+  return id;
+}
+return {
+  begin: function begin(${a}) {
+    return this.enabled ? open(${a}) : 0;
+  },
+  end: function end(t${b ? `, ${b}` : ''}) {
+    if (t !== 0 && this.enabled) endType.write(t, false, ''${b ? `, ${b}` : ''});
+  },
+  fail: function fail(t, e) {
+    if (t !== 0 && this.enabled) endType.write(t, true, errorName(e)${zeros ? `, ${zeros}` : ''});
+  },
+  run: function run(fn${a ? `, ${a}` : ''}) {
+    return this.enabled ? runSpan(span, open(${a}), fn) : fn();
+  },
+  finish: function finish(id) {
+    endType.write(id, false, ''${zeros ? `, ${zeros}` : ''});
+  },
+};`;
+  return new Function('span', 'nextSpanId', 'currentSpanId', 'runSpan', 'errorName', 'EMPTY_BYTES', src)(span, nextSpanId, currentSpanId, runSpan, errorName, EMPTY_BYTES) as {
+    begin: (...args: any[]) => number;
+    end: (token: number, ...args: any[]) => void;
+    run: (fn: () => unknown, ...args: any[]) => unknown;
+    finish: (id: number) => void;
+    fail: (token: number, error: unknown) => void;
+  };
+}
+
+export class SpanType implements TraceSpanType {
+  /** Follows the begin event's flag (the end event has the same level and keywords, so the same sessions). */
+  enabled = false;
+  readonly beginType: EventType;
+  readonly endType: EventType;
+  readonly begin: (...args: any[]) => number;
+  readonly end: (token: number, ...args: any[]) => void;
+  readonly run: <R>(fn: () => R, ...args: any[]) => R;
+  /** @internal `run`'s normal end: the end fields are zero. */
+  readonly finish: (id: number) => void;
+  readonly fail: (token: number, error: unknown) => void;
+
+  readonly provider: string;
+  readonly name: string;
+  readonly id: number;
+
+  constructor(h: MemberHeader, fields: readonly FieldSpec[], endFields: readonly FieldSpec[], allocateTypeIndex: () => number) {
+    const { provider, name, id, version, level, keywords } = h;
+    this.provider = provider;
+    this.name = name;
+    this.id = id;
+    this.beginType = new EventType(provider, name + SPAN_BEGIN_SUFFIX, id, version, level, keywords, [...SPAN_BEGIN_FIELDS, ...fields], allocateTypeIndex());
+    this.endType = new EventType(provider, name + SPAN_END_SUFFIX, id, version, level, keywords, [...SPAN_END_FIELDS, ...endFields], allocateTypeIndex());
+    const m = generateSpanMethods(this, fields, endFields);
+    this.begin = m.begin;
+    this.end = m.end;
+    this.run = m.run as <R>(fn: () => R, ...args: any[]) => R;
+    this.finish = m.finish;
+    this.fail = m.fail;
+    this.beginType.addMirror(this);
+  }
+}
