@@ -1,16 +1,18 @@
-// What tracing an HTTP server costs, measured the way users compare tracers: the server and all its
-// threads pinned to CPU 0, the load generator (autocannon) pinned to CPU 1, so the scheduler does not
-// trade one for the other; server CPU per request (process.cpuUsage(), every thread) is the headline,
-// req/s and p99 latency beside it. Variants, in the same run: tracing off; Node's hooks alone (the
-// floor under any GC and http tracer); tracepipe's Node.Channels; tracepipe's Runtime.* +
-// Node.Channels (both as startup sessions to a file, configured by environment variables); and
-// OpenTelemetry's HTTP auto-instrumentation exporting every span. Every round starts a fresh server
-// per variant (one process's code and heap layout moves its throughput for its whole life), one at a
-// time, in an order that rotates. Run alone: `node bench/run.mjs http-overhead` (after `npm run build`).
+// What tracing an HTTP server costs, measured the way users compare tracers: the servers and all their
+// threads pinned to CPU 0, the load generator (autocannon, its own process) pinned to CPU 1, so the
+// scheduler does not trade one for the other; server CPU per request (process.cpuUsage(), every
+// thread) is the headline, req/s and p99 latency beside it. Variants, in the same run: tracing off;
+// Node's hooks alone (the floor under any GC and http tracer); tracepipe's Node.Channels; tracepipe's
+// Runtime.* + Node.Channels (both startup sessions to a file, configured by environment variables, as
+// a user enables them); OpenTelemetry's HTTP auto-instrumentation exporting every span.
+// Every round starts a fresh server per variant (one process's code and heap layout moves its
+// throughput for its whole life), one at a time, so no server's tracing runs while another is
+// measured; the order rotates from round to round. Run alone: `node bench/run.mjs http-overhead`.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +20,8 @@ import { median } from '../support/stats.mjs';
 
 const ROUNDS = 8;
 const WARMUP_S = 1;
-const DURATION_S = 3;
+const MEASURED_S = 3;
+const SETTLE_MS = 250;
 const CONNECTIONS = 10;
 const TIMEOUT_S = 60;
 const TARGET_REQ_PERCENT = 5;
@@ -45,7 +48,7 @@ const VARIANTS = [
 
 export const description = 'issue 14: server CPU per request, req/s and p99 of a pinned HTTP server: tracepipe vs OpenTelemetry vs off';
 
-/** `taskset` prefixes for the server (CPU 0) and the load (CPU 1), or why there are none. */
+/** `taskset` prefixes for the servers (CPU 0) and the load (CPU 1), or why there are none. */
 function pinning() {
   if (availableParallelism() < 2) return { note: `only ${availableParallelism()} CPU` };
   for (const cpu of ['0', '1']) {
@@ -83,41 +86,68 @@ function exited(child, what) {
   return Promise.race([once(child, 'exit'), late]).finally(() => clearTimeout(timer));
 }
 
-/** One fresh server of `variant`: warm-up, then the measured load; what it served, and what its tracer recorded. */
-async function measure(variant, traceFile, pin) {
-  const { readTrace } = await import('../../dist/index.js');
+const alive = (child) => child.exitCode === null && child.signalCode === null;
+
+/** The load generator: `run(url, seconds)` is one autocannon run. */
+function startLoader(pin) {
+  const child = spawnPinned(pin.load, [LOAD], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  return {
+    async run(url, seconds) {
+      child.stdin.write(`${JSON.stringify({ url, seconds, connections: CONNECTIONS })}\n`);
+      const { value, done } = await bounded(child, `load of ${url}`, lines.next());
+      if (done) throw new Error(`load of ${url}: no result`);
+      return JSON.parse(value);
+    },
+    async close() {
+      child.stdin.end();
+      await exited(child, 'the load generator');
+    },
+    kill: () => alive(child) && child.kill('SIGKILL'),
+  };
+}
+
+/** A fresh server of `variant`; `stop()` says what it served and what its tracer recorded. */
+async function startServer(variant, traceFile, pin) {
   const env = variant.providers ? { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: traceFile, TRACEPIPE_PROVIDERS: variant.providers } : process.env;
   const nodeArgs = variant.providers ? [`--import=${REGISTER}`] : [];
-  const server = spawnPinned(pin.server, [...nodeArgs, SERVER, variant.server], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let loader;
-  try {
-    const ask = (what) => {
-      server.send(what);
-      return bounded(server, `${variant.name} server, '${what}'`, once(server, 'message').then(([m]) => m));
-    };
-    const { port } = await bounded(server, `${variant.name} server start`, once(server, 'message').then(([m]) => m));
-    loader = spawnPinned(pin.load, [LOAD, `http://127.0.0.1:${port}/api/items`, String(WARMUP_S), String(DURATION_S), String(CONNECTIONS)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const lines = createInterface({ input: loader.stdout })[Symbol.asyncIterator]();
-    const line = async (what) => {
-      const { value, done } = await bounded(loader, `${variant.name} load, ${what}`, lines.next());
-      if (done) throw new Error(`${variant.name} load: no ${what}`);
-      return value;
-    };
-    await line('warm-up');
-    await ask('mark');
-    loader.stdin.write('go\n');
-    const load = JSON.parse(await line('result'));
-    const { cpuUsPerRequest } = await ask('measured');
+  const child = spawnPinned(pin.server, [...nodeArgs, SERVER, variant.server], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const reply = (what) => bounded(child, `${variant.name} server, ${what}`, once(child, 'message').then(([m]) => m));
+  const ask = (what) => {
+    child.send(what);
+    return reply(`'${what}'`);
+  };
+  const server = { child, url: '', ask };
+  server.url = `http://127.0.0.1:${(await reply('start')).port}/api/items`;
+  server.stop = async () => {
     const { served, spans } = await ask('stop');
-    await exited(server, `${variant.name} server`);
-    await exited(loader, `${variant.name} load`);
-    const result = { ...load, cpuUsPerRequest, served, spans };
-    if (!variant.providers) return result;
+    await exited(child, `${variant.name} server`);
+    if (!variant.providers) return { served, spans };
+    const { readTrace } = await import('../../dist/index.js');
     const s = await readTrace(traceFile).summary();
     if (!s.complete) throw new Error(`${traceFile}: incomplete trace (${s.error?.message})`);
-    return { ...result, httpEvents: s.byEvent[HTTP_EVENT] ?? 0, events: s.events, dropped: s.dropped };
+    return { served, httpEvents: s.byEvent[HTTP_EVENT] ?? 0, events: s.events, dropped: s.dropped };
+  };
+  return server;
+}
+
+/**
+ * One fresh server of `variant`: warm-up, then the measured load. The measured window ends a moment
+ * after the load does, and starts a moment after the warm-up did, so work a tracer defers (a drain
+ * pass, a batch export) is counted where its requests are.
+ */
+async function measure(variant, traceFile, pin, loader) {
+  const server = await startServer(variant, traceFile, pin);
+  try {
+    await loader.run(server.url, WARMUP_S);
+    await sleep(SETTLE_MS);
+    await server.ask('mark');
+    const load = await loader.run(server.url, MEASURED_S);
+    await sleep(SETTLE_MS);
+    const { cpuUs, served } = await server.ask('measured');
+    return { cpuUsPerRequest: cpuUs / served, reqPerS: load.requests / load.seconds, p99Ms: load.p99Ms, ...(await server.stop()) };
   } finally {
-    for (const child of [server, loader]) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (alive(server.child)) server.child.kill('SIGKILL');
     rmSync(traceFile, { force: true });
   }
 }
@@ -127,70 +157,72 @@ const us = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} µs`;
 
 export async function run() {
   const pin = pinning();
-  const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-bench-'));
-  if (pin.note) console.log(`  NOT PINNED: ${pin.note}; server, load and tracing threads share the CPUs, so req/s mostly measures the scheduler`);
+  if (pin.note) console.log(`  NOT PINNED: ${pin.note}; servers, load and tracing threads share the CPUs, so req/s mostly measures the scheduler`);
   console.log(
-    `${ROUNDS} rounds; each round a fresh server per variant, one at a time, order rotating; server ${pin.note ? 'unpinned' : 'pinned to CPU 0 (taskset -c 0)'}, ` +
-      `autocannon -c ${CONNECTIONS} ${pin.note ? 'unpinned' : 'pinned to CPU 1'} in its own process: ${WARMUP_S} s warm-up, then ${DURATION_S} s measured`,
+    `${ROUNDS} rounds; in each, a fresh server per variant, one at a time in rotating order, ${pin.note ? 'unpinned' : 'pinned to CPU 0 (taskset -c 0)'}: ` +
+      `${WARMUP_S} s warm-up, then ${MEASURED_S} s of autocannon -c ${CONNECTIONS} (${pin.note ? 'unpinned' : 'pinned to CPU 1'}); server CPU from ${SETTLE_MS} ms after the warm-up to ${SETTLE_MS} ms after the load`,
   );
+  console.log(`  per round, req/s and server CPU per request of: ${VARIANTS.map((v) => v.name).join(' | ')}`);
+  const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-bench-'));
+  const loader = startLoader(pin);
   const results = VARIANTS.map(() => []);
   try {
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let r = 0; r < ROUNDS; r++) {
       for (let k = 0; k < VARIANTS.length; k++) {
-        const i = (round + k) % VARIANTS.length;
-        results[i].push(await measure(VARIANTS[i], join(dir, `http-${round}-${i}.tptrace`), pin));
+        const i = (r + k) % VARIANTS.length;
+        results[i].push(await measure(VARIANTS[i], join(dir, `http-${r}-${i}.tptrace`), pin, loader));
       }
-      const line = VARIANTS.map((v, i) => `${results[i][round].reqPerS.toFixed(0)} req/s ${results[i][round].cpuUsPerRequest.toFixed(2)} µs`).join(' | ');
-      console.log(`  round ${round + 1}  ${line}`);
+      const line = VARIANTS.map((v, i) => `${results[i][r].reqPerS.toFixed(0)} req/s ${results[i][r].cpuUsPerRequest.toFixed(2)} µs`).join(' | ');
+      console.log(`  round ${r + 1}  ${line}  (load average ${loadavg()[0].toFixed(2)})`);
     }
+    await loader.close();
   } finally {
+    loader.kill();
     rmSync(dir, { recursive: true, force: true });
   }
 
-  // Per round, each variant against off measured in the same round; then the median over rounds.
-  const perRound = (i, f) => median(results[i].map((r, k) => f(r, results[OFF][k])));
-  const extraCpu = VARIANTS.map((_, i) => perRound(i, (r, off) => r.cpuUsPerRequest - off.cpuUsPerRequest));
-  const reqChange = VARIANTS.map((_, i) => 100 * perRound(i, (r, off) => r.reqPerS / off.reqPerS - 1));
+  // Per round, each variant against off in the same round; then the median over rounds.
+  const perRound = (i, f) => median(results[i].map((res, k) => f(res, results[OFF][k])));
+  const extraCpu = VARIANTS.map((_, i) => perRound(i, (res, off) => res.cpuUsPerRequest - off.cpuUsPerRequest));
+  const reqChange = VARIANTS.map((_, i) => 100 * perRound(i, (res, off) => res.reqPerS / off.reqPerS - 1));
   console.log(`\n  ${'variant'.padEnd(40)} ${'req/s'.padStart(7)} ${'vs off'.padStart(7)} ${'p99'.padStart(7)}   ${'CPU/request'.padStart(11)} ${'extra vs off'.padStart(13)}`);
   for (const [i, v] of VARIANTS.entries()) {
     const med = (f) => median(results[i].map(f));
     const cols = [
-      med((r) => r.reqPerS).toFixed(0).padStart(7),
+      med((res) => res.reqPerS).toFixed(0).padStart(7),
       (i === OFF ? '' : pct(reqChange[i])).padStart(7),
-      `${med((r) => r.p99Ms).toFixed(0)} ms`.padStart(7),
-      `${med((r) => r.cpuUsPerRequest).toFixed(2)} µs`.padStart(11),
+      `${med((res) => res.p99Ms).toFixed(0)} ms`.padStart(7),
+      `${med((res) => res.cpuUsPerRequest).toFixed(2)} µs`.padStart(11),
       (i === OFF ? '' : us(extraCpu[i])).padStart(13),
     ];
-    console.log(`  ${v.name.padEnd(40)} ${cols[0]} ${cols[1]} ${cols[2]}   ${cols[3]} ${cols[4]}`);
+    console.log(`  ${v.name.padEnd(40)} ${cols.join(' ')}`);
   }
 
   // Every request must have been recorded, or a tracer's cost would be understated.
-  const sum = (i, f) => results[i].reduce((a, r) => a + f(r), 0);
-  const served = VARIANTS.map((_, i) => sum(i, (r) => r.served));
+  const total = (i, f) => results[i].reduce((a, res) => a + f(res), 0);
   const counts = [];
   for (const [i, v] of VARIANTS.entries()) {
-    if (v.providers) {
-      const exact = results[i].every((r) => r.httpEvents === r.served && r.dropped === 0);
-      console.log(`  ${v.name}: ${sum(i, (r) => r.httpEvents)} ${HTTP_EVENT} events for ${served[i]} requests served, ${sum(i, (r) => r.events)} events, ${sum(i, (r) => r.dropped)} dropped`);
-      counts.push({ check: `${v.name}: one ${HTTP_EVENT} per request served, none dropped`, value: exact ? 'exact' : 'not exact', target: 'exact in every round', met: exact });
-    }
+    if (!v.providers) continue;
+    const exact = results[i].every((res) => res.httpEvents === res.served && res.dropped === 0);
+    console.log(`  ${v.name}: ${total(i, (res) => res.httpEvents)} ${HTTP_EVENT} events for ${total(i, (res) => res.served)} requests served; ${total(i, (res) => res.events)} events, ${total(i, (res) => res.dropped)} dropped`);
+    counts.push({ check: `${v.name}: one ${HTTP_EVENT} per request served, none dropped`, value: exact ? 'exact' : 'not exact', target: 'exact in every round', met: exact });
   }
-  const spansExact = results[OTEL].every((r) => r.spans === r.served);
-  console.log(`  OpenTelemetry: ${sum(OTEL, (r) => r.spans)} spans serialised for ${served[OTEL]} requests served`);
+  const spansExact = results[OTEL].every((res) => res.spans === res.served);
+  console.log(`  OpenTelemetry: ${total(OTEL, (res) => res.spans)} spans serialised for ${total(OTEL, (res) => res.served)} requests served`);
   counts.push({ check: 'OpenTelemetry: one span exported per request served', value: spansExact ? 'exact' : 'not exact', target: 'exact in every round', met: spansExact });
 
   const share = extraCpu[OTEL] / extraCpu[FULL];
   const overhead = -reqChange[FULL];
   return [
     {
-      check: `extra server CPU per request, Runtime.* + Node.Channels vs OpenTelemetry`,
-      value: `${us(extraCpu[FULL])} vs ${us(extraCpu[OTEL])} (1/${share > 0 ? share.toFixed(1) : '∞'})`,
+      check: 'extra server CPU per request, tracepipe Runtime.* + Node.Channels vs OpenTelemetry',
+      value: `${us(extraCpu[FULL])} vs ${us(extraCpu[OTEL])} (${share > 0 ? `1/${share.toFixed(1)}` : 'no extra CPU measured'})`,
       target: `<= 1/${TARGET_CPU_SHARE}`,
       met: extraCpu[FULL] * TARGET_CPU_SHARE <= extraCpu[OTEL],
     },
     {
-      check: `req/s overhead, Runtime.* + Node.Channels${pin.note ? ' (NOT PINNED)' : ', pinned'}`,
-      value: `${overhead.toFixed(1)}% (OpenTelemetry ${(-reqChange[OTEL]).toFixed(1)}%, Node.Channels only ${(-reqChange[CHANNELS]).toFixed(1)}%)`,
+      check: `req/s overhead, tracepipe Runtime.* + Node.Channels${pin.note ? ' (NOT PINNED)' : ', pinned'}`,
+      value: `${overhead.toFixed(1)}% (Node.Channels only ${(-reqChange[CHANNELS]).toFixed(1)}%, OpenTelemetry ${(-reqChange[OTEL]).toFixed(1)}%)`,
       target: `<= ${TARGET_REQ_PERCENT}%`,
       met: pin.note ? null : overhead <= TARGET_REQ_PERCENT,
     },

@@ -1,21 +1,13 @@
-// The load generator of the http-overhead benchmark, in its own process (pinned to the CPU the server
-// does not use, where possible): `load.mjs URL WARMUP_S DURATION_S CONNECTIONS`. It warms the server
-// up, prints `warm`, waits for a line on stdin (the coordinator marks the server's CPU meanwhile), then
-// loads it for DURATION_S and prints the result as one JSON line.
-import { once } from 'node:events';
+// The load generator of the http-overhead benchmark, one process for the whole run (pinned to the CPU
+// the servers do not use, where possible). Each line on stdin, `{"url", "seconds", "connections"}`,
+// is one autocannon run; its result is one JSON line on stdout. It exits when stdin ends.
+import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 
-const [url, warmupS, durationS, connections] = [process.argv[2], ...process.argv.slice(3).map(Number)];
-
-async function load(seconds) {
-  const r = await autocannon({ url, connections, duration: seconds });
+for await (const line of createInterface({ input: process.stdin })) {
+  const { url, seconds, connections } = JSON.parse(line);
+  // Samples every 100 ms, so a run ends within 100 ms of `seconds` (autocannon's default is 1 s).
+  const r = await autocannon({ url, connections, duration: seconds, sampleInt: 100 });
   if (r.errors > 0 || r.non2xx > 0) throw new Error(`${url}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);
-  return r;
+  process.stdout.write(`${JSON.stringify({ requests: r.requests.total, seconds: r.duration, p99Ms: r.latency.p99 })}\n`);
 }
-
-await load(warmupS);
-process.stdout.write('warm\n');
-await once(process.stdin, 'data');
-const r = await load(durationS);
-process.stdout.write(`${JSON.stringify({ reqPerS: r.requests.total / r.duration, p99Ms: r.latency.p99, requests: r.requests.total })}\n`);
-process.stdin.destroy();

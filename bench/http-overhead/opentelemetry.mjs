@@ -49,13 +49,17 @@ class DevNullExporter {
   }
 }
 
-/** Installs tracing; call before the application requires `http`. `stop()` flushes and says how many spans were exported. */
+/**
+ * Installs tracing; call before the application requires `http`. `flush()` exports what is queued;
+ * `stop()` flushes and says how many spans were exported in all.
+ */
 export function startOpenTelemetry() {
   const exporter = new DevNullExporter();
   const provider = new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
   provider.register();
   registerInstrumentations({ tracerProvider: provider, instrumentations: [new HttpInstrumentation()] });
   return {
+    flush: () => provider.forceFlush(),
     async stop() {
       await provider.forceFlush();
       await provider.shutdown();

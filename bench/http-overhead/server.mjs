@@ -2,8 +2,9 @@
 // a node:http server answering ~500 bytes of JSON, with the variant's tracing installed before the
 // application loads `http`. tracepipe's variants need nothing here: the coordinator starts this
 // process with `--import tracepipe/register` and a startup session in its environment, as a user would.
-// Over IPC: 'mark' and 'measured' bracket the measured load (server CPU of every thread per request),
-// 'stop' closes the server and reports what it served (and, for OpenTelemetry, the spans exported).
+// Over IPC: 'mark' and 'measured' bracket a measured load (the server's CPU time, every thread, and
+// the requests it served meanwhile); 'stop' closes the server and reports what it served in all (and,
+// for OpenTelemetry, the spans exported).
 import { createRequire } from 'node:module';
 
 const variant = process.argv[2];
@@ -35,8 +36,10 @@ let mark;
 process.on('message', async (m) => {
   if (m === 'mark') return process.send((mark = { cpu: process.cpuUsage(), served }));
   if (m === 'measured') {
+    // Spans still queued for export belong to the measured requests: export them inside the window.
+    await tracing?.flush();
     const cpu = process.cpuUsage(mark.cpu);
-    return process.send({ cpuUsPerRequest: (cpu.user + cpu.system) / (served - mark.served), requests: served - mark.served });
+    return process.send({ cpuUs: cpu.user + cpu.system, served: served - mark.served });
   }
   srv.close();
   srv.closeAllConnections();
