@@ -127,6 +127,7 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
     for await (const chunk of stream) {
       progress.received(chunk.length);
       parser.push(chunk);
+      progress.update();
     }
     parser.finish();
   } catch (e) {

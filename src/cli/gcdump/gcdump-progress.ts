@@ -3,11 +3,15 @@ import { formatBytes } from '../format-size.js';
 
 const REFRESH_MS = 250;
 
-/** `gcdump collect`'s live line on a terminal: phase, nodes and edges against V8's counts, bytes, rate. */
+/**
+ * `gcdump collect`'s progress: on a terminal, one live line (phase, nodes and edges against V8's
+ * counts, bytes, rate); otherwise a plain line when the phase changes.
+ */
 export class GcdumpProgress {
   bytes = 0;
   private readonly started = performance.now();
   private timer: NodeJS.Timeout | undefined;
+  private lastPhase = 'waiting';
 
   constructor(
     private readonly out: NodeJS.WriteStream,
@@ -16,6 +20,18 @@ export class GcdumpProgress {
 
   received(n: number): void {
     this.bytes += n;
+  }
+
+  /** After each piece of the stream: a pipe or a file hears of each new phase once. */
+  update(): void {
+    const b = this.builder;
+    if (b.phase === this.lastPhase || this.timer || b.phase === 'done') return;
+    this.lastPhase = b.phase;
+    const line =
+      b.phase === 'nodes'
+        ? `V8 took the snapshot: receiving ${b.declaredNodes.toLocaleString('en-US')} nodes and ${b.declaredEdges.toLocaleString('en-US')} edges`
+        : `receiving ${b.phase}`;
+    this.out.write(`  ${line} (${(this.elapsedMs / 1000).toFixed(1)} s)\n`);
   }
 
   get elapsedMs(): number {
@@ -30,7 +46,6 @@ export class GcdumpProgress {
     return `${s.toFixed(1)} s  ${phase}  nodes ${of(b.nodeCount, b.declaredNodes)}  edges ${of(b.edgeCount, b.declaredEdges)}  ${formatBytes(this.bytes)}  ${formatBytes(this.bytes / Math.max(s, 0.001))}/s`;
   }
 
-  /** Only on a terminal: a pipe or a file gets the final summary alone. */
   start(): void {
     if (this.out.isTTY !== true) return;
     this.timer = setInterval(() => this.out.write(`\r\x1b[K${this.line()}`), REFRESH_MS);
