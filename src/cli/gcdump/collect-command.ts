@@ -7,7 +7,7 @@ import { LossTracker } from '../../format/loss-tracker.js';
 import { TraceParser } from '../../format/trace-parser.js';
 import { writeGcdump } from '../../heap/gcdump-file.js';
 import { HeapGraphBuilder, SnapshotStreamError } from '../../heap/heap-graph-builder.js';
-import { collectTracing, processInfo, stopTracing, TargetError } from '../../ipc/diagnostics-client.js';
+import { collectTracing, isProcessAlive, processInfo, stopTracing, TargetError } from '../../ipc/diagnostics-client.js';
 import { CliError } from '../cli-error.js';
 import { formatBytes } from '../format-size.js';
 import { writeOut } from '../output.js';
@@ -32,13 +32,13 @@ function defaultOutput(pid: number): string {
   return `${pid}-${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}.gcdump`;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+/** A process that is exiting closes its sockets before it is gone: give it a moment (bounded). */
+async function exited(pid: number): Promise<boolean> {
+  for (let i = 0; i < 20; i++) {
+    if (!isProcessAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 50));
   }
+  return false;
 }
 
 /** Drops anywhere in the session, by reason, as one phrase ('' when none). */
@@ -148,7 +148,7 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   if (!builder.ended) {
     const where = `${builder.nodeCount.toLocaleString('en-US')} of ${builder.declaredNodes.toLocaleString('en-US')} nodes, ${builder.edgeCount.toLocaleString('en-US')} of ${builder.declaredEdges.toLocaleString('en-US')} edges received`;
     if (failure && !cut) return refuse(failure);
-    if (!isAlive(pid)) return refuse(`process ${pid} exited during the heap snapshot (${where})`);
+    if (await exited(pid)) return refuse(`process ${pid} exited during the heap snapshot (${where})`);
     return refuse(`the connection to process ${pid} ended during the heap snapshot (${where})`);
   }
   if (stopFailed) return refuse(`the session could not be stopped cleanly: ${stopFailed}`);
