@@ -41,10 +41,10 @@ async function exited(pid: number): Promise<boolean> {
   return false;
 }
 
-/** Drops anywhere in the session, by reason, as one phrase ('' when none). */
-function lossReport(loss: LossTracker, reasons: number[]): string {
+/** Drops anywhere in the session (gaps seen, counts reported, reasons given), as one phrase ('' when none). */
+function lossReport(loss: LossTracker, reported: number, reasons: number[]): string {
   const counted = reasons.reduce((a, b) => a + b, 0);
-  const dropped = Math.max(loss.dropped, counted);
+  const dropped = Math.max(loss.dropped, reported, counted);
   if (dropped === 0) return '';
   const why = DROP_REASONS.map((r, i) => [r, reasons[i] ?? 0] as const).filter(([, n]) => n > 0).map(([r, n]) => `${n.toLocaleString('en-US')} ${r}`);
   return `${dropped.toLocaleString('en-US')} event${dropped === 1 ? ' was' : 's were'} dropped${why.length ? ` (${why.join(', ')})` : ''}`;
@@ -93,22 +93,31 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   const reasons: number[] = [];
   const progress = new GcdumpProgress(process.stderr, builder);
   let stopAsked = false;
+  /** Drops the sequence points report (they arrive even when no event follows the drops). */
+  let reportedDrops = 0;
   let stopFailed: string | undefined;
   let interrupted = false;
+  /** Ends the session, which flushes and closes the stream: once the snapshot is complete, or lost. */
+  const stopSession = (): void => {
+    if (stopAsked) return;
+    stopAsked = true;
+    stopTracing(pid, stream.sessionId).catch((err: Error) => {
+      stopFailed = err.message;
+      stream.close();
+    });
+  };
   const parser = new TraceParser({
     event: (e) => {
       loss.observe(e.threadId, e.sequence);
       builder.event(e);
-      if (builder.ended && !stopAsked) {
-        stopAsked = true;
-        // The snapshot is complete: end the session, which flushes and closes the stream.
-        stopTracing(pid, stream.sessionId).catch((err: Error) => {
-          stopFailed = err.message;
-          stream.close();
-        });
-      }
+      if (builder.ended) stopSession();
     },
-    sequencePoint: (sp) => loss.progress(sp.threads),
+    sequencePoint: (sp) => {
+      loss.progress(sp.threads);
+      // A drop may have taken the end event itself: waiting for it would be waiting forever.
+      reportedDrops = Math.max(reportedDrops, sp.threads.reduce((n, t) => n + t.dropped, 0));
+      if (reportedDrops > 0) stopSession();
+    },
     dropReasons: (threads) => {
       for (const t of threads) t.counts.forEach((n, i) => (reasons[i] = (reasons[i] ?? 0) + n));
     },
@@ -145,6 +154,10 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
     process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
   }
   if (interrupted) return refuse('interrupted');
+  // Attempts after the last event that never arrived count as dropped only in a complete stream.
+  if (parser.complete) loss.finish();
+  const lost = lossReport(loss, reportedDrops, reasons);
+  if (lost) return refuse(lost);
   if (!builder.ended) {
     const where = `${builder.nodeCount.toLocaleString('en-US')} of ${builder.declaredNodes.toLocaleString('en-US')} nodes, ${builder.edgeCount.toLocaleString('en-US')} of ${builder.declaredEdges.toLocaleString('en-US')} edges received`;
     if (failure && !cut) return refuse(failure);
@@ -153,9 +166,6 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   }
   if (stopFailed) return refuse(`the session could not be stopped cleanly: ${stopFailed}`);
   if (failure) return refuse(failure);
-  loss.finish();
-  const lost = lossReport(loss, reasons);
-  if (lost) return refuse(lost);
   let graph;
   try {
     graph = builder.finish();
