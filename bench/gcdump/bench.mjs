@@ -63,7 +63,7 @@ function resetPeak(pid) {
   return () => procStatusKB(pid, 'VmHWM') - before;
 }
 
-async function run(cmd, args, env) {
+async function runProcess(cmd, args, env) {
   const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -81,10 +81,10 @@ async function gcdumpVariant(dir) {
   try {
     const peak = resetPeak(target.pid);
     const file = join(dir, 'bench.gcdump');
-    const collect = await run(process.execPath, [MEASURED_CLI, 'gcdump', 'collect', '--pid', String(target.pid), '-o', file], { TMPDIR: dir });
+    const collect = await runProcess(process.execPath, [MEASURED_CLI, 'gcdump', 'collect', '--pid', String(target.pid), '-o', file], { TMPDIR: dir });
     const targetPeakKB = peak();
     const pauseMs = Number((await target.ask('gap')).split(' ')[1]);
-    const report = await run(process.execPath, [MEASURED_CLI, 'gcdump', 'report', file]);
+    const report = await runProcess(process.execPath, [MEASURED_CLI, 'gcdump', 'report', file]);
     const count = new RegExp(`\\n\\s+([\\d,]+)\\s+[\\d,]+\\s+[\\d,]+\\s+Retained\\n`).exec(report.out)?.[1];
     const nodes = /wrote .*: ([\d,]+) nodes and ([\d,]+) edges/.exec(collect.out);
     return {
@@ -111,7 +111,7 @@ async function v8Variant(dir, peers) {
     const targetPeakKB = peak();
     const pauseMs = Number((await target.ask('gap')).split(' ')[1]);
     const parsed = {};
-    for (const p of peers) parsed[p] = JSON.parse((await run(process.execPath, [PEER, p, file, MEMLAB_DIR])).out);
+    for (const p of peers) parsed[p] = JSON.parse((await runProcess(process.execPath, [PEER, p, file, MEMLAB_DIR])).out);
     return { pauseMs, writeMs: Number(reply.split(' ')[1]), targetPeakKB, fileBytes: statSync(file).size, parsed };
   } finally {
     target.stop();

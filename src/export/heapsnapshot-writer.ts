@@ -1,5 +1,5 @@
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import type { Column, HeapGraph, SectionKind } from '../heap/heap-graph.js';
+import { writeThroughTempFile } from '../heap/temp-file.js';
 
 /** Text is written in pieces of about this many characters, never as one document-sized string. */
 const PIECE = 1 << 20;
@@ -13,32 +13,26 @@ const PIECE = 1 << 20;
 export function writeHeapSnapshot(path: string, g: HeapGraph): number {
   const meta = g.snapshot.meta;
   const nodeWidth = meta.node_fields.length;
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, 'w');
-  let size = 0;
-  let text = '';
-  const flush = (): void => {
-    const b = Buffer.from(text);
-    let off = 0;
-    while (off < b.length) off += writeSync(fd, b, off, b.length - off);
-    size += b.length;
-    text = '';
-  };
-  const put = (s: string): void => {
-    text += s;
-    if (text.length >= PIECE) flush();
-  };
-  /** One numeric section: records of `fields`, the node-reference field scaled back to an offset. */
-  const numbers = (kind: SectionKind, fields: readonly string[], count: number, nodeRef: string): void => {
-    const cols: Column[] = fields.map((f) => g.column(kind, f));
-    const scale = fields.map((f) => (f === nodeRef ? nodeWidth : 1));
-    for (let i = 0; i < count; i++) {
-      let rec = i === 0 ? '' : ',';
-      for (let k = 0; k < cols.length; k++) rec += (k === 0 ? '' : ',') + cols[k]![i]! * scale[k]!;
-      put(`${rec}\n`);
-    }
-  };
-  try {
+  return writeThroughTempFile(path, (write) => {
+    let text = '';
+    const flush = (): void => {
+      write(Buffer.from(text));
+      text = '';
+    };
+    const put = (piece: string): void => {
+      text += piece;
+      if (text.length >= PIECE) flush();
+    };
+    /** One numeric section: records of `fields`, the node-reference field scaled back to an offset. */
+    const numbers = (kind: SectionKind, fields: readonly string[], count: number, nodeRef: string): void => {
+      const cols: Column[] = fields.map((f) => g.column(kind, f));
+      const scale = fields.map((f) => (f === nodeRef ? nodeWidth : 1));
+      for (let i = 0; i < count; i++) {
+        let rec = i === 0 ? '' : ',';
+        for (let k = 0; k < cols.length; k++) rec += (k === 0 ? '' : ',') + cols[k]![i]! * scale[k]!;
+        put(`${rec}\n`);
+      }
+    };
     put(`{"snapshot":${JSON.stringify(g.snapshot)},\n"nodes":[`);
     numbers('nodes', meta.node_fields, g.nodeCount, '');
     put('],\n"edges":[');
@@ -50,16 +44,5 @@ export function writeHeapSnapshot(path: string, g: HeapGraph): number {
     for (let i = 0; i < g.stringCount; i++) put(`${i === 0 ? '' : ','}${JSON.stringify(g.string(i))}\n`);
     put(']}\n');
     flush();
-    closeSync(fd);
-    renameSync(tmp, path);
-  } catch (e) {
-    try {
-      closeSync(fd);
-    } catch {
-      // Already closed.
-    }
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-  return size;
+  });
 }

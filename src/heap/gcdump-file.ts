@@ -1,8 +1,9 @@
-import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { crc32 } from '../format/crc32.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
 import { type Column, HeapGraph, type SectionKind, type SnapshotMeta, type SnapshotOrigin } from './heap-graph.js';
+import { writeThroughTempFile } from './temp-file.js';
 
 /** docs/GCDUMP.md describes this layout. */
 const MAGIC = 'TPGCDUMP';
@@ -67,10 +68,11 @@ export function writeGcdump(path: string, g: HeapGraph): number {
   const typeOf = (c: Column): ColumnType => (c instanceof Uint8Array ? 'u8' : c instanceof Uint32Array ? 'u32' : 'f64');
   // Offsets depend on the header's length, which depends on the offsets' digits: place the sections
   // after a header sized with room to spare, then pad the real header to that size.
+  const crcs = columns.map((c) => crc32(bytesOf(c.data)));
   const draft = (base: number): DumpHeader => {
     let offset = base;
-    const sections = columns.map((c) => {
-      const e: SectionEntry = { section: c.section, field: c.field, type: typeOf(c.data), length: c.data.length, offset, crc32: crc32(bytesOf(c.data)) };
+    const sections = columns.map((c, i) => {
+      const e: SectionEntry = { section: c.section, field: c.field, type: typeOf(c.data), length: c.data.length, offset, crc32: crcs[i]! };
       offset = align8(offset + c.data.byteLength);
       return e;
     });
@@ -95,34 +97,18 @@ export function writeGcdump(path: string, g: HeapGraph): number {
   prefix.writeUInt32LE(MINOR, 12);
   prefix.writeUInt32LE(headerRoom, 16);
   prefix.writeUInt32LE(crc32(header), 20);
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, 'w');
-  let size = 0;
-  try {
-    const put = (b: Uint8Array): void => {
-      let off = 0;
-      while (off < b.length) off += writeSync(fd, b, off, b.length - off);
-      size += b.length;
-    };
+  return writeThroughTempFile(path, (put) => {
     put(prefix);
     put(header);
+    let size = prefix.length + header.length;
     for (const c of columns) {
       put(bytesOf(c.data));
+      size += c.data.byteLength;
       const pad = align8(size) - size;
       if (pad) put(new Uint8Array(pad));
+      size += pad;
     }
-    closeSync(fd);
-    renameSync(tmp, path);
-  } catch (e) {
-    try {
-      closeSync(fd);
-    } catch {
-      // Already closed.
-    }
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-  return size;
+  });
 }
 
 /** Which columns to load (all when omitted): a report needs far fewer than an export. */

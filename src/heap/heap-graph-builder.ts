@@ -1,5 +1,6 @@
 import type { TraceEvent } from '../format/trace-event.js';
 import { readVarints } from '../providers/heap-snapshot/bulk-codec.js';
+import { isFieldList, type ParseTotals } from '../providers/heap-snapshot/snapshot-json-parser.js';
 import { type Column, HeapGraph, type SectionKind, type SnapshotMeta, type SnapshotOrigin } from './heap-graph.js';
 
 const PROVIDER = 'Runtime.HeapSnapshot';
@@ -22,13 +23,8 @@ interface Section {
   readonly nodeRef: number;
 }
 
-interface EndTotals {
-  readonly nodes: number;
-  readonly edges: number;
-  readonly locations: number;
-  readonly strings: number;
-  readonly stringBytes: number;
-  readonly skippedValues: number;
+/** What the target says it wrote (its SnapshotEnd event). */
+interface EndTotals extends ParseTotals {
   readonly durationMs: number;
 }
 
@@ -126,8 +122,7 @@ export class HeapGraphBuilder {
       throw new SnapshotStreamError('the snapshot header is not valid JSON');
     }
     const m = meta?.meta;
-    const names = (x: unknown): x is string[] => Array.isArray(x) && x.length > 0 && x.every((s) => typeof s === 'string');
-    if (!m || !names(m.node_fields) || !names(m.edge_fields)) throw new SnapshotStreamError('the snapshot header has no field lists');
+    if (!m || !isFieldList(m.node_fields) || !isFieldList(m.edge_fields)) throw new SnapshotStreamError('the snapshot header has no field lists');
     for (const [fields, need] of [
       [m.node_fields, ['type', 'name', 'self_size', 'edge_count']],
       [m.edge_fields, ['type', 'name_or_index', 'to_node']],
@@ -142,7 +137,7 @@ export class HeapGraphBuilder {
     this.takenAtMs = Date.now();
     this.nodes = section('nodes', m.node_fields, nodeCount, '');
     this.edges = section('edges', m.edge_fields, edgeCount, 'to_node');
-    this.locations = section('locations', names(m.location_fields) ? m.location_fields : ['object_index'], undefined, 'object_index');
+    this.locations = section('locations', isFieldList(m.location_fields) ? m.location_fields : ['object_index'], undefined, 'object_index');
     this.phase = 'nodes';
   }
 

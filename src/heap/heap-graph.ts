@@ -1,3 +1,5 @@
+import type { SnapshotHeader } from '../providers/heap-snapshot/snapshot-json-parser.js';
+
 /**
  * A heap snapshot as columns: one typed array per V8 field (named by V8's own field lists), never an
  * object per node. Edges are in V8's order (each node's `edge_count` edges, node by node) and their
@@ -5,20 +7,8 @@
  */
 export type Column = Uint8Array | Uint32Array | Float64Array;
 
-/** V8's `snapshot` object: field lists and type names (meta) and the declared counts. */
-export interface SnapshotMeta {
-  readonly meta: {
-    readonly node_fields: readonly string[];
-    readonly node_types: readonly unknown[];
-    readonly edge_fields: readonly string[];
-    readonly edge_types: readonly unknown[];
-    readonly location_fields?: readonly string[];
-    readonly [other: string]: unknown;
-  };
-  readonly node_count: number;
-  readonly edge_count: number;
-  readonly [other: string]: unknown;
-}
+/** V8's `snapshot` object, as the target sent it. */
+export type SnapshotMeta = SnapshotHeader;
 
 /** Where and when a snapshot was taken. */
 export interface SnapshotOrigin {

@@ -1,6 +1,6 @@
 import { type BulkFlush, NumberSection, StringSection } from './snapshot-sections.js';
 
-/** V8's `snapshot` object: the field lists (meta) and the declared counts. */
+/** V8's `snapshot` object: the field lists and type names (meta) and the declared counts. */
 export interface SnapshotHeader {
   readonly meta: {
     readonly node_fields: readonly string[];
@@ -8,9 +8,16 @@ export interface SnapshotHeader {
     readonly edge_fields: readonly string[];
     readonly edge_types: readonly unknown[];
     readonly location_fields?: readonly string[];
+    readonly [other: string]: unknown;
   };
   readonly node_count: number;
   readonly edge_count: number;
+  readonly [other: string]: unknown;
+}
+
+/** A non-empty list of field names, as V8's meta gives them. */
+export function isFieldList(x: unknown): x is string[] {
+  return Array.isArray(x) && x.length > 0 && x.every((s) => typeof s === 'string');
 }
 
 /** Where the parser's output goes, section by section, as V8 writes them. */
@@ -366,14 +373,13 @@ export class SnapshotJsonParser {
       return this.fail('the snapshot header is not valid JSON');
     }
     const m = h?.meta;
-    const ok = (f: unknown): f is string[] => Array.isArray(f) && f.length > 0 && f.every((x) => typeof x === 'string');
-    if (!m || !ok(m.node_fields) || !ok(m.edge_fields) || !Number.isInteger(h.node_count) || !Number.isInteger(h.edge_count)) {
+    if (!m || !isFieldList(m.node_fields) || !isFieldList(m.edge_fields) || !Number.isInteger(h.node_count) || !Number.isInteger(h.edge_count)) {
       return this.fail('the snapshot header lacks its field lists or counts');
     }
     const nodeWidth = m.node_fields.length;
     this.nodes = new NumberSection('nodes', nodeWidth, -1, nodeWidth, this.out.nodes);
     this.edges = new NumberSection('edges', m.edge_fields.length, m.edge_fields.indexOf('to_node'), nodeWidth, this.out.edges);
-    const lf = ok(m.location_fields) ? m.location_fields : ['object_index'];
+    const lf = isFieldList(m.location_fields) ? m.location_fields : ['object_index'];
     this.locations = new NumberSection('locations', lf.length, lf.indexOf('object_index'), nodeWidth, this.out.locations);
     this.out.header(h, json);
   }
