@@ -217,3 +217,74 @@ test('.gcdump: damage anywhere, truncation, a newer format or another file type 
   assert.throws(() => readGcdump(join(dir, 'missing.gcdump')), /no such file/);
   assert.equal(existsSync(join(dir, 'missing.gcdump')), false);
 });
+
+/** Runtime.HeapSnapshot events for `graph` as the provider writes them (bulk payloads of `per` records). */
+function eventsOf(graph, { session = 7, snapshot = 3, per = 2 } = {}) {
+  const ev = (name, fields) => ({ provider: 'Runtime.HeapSnapshot', name, fields });
+  const varints = (values) => {
+    const out = [];
+    for (let v of values) {
+      while (v > 127) {
+        out.push((v % 128) | 128);
+        v = Math.floor(v / 128);
+      }
+      out.push(v);
+    }
+    return Uint8Array.from(out);
+  };
+  const bulk = (name, kind, fields, count) => {
+    const list = [];
+    for (let first = 0; first < count; first += per) {
+      const n = Math.min(per, count - first);
+      const values = [];
+      for (let i = first; i < first + n; i++) for (const f of fields) values.push(graph.column(kind, f)[i]);
+      list.push(ev(name, { snapshot, first, count: n, values: varints(values) }));
+    }
+    return list;
+  };
+  const m = graph.snapshot.meta;
+  const strings = [];
+  for (let i = 0; i < graph.stringCount; i++) {
+    const b = new TextEncoder().encode(graph.string(i));
+    strings.push(...varints([b.length]), ...b);
+  }
+  return [
+    ev('SnapshotBegin', { snapshot, session, nodeCount: graph.nodeCount, edgeCount: graph.edgeCount, meta: JSON.stringify(graph.snapshot) }),
+    ...bulk('Nodes', 'nodes', m.node_fields, graph.nodeCount),
+    ...bulk('Edges', 'edges', m.edge_fields, graph.edgeCount),
+    ...bulk('Locations', 'locations', m.location_fields, graph.locationCount),
+    ev('Strings', { snapshot, first: 0, count: strings.length, values: Uint8Array.from(strings) }),
+    ev('SnapshotEnd', { snapshot, session, nodes: graph.nodeCount, edges: graph.edgeCount, locations: graph.locationCount, strings: graph.stringCount, stringBytes: strings.length, skippedValues: 0, durationMs: 5, error: '' }),
+  ];
+}
+
+test('the graph builder: a faithful rebuild, another session\'s snapshot ignored, and every kind of damage refused', async () => {
+  const { HeapGraphBuilder, SnapshotStreamError } = await import('../dist/heap/heap-graph-builder.js');
+  const build = (events) => {
+    const b = new HeapGraphBuilder(7, { pid: 1, argv: [], nodeVersion: 'v20' });
+    for (const e of events) b.event(e);
+    return b.finish();
+  };
+  const good = eventsOf(sample);
+  const other = eventsOf(sample, { session: 8, snapshot: 4 }).map((e) => (e.name === 'SnapshotEnd' ? { ...e, fields: { ...e.fields, error: 'not ours' } } : e));
+  const g = build([...other.slice(0, 3), ...good, ...other.slice(3)]);
+  assert.deepEqual(typeStatistics(g), typeStatistics(sample));
+  assert.deepEqual([...g.column('edges', 'to_node')], [...sample.column('edges', 'to_node')]);
+  assert.equal(g.string(6), 'caf\u00e9 \ud83d\ude00');
+  const nodesAt = good.findIndex((e) => e.name === 'Nodes');
+  const edgesAt = good.findIndex((e) => e.name === 'Edges');
+  const endAt = good.length - 1;
+  const damaged = [
+    [good.filter((_, i) => i !== nodesAt + 1), /arrived where 2 was due/],
+    [good.filter((_, i) => i !== endAt), /ended in the middle of the heap snapshot \(9 of 9 nodes, 10 of 10 edges\)/],
+    [good.slice(0, edgesAt), /ended in the middle/],
+    [[good[0], ...good.slice(1).map((e) => (e.name === 'Edges' && e.fields.first === 0 ? { ...e, fields: { ...e.fields, values: Uint8Array.of(3, 4, 200) } } : e))], /is damaged/],
+    [good.map((e) => (e.name === 'Edges' && e.fields.first === 0 ? { ...e, fields: { ...e.fields, values: Uint8Array.of(1, 1, 1, 3, 4, 99) } } : e)), /edges record 1 points at node 99, past the 9 nodes/],
+    [good.map((e, i) => (i === endAt ? { ...e, fields: { ...e.fields, error: 'V8 ran out of memory' } } : e)), /could not finish the heap snapshot: V8 ran out of memory/],
+    [good.map((e, i) => (i === endAt ? { ...e, fields: { ...e.fields, strings: 8 } } : e)), /7 strings arrived, the target wrote 8/],
+    [good.map((e, i) => (i === 0 ? { ...e, fields: { ...e.fields, meta: JSON.stringify({ ...sample.snapshot, node_count: 10 }) } } : e)), /disagree on the counts/],
+    [[{ ...good[endAt], fields: { ...good[endAt].fields, snapshot: 9, error: 'inspector unavailable' } }], /could not take the heap snapshot: inspector unavailable/],
+    [[], /ended before the heap snapshot began/],
+  ];
+  for (const [events, message] of damaged) assert.throws(() => build(events), (e) => e instanceof SnapshotStreamError && message.test(e.message), String(message));
+});

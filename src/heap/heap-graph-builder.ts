@@ -28,9 +28,18 @@ interface EndTotals extends ParseTotals {
   readonly durationMs: number;
 }
 
+/** Columns start as bytes (types, flags and small counts stay so) and widen when a value needs it. */
 function section(kind: SectionKind, fields: readonly string[], declared: number | undefined, nodeRefField: string): Section {
   const size = declared ?? 1024;
-  return { kind, fields, columns: fields.map(() => new Uint32Array(size)), count: 0, declared, nodeRef: fields.indexOf(nodeRefField) };
+  return { kind, fields, columns: fields.map(() => new Uint8Array(size)), count: 0, declared, nodeRef: fields.indexOf(nodeRefField) };
+}
+
+function limitOf(c: Column): number {
+  return c instanceof Uint8Array ? 255 : c instanceof Uint32Array ? U32_MAX : Infinity;
+}
+
+function widen(c: Column, v: number): Column {
+  return v > U32_MAX ? new Float64Array(c) : new Uint32Array(c);
 }
 
 function grow(c: Column, size: number): Column {
@@ -157,11 +166,14 @@ export class HeapGraphBuilder {
     const nodeLimit = this.meta!.node_count;
     for (let k = 0; k < w; k++) {
       let col = s.columns[k]!;
+      let limit = limitOf(col);
       const ref = k === s.nodeRef;
       for (let r = 0, i = k; r < count; r++, i += w) {
         const v = scratch[i]!;
-        // Columns start as u32; a value past 2^32 (a self size, in principle) widens its column.
-        if (v > U32_MAX && !(col instanceof Float64Array)) col = s.columns[k] = new Float64Array(col);
+        if (v > limit) {
+          col = s.columns[k] = widen(col, v);
+          limit = limitOf(col);
+        }
         if (ref && v >= nodeLimit) throw new SnapshotStreamError(`${s.kind} record ${first + r} points at node ${v}, past the ${nodeLimit} nodes`);
         col[first + r] = v;
       }
