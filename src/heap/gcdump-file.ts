@@ -151,7 +151,7 @@ export function readGcdump(path: string, choice?: ColumnChoice): HeapGraph {
     }
     const loaded: Record<SectionKind, Map<string, Column>> = { nodes: new Map(), edges: new Map(), locations: new Map() };
     let stringBytes: Uint8Array | undefined;
-    let stringOffsets: Float64Array | undefined;
+    let stringOffsets: Uint32Array | Float64Array | undefined;
     for (const s of h.sections) {
       const wanted = s.section === 'strings' || !choice || (choice[s.section]?.includes(s.field) ?? false);
       if (!wanted) continue;
@@ -162,7 +162,7 @@ export function readGcdump(path: string, choice?: ColumnChoice): HeapGraph {
       if (crc32(bytesOf(data)) !== s.crc32) throw new GcdumpFileError(`${path} is damaged (section ${s.section}.${s.field} fails its checksum)`);
       if (s.section === 'strings') {
         if (s.field === 'bytes') stringBytes = data as Uint8Array;
-        else stringOffsets = data instanceof Float64Array ? data : new Float64Array(data);
+        else if (!(data instanceof Uint8Array)) stringOffsets = data;
       } else loaded[s.section].set(s.field, data);
     }
     if (!stringBytes || !stringOffsets || stringOffsets.length !== h.counts.strings + 1) throw new GcdumpFileError(`${path} is damaged (its strings are missing)`);

@@ -38,7 +38,7 @@ export class HeapGraph {
     readonly columns: Readonly<Record<SectionKind, ReadonlyMap<string, Column>>>,
     /** UTF-8 of every string, back to back; string i is bytes stringOffsets[i] .. stringOffsets[i+1]. */
     readonly stringBytes: Uint8Array,
-    readonly stringOffsets: Float64Array,
+    readonly stringOffsets: Uint32Array | Float64Array,
   ) {}
 
   get stringCount(): number {

@@ -72,26 +72,6 @@ function classify(g: HeapGraph): { classOf: Uint32Array; names: string[] } {
   return { classOf, names };
 }
 
-/**
- * Which edges retain, as DevTools decides: weak edges never do, and shortcut edges only from the
- * root (where they mark the user's global objects).
- */
-function retainingEdges(g: HeapGraph, first: Uint32Array, root: number): Uint8Array {
-  const names = g.typeNames('edges');
-  const type = g.column('edges', 'type');
-  const weak = names.indexOf('weak');
-  const shortcut = names.indexOf('shortcut');
-  const follow = new Uint8Array(g.edgeCount);
-  for (let e = 0; e < g.edgeCount; e++) follow[e] = type[e] === weak ? 0 : 1;
-  if (shortcut >= 0) {
-    for (let i = 0; i < g.nodeCount; i++) {
-      if (i === root) continue;
-      for (let e = first[i]!, end = first[i + 1]!; e < end; e++) if (type[e] === shortcut) follow[e] = 0;
-    }
-  }
-  return follow;
-}
-
 export interface TypeTotals {
   readonly classOf: Uint32Array;
   readonly names: string[];
@@ -122,9 +102,16 @@ export function typeStatistics(g: HeapGraph): TypeStatistics {
   const { classOf, names, count, selfBytes, total } = typeTotals(g);
   const k = names.length;
   const self = g.column('nodes', 'self_size');
-  const first = g.firstEdges();
-  const root = 0;
-  const tree = dominatorTree(g.nodeCount, root, first, g.column('edges', 'to_node'), retainingEdges(g, first, root));
+  // Which edges retain, as DevTools decides: weak edges never do, shortcut edges only from the root
+  // (where they mark the user's global objects).
+  const edgeTypes = g.typeNames('edges');
+  const tree = dominatorTree(g.nodeCount, 0, {
+    first: g.firstEdges(),
+    to: g.column('edges', 'to_node'),
+    type: g.column('edges', 'type'),
+    never: edgeTypes.indexOf('weak'),
+    rootOnly: edgeTypes.indexOf('shortcut'),
+  });
   const retainedBytes = classRetained(g.nodeCount, tree.order, tree.idom, classOf, k, self);
   return {
     nodes: g.nodeCount,
