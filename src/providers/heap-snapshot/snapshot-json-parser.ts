@@ -165,19 +165,17 @@ export class SnapshotJsonParser {
         continue;
       }
       if (inNumber) {
-        const bad = section.push(v);
-        if (bad !== undefined) {
-          this.fail(bad);
+        if (!section.push(v)) {
+          this.fail(section.error);
           return n;
         }
         v = 0;
         inNumber = false;
       }
-      if (c === Ch.Comma || isSpace(c)) continue;
+      if (c === Ch.Comma || c === 10) continue;
       if (c === Ch.CloseBracket) {
-        const bad = section.finish();
-        if (bad !== undefined) {
-          this.fail(bad);
+        if (!section.finish()) {
+          this.fail(section.error);
           return n;
         }
         this.mode = Mode.ExpectKey;
@@ -185,6 +183,7 @@ export class SnapshotJsonParser {
         this.inNumber = false;
         return i + 1;
       }
+      if (isSpace(c)) continue;
       this.fail(`unexpected '${String.fromCharCode(c)}' in the ${section.name} section (only whole non-negative numbers belong there)`);
       return n;
     }

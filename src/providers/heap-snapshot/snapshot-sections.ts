@@ -19,6 +19,7 @@ export class NumberSection {
   /** Records completed so far; the staged ones start at `staged`. */
   records = 0;
   private staged = 0;
+  error = '';
 
   constructor(
     readonly name: string,
@@ -31,19 +32,24 @@ export class NumberSection {
     this.buf = new Uint8Array(BULK_BYTES + width * 8);
   }
 
-  /** Returns an error message when the value cannot be right. */
-  push(v: number): string | undefined {
+  /** False when the value cannot be right (`error` says why). */
+  push(v: number): boolean {
     if (this.column === this.offsetColumn) {
-      if (v % this.nodeWidth !== 0) return `${this.name} record ${this.records} points at node offset ${v}, not a multiple of the node width ${this.nodeWidth}`;
+      if (v % this.nodeWidth !== 0) {
+        this.error = `${this.name} record ${this.records} points at node offset ${v}, not a multiple of the node width ${this.nodeWidth}`;
+        return false;
+      }
       v /= this.nodeWidth;
     }
-    this.pos = writeVarint(this.buf, this.pos, v);
+    // Most values fit one byte (types, small counts and sizes): no call for those.
+    if (v < 128) this.buf[this.pos++] = v;
+    else this.pos = writeVarint(this.buf, this.pos, v);
     if (++this.column === this.width) {
       this.column = 0;
       this.records++;
       if (this.pos >= BULK_BYTES) this.send();
     }
-    return undefined;
+    return true;
   }
 
   private send(): void {
@@ -53,10 +59,13 @@ export class NumberSection {
     this.pos = 0;
   }
 
-  finish(): string | undefined {
-    if (this.column !== 0) return `the ${this.name} section ends in the middle of a record`;
+  finish(): boolean {
+    if (this.column !== 0) {
+      this.error = `the ${this.name} section ends in the middle of a record`;
+      return false;
+    }
     this.send();
-    return undefined;
+    return true;
   }
 }
 
