@@ -41,9 +41,9 @@ export class GcdumpProgress {
   line(): string {
     const b = this.builder;
     const s = this.elapsedMs / 1000;
-    const phase = b.phase === 'waiting' ? 'V8 is taking the snapshot' : b.phase;
+    if (b.phase === 'waiting') return `${s.toFixed(1)} s  V8 is taking the snapshot (the target is paused)`;
     const of = (n: number, total: number): string => `${n.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`;
-    return `${s.toFixed(1)} s  ${phase}  nodes ${of(b.nodeCount, b.declaredNodes)}  edges ${of(b.edgeCount, b.declaredEdges)}  ${formatBytes(this.bytes)}  ${formatBytes(this.bytes / Math.max(s, 0.001))}/s`;
+    return `${s.toFixed(1)} s  ${b.phase}  nodes ${of(b.nodeCount, b.declaredNodes)}  edges ${of(b.edgeCount, b.declaredEdges)}  ${formatBytes(this.bytes)}  ${formatBytes(Math.round(this.bytes / Math.max(s, 0.001)))}/s`;
   }
 
   start(): void {
