@@ -112,6 +112,19 @@ test('diff of two dumps of a growing heap names the growing class first', { time
   assert.equal(json.byCountDelta.find((r) => r.name === 'Retained')?.countDelta ?? 0, 0);
 });
 
+test('two tools take gcdumps of one target at once: each gets its own snapshot, complete', { timeout: 600_000 }, async (t) => {
+  const target = await heapTarget(t, 30_000);
+  const files = [join(dir, 'both-1.gcdump'), join(dir, 'both-2.gcdump')];
+  const runs = await Promise.all(files.map((f) => gcdump(t, ['collect', '--pid', String(target.pid), '--buffer-size', '2', '-o', f]).done));
+  for (const [i, r] of runs.entries()) {
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /nothing dropped/);
+    const report = await gcdump(t, ['report', files[i]]).done;
+    assert.match(report.stdout, /\n\s+30,000\s+1,200,000\s+2,160,000\s+Retained\n/);
+  }
+  await waitFor('both sessions to end in the target', async () => (await processInfo(target.pid)).sessions.length === 0);
+});
+
 test('the tool killed (SIGKILL) mid-collect: the target frees the session, keeps serving, and a second gcdump works', { timeout: 600_000 }, async (t) => {
   const target = await heapTarget(t, 100_000);
   const dump = join(dir, 'killed.gcdump');
