@@ -107,6 +107,7 @@ export class HeapGraphBuilder {
       case 'Locations':
         return this.bulk(this.locations!, f.first as number, f.count as number, f.values as Uint8Array);
       case 'Strings':
+        if (f.count !== (f.values as Uint8Array).length) throw new SnapshotStreamError(`a strings event at byte ${f.first as number} is damaged`);
         return this.stringsBulk(f.first as number, f.values as Uint8Array);
       case 'SnapshotEnd':
         if (f.error) throw new SnapshotStreamError(`the target could not finish the heap snapshot: ${f.error as string}`);
