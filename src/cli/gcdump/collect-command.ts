@@ -25,6 +25,8 @@ options:
 `;
 
 const PROVIDER = 'Runtime.HeapSnapshot';
+const STOP_RETRIES = 3;
+const STOP_RETRY_MS = 500;
 
 function defaultOutput(pid: number): string {
   const d = new Date();
@@ -97,14 +99,23 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   let reportedDrops = 0;
   let stopFailed: string | undefined;
   let interrupted = false;
-  /** Ends the session, which flushes and closes the stream: once the snapshot is complete, or lost. */
+  /**
+   * Ends the session, which flushes and closes the stream: once the snapshot is complete, or lost.
+   * The target answers on its main thread, which may still be busy (finishing a snapshot whose events
+   * it drops, or taking another tool's): a refused or timed-out request is tried again, a few times,
+   * while the stream is still read; then the connection is closed, which ends the session too.
+   */
   const stopSession = (): void => {
     if (stopAsked) return;
     stopAsked = true;
-    stopTracing(pid, stream.sessionId).catch((err: Error) => {
-      stopFailed = err.message;
-      stream.close();
-    });
+    const attempt = (left: number): void => {
+      stopTracing(pid, stream.sessionId).catch((err: Error) => {
+        if (left > 0 && isProcessAlive(pid)) return void setTimeout(() => attempt(left - 1), STOP_RETRY_MS);
+        stopFailed = err.message;
+        stream.close();
+      });
+    };
+    attempt(STOP_RETRIES);
   };
   const parser = new TraceParser({
     event: (e) => {
