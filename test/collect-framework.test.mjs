@@ -129,8 +129,8 @@ test('collect --profile all --duration against a fastify server under load: one 
 
   const connections = await load(port);
   // The server closes its side of each connection too, and writes Node.Channels/NetSocket as it does.
-  await waitFor('the server to close every connection', async () => (await server.ask('report')).open === 0);
-  const { served } = await server.ask('report');
+  await waitFor('the server to close every connection', async () => JSON.parse(await server.ask('report')).open === 0);
+  const { served } = JSON.parse(await server.ask('report'));
   // Every request is inside the session only if the load ended before --duration did; on a machine
   // too slow for that, say so instead of miscounting.
   assert.equal((await processInfo(server.pid)).sessions.length, 1, 'the load outlasted --duration: the session ended before it');
