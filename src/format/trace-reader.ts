@@ -216,7 +216,7 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
         if (e.timestampNs < first) first = e.timestampNs;
         if (e.timestampNs > last) last = e.timestampNs;
       },
-      sequencePoint: (sp) => loss.progress(sp.threads),
+      sequencePoint: (sp) => loss.progress(sp),
       dropReasons: (list) => {
         for (const { threadId, counts } of list) {
           addDropReasons(threadOf(threadId, 0).dropReasons, counts);

@@ -124,9 +124,9 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
       if (builder.ended) stopSession();
     },
     sequencePoint: (sp) => {
-      loss.progress(sp.threads);
+      loss.progress(sp);
       // A drop may have taken the end event itself: waiting for it would be waiting forever.
-      reportedDrops = Math.max(reportedDrops, sp.threads.reduce((n, t) => n + t.dropped, 0));
+      reportedDrops = Math.max(reportedDrops, sp.dropped());
       if (reportedDrops > 0) stopSession();
     },
     dropReasons: (threads) => {
