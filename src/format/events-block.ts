@@ -1,5 +1,5 @@
 import { ByteReader } from './byte-reader.js';
-import { decodePayload, type DecodedFields } from './payload-codec.js';
+import type { DecodedFields } from './payload-codec.js';
 import type { StreamEventType, TraceEvent } from './trace-event.js';
 import { EventFlag } from './trace-writer.js';
 import { unzigzag } from './varint.js';
@@ -47,7 +47,7 @@ export function decodeEventsBlock(
     const len = r.varint();
     r.need(len, 'event payload');
     const d = type!.descriptor;
-    const fields = withFields ? decodePayload(type!.layout, payload, r.pos, len, base + r.pos) : NO_FIELDS;
+    const fields = withFields ? type!.decode(r.view, payload, r.pos, len, base + r.pos) : NO_FIELDS;
     if (!withFields && len < type!.layout.fixedSize) r.fail(`payload shorter than its fixed part (event at ${base + at})`);
     r.pos += len;
     onEvent({

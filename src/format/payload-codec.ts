@@ -6,44 +6,59 @@ const utf8 = new TextDecoder('utf-8');
 export type DecodedFields = Record<string, boolean | number | bigint | string | Uint8Array>;
 
 /**
- * Decodes one payload (see payload-layout.ts). `base` is the stream offset of `bytes[start]` for
- * error messages. Byte fields are copied so they outlive the block they came from.
+ * Decodes one payload: `view` and `bytes` cover the same memory (one events block), the payload is
+ * `length` bytes at `start`, and `base` is the stream offset of `bytes[start]` for error messages.
+ * Byte fields are copied so they outlive the block they came from.
  */
-export function decodePayload(layout: PayloadLayout, bytes: Uint8Array, start: number, length: number, base: number): DecodedFields {
-  if (length < layout.fixedSize) {
-    throw new TraceFormatError('corrupt', `corrupt trace: payload of ${length} bytes is shorter than its fixed part (${layout.fixedSize}) at byte ${base}`, base);
-  }
-  const v = new DataView(bytes.buffer, bytes.byteOffset + start, length);
-  const out: DecodedFields = {};
-  for (const f of layout.fields) {
-    const o = f.offset;
-    switch (f.type) {
-      case 'bool': out[f.name] = v.getUint8(o) !== 0; break;
-      case 'u8': out[f.name] = v.getUint8(o); break;
-      case 'i8': out[f.name] = v.getInt8(o); break;
-      case 'u16': out[f.name] = v.getUint16(o, true); break;
-      case 'i16': out[f.name] = v.getInt16(o, true); break;
-      case 'u32': out[f.name] = v.getUint32(o, true); break;
-      case 'i32': out[f.name] = v.getInt32(o, true); break;
-      case 'f32': out[f.name] = v.getFloat32(o, true); break;
-      case 'f64': out[f.name] = v.getFloat64(o, true); break;
-      case 'u64': out[f.name] = v.getBigUint64(o, true); break;
-      case 'i64': out[f.name] = v.getBigInt64(o, true); break;
-      default: out[f.name] = ''; // keeps declaration order; filled below, in byte order
-    }
-  }
-  let q = layout.fixedSize;
+export type PayloadDecoder = (view: DataView, bytes: Uint8Array, start: number, length: number, base: number) => DecodedFields;
+
+const READ: Record<string, (o: string) => string> = {
+  bool: (o) => `v.getUint8(${o}) !== 0`,
+  u8: (o) => `v.getUint8(${o})`,
+  i8: (o) => `v.getInt8(${o})`,
+  u16: (o) => `v.getUint16(${o}, true)`,
+  i16: (o) => `v.getInt16(${o}, true)`,
+  u32: (o) => `v.getUint32(${o}, true)`,
+  i32: (o) => `v.getInt32(${o}, true)`,
+  f32: (o) => `v.getFloat32(${o}, true)`,
+  f64: (o) => `v.getFloat64(${o}, true)`,
+  u64: (o) => `v.getBigUint64(${o}, true)`,
+  i64: (o) => `v.getBigInt64(${o}, true)`,
+};
+
+function tooShort(length: number, fixed: number, base: number): never {
+  throw new TraceFormatError('corrupt', `corrupt trace: payload of ${length} bytes is shorter than its fixed part (${fixed}) at byte ${base}`, base);
+}
+function overrun(name: string, n: number, base: number): never {
+  throw new TraceFormatError('corrupt', `corrupt trace: field '${name}' (${n} bytes) runs past its payload at byte ${base}`, base);
+}
+function wrongLength(length: number, used: number, base: number): never {
+  throw new TraceFormatError('corrupt', `corrupt trace: payload is ${length} bytes but its fields take ${used} at byte ${base}`, base);
+}
+
+/**
+ * Generates the decoder of one layout (see payload-layout.ts): straight-line reads at constant
+ * offsets into one object literal in declaration order, so every event of a type gets the same
+ * object shape and no loop or switch runs per field. Field names are quoted as JSON string literals;
+ * `__proto__` becomes a computed key, so a name can never set the object's prototype.
+ */
+export function payloadDecoder(layout: PayloadLayout): PayloadDecoder {
+  const lines = [`if (n < ${layout.fixedSize}) tooShort(n, ${layout.fixedSize}, base);`, `let q = s + ${layout.fixedSize};`];
   for (const f of layout.variable) {
-    const n = v.getUint32(f.offset, true);
-    if (q + n > length) {
-      throw new TraceFormatError('corrupt', `corrupt trace: field '${f.name}' (${n} bytes) runs past its payload at byte ${base}`, base);
-    }
-    const s = bytes.subarray(start + q, start + q + n);
-    out[f.name] = f.type === 'string' ? utf8.decode(s) : s.slice();
-    q += n;
+    const len = `n${f.index}`;
+    lines.push(
+      `const ${len} = v.getUint32(s + ${f.offset}, true);`,
+      `if (q + ${len} > s + n) overrun(${JSON.stringify(f.name)}, ${len}, base);`,
+      f.type === 'string' ? `const x${f.index} = utf8.decode(b.subarray(q, q + ${len}));` : `const x${f.index} = b.slice(q, q + ${len});`,
+      `q += ${len};`,
+    );
   }
-  if (q !== length) {
-    throw new TraceFormatError('corrupt', `corrupt trace: payload is ${length} bytes but its fields take ${q} at byte ${base}`, base);
-  }
-  return out;
+  lines.push(`if (q !== s + n) wrongLength(n, q - s, base);`);
+  const props = layout.fields.map((f) => {
+    const key = f.name === '__proto__' ? `[${JSON.stringify(f.name)}]` : JSON.stringify(f.name);
+    const value = f.type === 'string' || f.type === 'bytes' ? `x${f.index}` : READ[f.type]!(`s + ${f.offset}`);
+    return `${key}: ${value}`;
+  });
+  const src = `return function decode(v, b, s, n, base) {\n  ${lines.join('\n  ')}\n  return { ${props.join(', ')} };\n};`;
+  return new Function('utf8', 'tooShort', 'overrun', 'wrongLength', src)(utf8, tooShort, overrun, wrongLength) as PayloadDecoder;
 }

@@ -5,6 +5,7 @@ import { ByteReader } from './byte-reader.js';
 import { decodeEventsBlock, type BlockEvent } from './events-block.js';
 import { TraceFormatError } from './format-error.js';
 import { decodeDescriptor } from './metadata-codec.js';
+import { payloadDecoder } from './payload-codec.js';
 import { checkPrefix, decodeHeader, HEADER_PREFIX, headerSize, type TraceHeader } from './stream-header.js';
 import type { StreamEventType } from './trace-event.js';
 import type { StreamTotals, ThreadProgress } from './trace-writer.js';
@@ -113,7 +114,8 @@ export class TraceParser {
         for (let i = 0; i < n; i++) {
           const typeId = r.varint();
           const d: EventDescriptor = decodeDescriptor(r);
-          const t: StreamEventType = { typeId, descriptor: d, layout: computePayloadLayout(d.fields), key: `${d.provider}/${d.name}` };
+          const layout = computePayloadLayout(d.fields);
+          const t: StreamEventType = { typeId, descriptor: d, layout, decode: payloadDecoder(layout), key: `${d.provider}/${d.name}` };
           this.types.set(typeId, t);
           this.handlers.metadata?.(t);
         }
