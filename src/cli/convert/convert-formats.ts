@@ -1,0 +1,25 @@
+import { ChromeWriter } from '../../export/chrome-writer.js';
+import { CsvWriter } from '../../export/csv-writer.js';
+import { CtfWriter } from '../../export/ctf-writer.js';
+import type { ExportWriter } from '../../export/export-writer.js';
+import { JsonlWriter } from '../../export/jsonl-writer.js';
+import { PerfettoWriter } from '../../export/perfetto-writer.js';
+import { loadAnalyze } from '../analyze-loader.js';
+
+export interface ConvertFormat {
+  /** One file (or stdout with `-o -`), or a directory of files. */
+  readonly output: 'file' | 'directory';
+  /** Replaces `.tptrace` in the input's name to make the default output's. */
+  readonly suffix: string;
+  create(path: string): ExportWriter | Promise<ExportWriter>;
+}
+
+/** The names are the `--to` values (a contract: add, never rename). */
+export const CONVERT_FORMATS: Readonly<Record<string, ConvertFormat>> = {
+  perfetto: { output: 'file', suffix: '.pftrace', create: (p) => new PerfettoWriter(p) },
+  chrome: { output: 'file', suffix: '.json', create: (p) => new ChromeWriter(p) },
+  ctf: { output: 'directory', suffix: '-ctf', create: (p) => new CtfWriter(p) },
+  jsonl: { output: 'file', suffix: '.jsonl', create: (p) => new JsonlWriter(p) },
+  csv: { output: 'directory', suffix: '-csv', create: (p) => new CsvWriter(p) },
+  parquet: { output: 'directory', suffix: '-parquet', create: async (p) => (await loadAnalyze('tracepipe convert --to parquet')).createParquetWriter(p) },
+};
