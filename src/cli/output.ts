@@ -1,9 +1,9 @@
-import { once } from 'node:events';
+import { drained } from '../export/export-output.js';
 
 /** Writes a line to stdout, waiting when the pipe is full; a closed pipe (`| head`) ends quietly. */
 export async function writeOut(text: string): Promise<void> {
   if (process.stdout.destroyed) return;
-  if (!process.stdout.write(text)) await Promise.race([once(process.stdout, 'drain'), once(process.stdout, 'close')]);
+  if (!process.stdout.write(text)) await drained(process.stdout);
 }
 
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {

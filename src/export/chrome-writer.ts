@@ -5,39 +5,35 @@ import type { EventBatch, PlacedDrop } from '../format/trace-reader.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
 import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
-import { numericJsonValue } from './json-text.js';
+import { fieldsWriter, type FieldsWriter, JsonWriter, utf8 } from './json-text.js';
 import { counterFields, counterGroup, gcPauseSlice, isThreadInfo, processLabel, type Slice, StallSlices, ThreadNames, timelineRole, type TimelineRole } from './runtime-view.js';
 
 /** What a type needs per event, worked out once per type. */
 interface TypeView {
   readonly role: TimelineRole;
   readonly threadInfo: boolean;
-  /** `"name":"Provider/Event","cat":"Provider",` */
-  readonly nameAndCategory: string;
-  /** `"field":` per field, in the order of the decoded object. */
-  readonly keys: readonly (readonly [string, string])[];
+  /** `,\n{"name":"Provider/Event","cat":"Provider","ph":"i","ts":` */
+  readonly instant: Uint8Array;
+  readonly args: FieldsWriter;
   readonly counters: readonly FieldLayout[];
 }
-
-/** Microseconds (the format's unit) with the nanoseconds as exact decimals. */
-const us = (ns: number): string => String(ns / 1000);
 
 /**
  * Chrome's Trace Event Format (`{"traceEvents":[...],"displayTimeUnit":"ns","metadata":{...}}`), which
  * the Perfetto UI and chrome://tracing load: `X` slices for GC pauses and stalls, `C` counters, `i`
- * instants with every field in `args`, `M` process and thread names. Events are written in stream
- * order: viewers sort on load, so nothing is held back and memory stays flat.
+ * instants (thread scope, the default) with every field in `args`, `M` process and thread names.
+ * Events are written in stream order: viewers sort on load, so nothing is held back.
  */
 export class ChromeWriter implements ExportWriter {
-  readonly order = 'stream';
   private out: ExportOutput | undefined;
-  private text = '';
-  private pid = 0;
+  private readonly w = new JsonWriter(FLUSH_BYTES + (64 << 10));
+  private header: TraceHeader | undefined;
   private threads = new ThreadNames(0);
+  /** `,"pid":P,"tid":T,"args":{` per thread. */
+  private readonly threadArgs = new Map<number, Uint8Array>();
   private readonly stalls = new StallSlices();
   private readonly types = new Map<StreamEventType, TypeView>();
   private readonly droppedByThread = new Map<number, number>();
-  private header: TraceHeader | undefined;
 
   constructor(private readonly path: string) {}
 
@@ -45,33 +41,31 @@ export class ChromeWriter implements ExportWriter {
     if (!this.out) await this.open(batch.header);
     for (const d of batch.drops) this.drop(d);
     for (const e of batch.events) this.event(e);
-    if (this.text.length >= FLUSH_BYTES) await this.flush();
+    if (this.w.pos >= FLUSH_BYTES) await this.flush();
   }
 
   private async open(h: TraceHeader): Promise<void> {
     this.out = await ExportOutput.create(this.path);
     this.header = h;
-    this.pid = h.pid;
     this.threads = new ThreadNames(h.pid);
-    this.text = `{"traceEvents":[\n{"name":"process_name","ph":"M","pid":${this.pid},"tid":${this.pid},"args":{"name":${JSON.stringify(processLabel(h))}}}`;
+    this.w.ascii(`{"traceEvents":[\n{"name":"process_name","ph":"M","pid":${h.pid},"tid":${h.pid},"args":{"name":`);
+    this.w.text(processLabel(h));
+    this.w.ascii('}}');
   }
 
   private async flush(): Promise<void> {
-    const text = this.text;
-    this.text = '';
-    await this.out!.write(text);
+    await this.out!.write(this.w.buf.subarray(0, this.w.pos));
+    this.w.pos = 0;
   }
 
   private view(t: StreamEventType, fields: object): TypeView {
     let v = this.types.get(t);
     if (!v) {
-      const d = t.descriptor;
       v = {
         role: timelineRole(t),
         threadInfo: isThreadInfo(t),
-        nameAndCategory: `"name":${JSON.stringify(t.key)},"cat":${JSON.stringify(d.provider)},`,
-        // The decoded object's own key order, which is what dump and JSON.stringify show.
-        keys: Object.keys(fields).map((k) => [k, `${JSON.stringify(k)}:`] as const),
+        instant: utf8(`,\n{"name":${JSON.stringify(t.key)},"cat":${JSON.stringify(t.descriptor.provider)},"ph":"i","ts":`),
+        args: fieldsWriter(Object.keys(fields), new Map(t.layout.fields.map((f) => [f.name, f.type])), 'number'),
         counters: counterFields(t),
       };
       this.types.set(t, v);
@@ -79,19 +73,28 @@ export class ChromeWriter implements ExportWriter {
     return v;
   }
 
-  /** Emits the thread's name the first time it is seen. */
-  private tid(threadId: number): number {
-    if (!this.threads.has(threadId)) this.threadName(threadId);
-    return this.threads.tid(threadId);
+  /** `,"pid":P,"tid":T,"args":{` for a thread, naming it the first time it is seen. */
+  private pidTidArgs(threadId: number): Uint8Array {
+    let b = this.threadArgs.get(threadId);
+    if (!b) {
+      const tid = this.threads.tid(threadId);
+      b = utf8(`,"pid":${this.header!.pid},"tid":${tid},"args":{`);
+      this.threadArgs.set(threadId, b);
+      this.threadName(threadId);
+    }
+    return b;
   }
 
   private threadName(threadId: number): void {
-    const name = this.threads.name(threadId);
-    this.text += `,\n{"name":"thread_name","ph":"M","pid":${this.pid},"tid":${this.threads.tid(threadId)},"args":{"name":${JSON.stringify(name)}}}`;
+    const w = this.w;
+    w.ascii(`,\n{"name":"thread_name","ph":"M","pid":${this.header!.pid},"tid":${this.threads.tid(threadId)},"args":{"name":`);
+    w.text(this.threads.name(threadId));
+    w.ascii('}}');
   }
 
   private event(e: BlockEvent): void {
     const v = this.view(e.type, e.fields);
+    const w = this.w;
     switch (v.role) {
       case 'gc-pause':
         return this.slice(gcPauseSlice(e));
@@ -100,32 +103,67 @@ export class ChromeWriter implements ExportWriter {
       case 'stall-end':
         return this.slice(this.stalls.end(e));
       case 'counter': {
-        let args = '';
-        for (const f of v.counters) args += `${args ? ',' : ''}${JSON.stringify(f.name)}:${numericJsonValue(e.fields[f.name]!)}`;
-        const name = e.threadId === 0 ? counterGroup(e) : `${counterGroup(e)} [thread ${e.threadId}]`;
-        this.text += `,\n{"name":${JSON.stringify(name)},"cat":${JSON.stringify(e.provider)},"ph":"C","ts":${us(e.timestampNs)},"pid":${this.pid},"tid":${this.tid(e.threadId)},"args":{${args}}}`;
+        const args = this.pidTidArgs(e.threadId);
+        w.ascii(',\n{"name":');
+        w.text(e.threadId === 0 ? counterGroup(e) : `${counterGroup(e)} [thread ${e.threadId}]`);
+        w.ascii(',"cat":');
+        w.text(e.provider);
+        w.ascii(',"ph":"C","ts":');
+        w.microseconds(e.timestampNs);
+        w.raw(args);
+        v.counters.forEach((f, i) => {
+          w.ascii(i ? ',' : '');
+          w.text(f.name);
+          w.ascii(':');
+          w.numericValue(e.fields[f.name]!);
+        });
+        w.ascii('}}');
         return;
       }
     }
-    let args = '';
-    const fields = e.fields;
-    for (const [k, prefix] of v.keys) args += `${args ? ',' : ''}${prefix}${numericJsonValue(fields[k]!)}`;
-    this.text += `,\n{${v.nameAndCategory}"ph":"i","s":"t","ts":${us(e.timestampNs)},"pid":${this.pid},"tid":${this.tid(e.threadId)},"args":{${args}}}`;
+    const args = this.pidTidArgs(e.threadId);
+    w.raw(v.instant);
+    w.microseconds(e.timestampNs);
+    w.raw(args);
+    v.args(w, e.fields);
+    w.ascii('}}');
     if (v.threadInfo) {
       const renamed = this.threads.observe(e);
-      if (renamed !== undefined) this.threadName(renamed);
+      // A thread not seen yet gets its name when it is.
+      if (renamed !== undefined && this.threadArgs.has(renamed)) this.threadName(renamed);
     }
   }
 
   private slice(s: Slice): void {
-    const args = s.args.map(([k, , val]) => `${JSON.stringify(k)}:${numericJsonValue(val)}`).join(',');
-    const timing = s.durationNs === undefined ? `"ph":"B","ts":${us(s.startNs)}` : `"ph":"X","ts":${us(s.startNs)},"dur":${us(s.durationNs)}`;
-    this.text += `,\n{"name":${JSON.stringify(s.name)},"cat":${JSON.stringify(s.category)},${timing},"pid":${this.pid},"tid":${this.tid(s.threadId)},"args":{${args}}}`;
+    const args = this.pidTidArgs(s.threadId);
+    const w = this.w;
+    w.ascii(',\n{"name":');
+    w.text(s.name);
+    w.ascii(',"cat":');
+    w.text(s.category);
+    w.ascii(s.durationNs === undefined ? ',"ph":"B","ts":' : ',"ph":"X","ts":');
+    w.microseconds(s.startNs);
+    if (s.durationNs !== undefined) {
+      w.ascii(',"dur":');
+      w.microseconds(s.durationNs);
+    }
+    w.raw(args);
+    s.args.forEach(([k, , val], i) => {
+      w.ascii(i ? ',' : '');
+      w.text(k);
+      w.ascii(':');
+      w.numericValue(val);
+    });
+    w.ascii('}}');
   }
 
   private drop(d: PlacedDrop): void {
     this.droppedByThread.set(d.threadId, (this.droppedByThread.get(d.threadId) ?? 0) + d.count);
-    this.text += `,\n{"name":"dropped events","cat":"tracepipe","ph":"i","s":"t","ts":${us(d.timestampNs)},"pid":${this.pid},"tid":${this.tid(d.threadId)},"args":{"count":${d.count},"fromSeq":${d.fromSeq},"toSeq":${d.toSeq}}}`;
+    const args = this.pidTidArgs(d.threadId);
+    this.w.ascii(',\n{"name":"dropped events","cat":"tracepipe","ph":"i","ts":');
+    this.w.microseconds(d.timestampNs);
+    this.w.raw(args);
+    this.w.ascii(`"count":${d.count},"fromSeq":${d.fromSeq},"toSeq":${d.toSeq}}}`);
   }
 
   async finish(end: ExportEnd): Promise<ExportFiles> {
@@ -138,7 +176,7 @@ export class ChromeWriter implements ExportWriter {
       complete: end.damage === undefined,
       ...(end.damage === undefined ? {} : { damage: end.damage }),
     };
-    this.text += `\n],\n"displayTimeUnit":"ns",\n"metadata":${JSON.stringify(metadata)}}\n`;
+    this.w.bytes(utf8(`\n],\n"displayTimeUnit":"ns",\n"metadata":${JSON.stringify(metadata)}}\n`));
     await this.flush();
     await this.out!.close();
     return { path: this.path, files: 1, bytes: this.out!.bytes };

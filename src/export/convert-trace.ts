@@ -20,9 +20,9 @@ export interface ConvertResult {
 }
 
 /**
- * Streams a trace through one writer: batch by batch, so memory is what the writer holds plus what
- * the reader holds for the order the writer asks for (nothing for 'stream', one reorder window for
- * 'timestamp'). A damaged input is converted up to its damage and the result carries the error.
+ * Streams a trace through one writer, batch by batch in stream order: the reader holds one block and
+ * the writer its output buffers, whatever the trace size. A damaged input is converted up to its
+ * damage (and past it: blocks after a bad checksum are intact) and the result carries the error.
  */
 export async function convertTrace(input: ByteSource, writer: ExportWriter, onProgress?: (p: ConvertProgress) => void): Promise<ConvertResult> {
   let events = 0;
@@ -32,7 +32,7 @@ export async function convertTrace(input: ByteSource, writer: ExportWriter, onPr
   let header: TraceHeader | undefined;
   let error: TraceFormatError | undefined;
   try {
-    for await (const batch of readTrace(input).batches({ order: writer.order })) {
+    for await (const batch of readTrace(input).batches({ order: 'stream' })) {
       header = batch.header;
       events += batch.events.length;
       dropRanges += batch.drops.length;

@@ -37,7 +37,6 @@ interface CsvFile {
  * booleans as true/false, bytes as hex.
  */
 export class CsvWriter implements ExportWriter {
-  readonly order = 'stream';
   private readonly tables = new EventTables();
   private readonly byTable = new Map<EventTable, CsvFile>();
   private readonly files: CsvFile[] = [];

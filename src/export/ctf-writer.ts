@@ -17,22 +17,26 @@ const STREAM_FLUSH_BYTES = 256 << 10;
 const TWO32 = 4294967296;
 const encoder = new TextEncoder();
 
-/** One thread's stream file: closed packets, then the open one, in one buffer. */
+/** One stream file: closed packets, then the open one, in one buffer. */
 interface CtfStream {
   readonly threadId: number;
+  /** Thread id, plus lane × 2^32 for a thread's later lanes. */
+  readonly instanceId: number;
   readonly out: ExportOutput;
   readonly w: ByteWriter;
   /** Where the open packet starts, or -1. */
   packetStart: number;
-  packetEvents: number;
-  firstTs: number;
   lastTs: number;
   seq: number;
-  /** Events this thread lost so far: the next packet's events_discarded. */
+  /** Events the thread lost so far: the next packet's events_discarded (lane 0 only). */
   discarded: number;
-  /** events_discarded of the last packet written: a final packet carries what came after it. */
+  /** events_discarded of the last packet opened: a final packet carries what came after it. */
   reported: number;
-  /** Losses revealed (in stream order) whose revealing event is not written yet (timestamp order). */
+}
+
+/** A thread's streams ("lanes") and its losses waiting for the event that revealed them. */
+interface CtfThread {
+  readonly lanes: CtfStream[];
   drops: PlacedDrop[];
 }
 
@@ -43,18 +47,24 @@ function setU64(w: ByteWriter, at: number, v: number): void {
 
 /**
  * A CTF 1.8 trace directory that babeltrace2 (and so Trace Compass) reads: `metadata` (TSDL, see
- * ctf-metadata.ts) and one stream file per thread, `stream-<threadId>`, in packets of about 64 KiB.
- * Each event keeps its fields in declaration order and their real types. A thread's losses raise its
- * packets' `events_discarded` at the event that revealed them, so readers report them in place.
- * Written in timestamp order, as a CTF stream must be.
+ * ctf-metadata.ts) and stream files of packets of about 64 KiB, each event with its fields in
+ * declaration order and their real types.
+ *
+ * A CTF stream must never go back in time, but a thread's events come in sequence order and some are
+ * stamped earlier than the ones before them (a GC pause is written after it ends, with its true
+ * start). Rather than hold the trace back to sort it, each thread has lanes: `stream-<thread>` takes
+ * the events in order, and an event earlier than a lane's last goes to the next lane that can take it
+ * (`stream-<thread>.1`, …; usually one or two). All lanes carry the thread id in their packet
+ * context; babeltrace2 merges streams by time. A thread's losses raise `events_discarded` of its
+ * first lane at the event that revealed them, so readers report them in place.
  */
 export class CtfWriter implements ExportWriter {
-  readonly order = 'timestamp';
   private header: TraceHeader | undefined;
   private readonly tables = new EventTables();
   private readonly classes = new Map<EventTable, CtfEventClass>();
-  private readonly streams = new Map<number, CtfStream>();
-  private threads = new ThreadNames(0);
+  private readonly threads = new Map<number, CtfThread>();
+  private readonly streams: CtfStream[] = [];
+  private names = new ThreadNames(0);
   private clamped = 0;
   private withNul = 0;
 
@@ -64,23 +74,44 @@ export class CtfWriter implements ExportWriter {
     if (!this.header) {
       await prepareDirectory(this.dir);
       this.header = batch.header;
-      this.threads = new ThreadNames(batch.header.pid);
+      this.names = new ThreadNames(batch.header.pid);
     }
-    for (const d of batch.drops) (this.streams.get(d.threadId) ?? (await this.stream(d.threadId))).drops.push(d);
-    for (const e of batch.events) this.event(this.streams.get(e.threadId) ?? (await this.stream(e.threadId)), e);
-    for (const s of this.streams.values()) {
-      const closed = s.packetStart < 0 ? s.w.pos : s.packetStart;
-      if (closed >= STREAM_FLUSH_BYTES) await this.flush(s);
+    for (const d of batch.drops) (this.threads.get(d.threadId) ?? (await this.thread(d.threadId))).drops.push(d);
+    for (const e of batch.events) {
+      const t = this.threads.get(e.threadId) ?? (await this.thread(e.threadId));
+      if (t.drops.length > 0) this.applyDrops(t, e.sequence);
+      // A CTF clock counts up from its offset, the trace origin.
+      let ts = e.timestampNs;
+      if (ts < 0) {
+        ts = 0;
+        this.clamped++;
+      }
+      let lane = t.lanes[0]!;
+      if (ts < lane.lastTs) lane = t.lanes.find((l) => ts >= l.lastTs) ?? (await this.lane(t, e.threadId));
+      this.event(lane, e, ts);
+    }
+    for (const s of this.streams) {
+      if ((s.packetStart < 0 ? s.w.pos : s.packetStart) >= STREAM_FLUSH_BYTES) await this.flush(s);
     }
   }
 
-  private async stream(threadId: number): Promise<CtfStream> {
+  private async thread(threadId: number): Promise<CtfThread> {
+    const t: CtfThread = { lanes: [], drops: [] };
+    this.threads.set(threadId, t);
+    this.names.name(threadId);
+    await this.lane(t, threadId);
+    return t;
+  }
+
+  private async lane(t: CtfThread, threadId: number): Promise<CtfStream> {
+    const n = t.lanes.length;
+    const file = n === 0 ? `stream-${threadId}` : `stream-${threadId}.${n}`;
     const s: CtfStream = {
-      threadId, out: await ExportOutput.create(join(this.dir, `stream-${threadId}`)), w: new ByteWriter(PACKET_BYTES * 2),
-      packetStart: -1, packetEvents: 0, firstTs: 0, lastTs: 0, seq: 0, discarded: 0, reported: 0, drops: [],
+      threadId, instanceId: threadId + n * TWO32, out: await ExportOutput.create(join(this.dir, file)), w: new ByteWriter(PACKET_BYTES * 2),
+      packetStart: -1, lastTs: 0, seq: 0, discarded: 0, reported: 0,
     };
-    this.threads.name(threadId);
-    this.streams.set(threadId, s);
+    t.lanes.push(s);
+    this.streams.push(s);
     return s;
   }
 
@@ -93,15 +124,8 @@ export class CtfWriter implements ExportWriter {
     return c;
   }
 
-  private event(s: CtfStream, e: BlockEvent): void {
-    if (s.drops.length > 0) this.applyDrops(s, e.sequence);
+  private event(s: CtfStream, e: BlockEvent, ts: number): void {
     const c = this.classOf(e);
-    // A CTF clock counts up from its offset (the trace origin) and a stream's events never go back.
-    let ts = e.timestampNs;
-    if (ts < 0 || ts < s.lastTs) {
-      ts = Math.max(0, s.lastTs);
-      this.clamped++;
-    }
     if (s.packetStart < 0) this.openPacket(s, ts);
     const w = s.w;
     w.ensure(12);
@@ -130,21 +154,19 @@ export class CtfWriter implements ExportWriter {
         case 'bytes': w.u32((v as Uint8Array).length); w.bytes(v as Uint8Array); break;
       }
     }
-    if (isThreadInfo(e.type)) this.threads.observe(e);
+    if (isThreadInfo(e.type)) this.names.observe(e);
     s.lastTs = ts;
-    s.packetEvents++;
     if (w.pos - s.packetStart >= PACKET_BYTES) this.closePacket(s);
   }
 
-  /** Losses revealed by an event at or before `sequence` end the packet there; the next one counts them. */
-  private applyDrops(s: CtfStream, sequence: number): void {
+  /** Losses revealed by an event at or before `sequence` end the first lane's packet there; its next one counts them. */
+  private applyDrops(t: CtfThread, sequence: number): void {
     let lost = 0;
-    s.drops = s.drops.filter((d) => {
-      if (d.toSeq >= sequence) return true;
-      lost += d.count;
-      return false;
-    });
-    if (lost === 0) return;
+    let n = 0;
+    for (; n < t.drops.length && t.drops[n]!.toSeq < sequence; n++) lost += t.drops[n]!.count;
+    if (n === 0) return;
+    t.drops = t.drops.slice(n);
+    const s = t.lanes[0]!;
     if (s.packetStart >= 0) this.closePacket(s);
     s.discarded += lost;
   }
@@ -153,13 +175,11 @@ export class CtfWriter implements ExportWriter {
     const w = s.w;
     w.ensure(PACKET_PREAMBLE);
     s.packetStart = w.pos;
-    s.firstTs = ts;
-    s.packetEvents = 0;
     const v = w.view;
     const p = w.pos;
     v.setUint32(p, CTF_MAGIC, true);
     v.setUint32(p + 4, 0, true);
-    setU64(w, p + 8, s.threadId);
+    setU64(w, p + 8, s.instanceId);
     setU64(w, p + 16, ts);
     // end, content and packet sizes are filled in when the packet closes
     setU64(w, p + 48, s.seq++);
@@ -189,29 +209,32 @@ export class CtfWriter implements ExportWriter {
   }
 
   async finish(_end: ExportEnd): Promise<ExportFiles> {
-    let bytes = 0;
-    for (const s of this.streams.values()) {
-      this.applyDrops(s, Infinity);
-      if (s.packetStart >= 0) this.closePacket(s);
+    for (const t of this.threads.values()) {
+      this.applyDrops(t, Infinity);
+      const s = t.lanes[0]!;
       if (s.discarded > s.reported) {
         // Losses after the thread's last event: an empty packet carries the final count.
+        if (s.packetStart >= 0) this.closePacket(s);
         this.openPacket(s, s.lastTs);
-        this.closePacket(s);
       }
+    }
+    let bytes = 0;
+    for (const s of this.streams) {
+      if (s.packetStart >= 0) this.closePacket(s);
       await this.flush(s);
       await s.out.close();
       bytes += s.out.bytes;
     }
-    const names = [...this.streams.keys()].sort((a, b) => a - b).map((id) => [id, this.threads.name(id)] as const);
+    const names = [...this.threads.keys()].sort((a, b) => a - b).map((id) => [id, this.names.name(id)] as const);
     const metadata = ctfMetadata(this.header!, [...this.classes.values()], names);
     await writeFile(join(this.dir, 'metadata'), metadata);
     const notes: string[] = [];
-    if (this.clamped > 0) notes.push(`${this.clamped} event timestamps were raised to keep their CTF stream monotonic (events before the trace origin, or later than the reorder window)`);
+    if (this.clamped > 0) notes.push(`${this.clamped} events stamped before the trace origin were put at the origin (a CTF clock cannot go below its offset)`);
     if (this.withNul > 0) notes.push(`${this.withNul} string fields contain NUL characters; CTF strings end there`);
-    return { path: this.dir, files: this.streams.size + 1, bytes: bytes + Buffer.byteLength(metadata), ...(notes.length ? { notes } : {}) };
+    return { path: this.dir, files: this.streams.length + 1, bytes: bytes + Buffer.byteLength(metadata), ...(notes.length ? { notes } : {}) };
   }
 
   async abort(): Promise<void> {
-    for (const s of this.streams.values()) await s.out.close();
+    for (const s of this.streams) await s.out.close();
   }
 }

@@ -1,12 +1,18 @@
-import { once } from 'node:events';
 import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 
 /** Buffered bytes are written out once they pass this size: large writes, bounded memory. */
 export const FLUSH_BYTES = 1 << 20;
 
-/** One output file (or stdout, for `-o -`): writes wait for the disk or the pipe, and count bytes. */
+/**
+ * One output file (or stdout, for `-o -`), counting bytes. One write is in flight while the converter
+ * fills its next buffer, so encoding and the disk overlap; a write waits for the previous one, which
+ * bounds memory to two buffers.
+ */
 export class ExportOutput {
   bytes = 0;
+  private inFlight: Promise<void> = Promise.resolve();
+  /** Buffers whose write has finished, reused for copies (allocating a fresh 1 MiB each time costs page faults). */
+  private readonly spare: Buffer[] = [];
 
   private constructor(
     readonly path: string,
@@ -18,22 +24,52 @@ export class ExportOutput {
     return new ExportOutput(path, await open(path, 'w', 0o644));
   }
 
+  /** Takes a copy of `data`: the caller may reuse its buffer as soon as this resolves. */
   async write(data: Uint8Array | string): Promise<void> {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    if (bytes.length === 0) return;
-    this.bytes += bytes.length;
-    if (this.fh) {
-      let off = 0;
-      while (off < bytes.length) off += (await this.fh.write(bytes, off, bytes.length - off)).bytesWritten;
+    if (data.length === 0) return;
+    await this.inFlight;
+    const length = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+    let slab = this.spare.pop();
+    if (!slab || slab.length < length) slab = Buffer.allocUnsafeSlow(Math.max(length, FLUSH_BYTES));
+    const bytes = slab.subarray(0, length);
+    if (typeof data === 'string') bytes.write(data, 'utf8');
+    else bytes.set(data);
+    this.bytes += length;
+    this.inFlight = this.send(bytes, slab);
+  }
+
+  private async send(bytes: Buffer, slab: Buffer): Promise<void> {
+    if (!this.fh) {
+      if (process.stdout.destroyed) throw new Error('stdout closed before the conversion finished');
+      // stdout may keep the buffer until it drains, so it is not reused.
+      if (!process.stdout.write(bytes)) await drained(process.stdout);
       return;
     }
-    if (process.stdout.destroyed) throw new Error('stdout closed before the conversion finished');
-    if (!process.stdout.write(bytes)) await Promise.race([once(process.stdout, 'drain'), once(process.stdout, 'close')]);
+    let off = 0;
+    while (off < bytes.length) off += (await this.fh.write(bytes, off, bytes.length - off)).bytesWritten;
+    this.spare.push(slab);
   }
 
   async close(): Promise<void> {
-    await this.fh?.close();
+    try {
+      await this.inFlight;
+    } finally {
+      await this.fh?.close();
+    }
   }
+}
+
+/** Resolves when `stream` can take more, or has closed; leaves no listener behind. */
+export function drained(stream: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
 }
 
 /**

@@ -22,17 +22,14 @@ export interface ExportFiles {
 }
 
 /**
- * One output format. The converter hands every batch of the input to `write`, then calls `finish`
- * (also after a damaged input's intact part), or `abort` if converting failed for another reason or
- * the input broke before its header. `finish` comes only after at least the first batch, which
- * carries the header: writers create their files then.
+ * One output format. The converter hands every batch of the input to `write` in stream order (per
+ * thread in sequence order: the tools that read these formats sort by time, and the CTF writer keeps
+ * each of its streams monotonic), so nothing is held back and memory stays flat whatever the trace
+ * size. Then it calls `finish` (also after a damaged input's intact part), or `abort` if converting
+ * failed for another reason or the input broke before its header. `finish` comes only after at least
+ * the first batch, which carries the header: writers create their files then.
  */
 export interface ExportWriter {
-  /**
-   * 'timestamp' when the format needs events in time order (CTF streams, line output that must match
-   * `dump`); 'stream' when the tools that read it sort on load, so nothing is held back.
-   */
-  readonly order: 'timestamp' | 'stream';
   /** A returned promise means: wait before the next batch (output backpressure, an engine). */
   write(batch: EventBatch): void | Promise<void>;
   finish(end: ExportEnd): Promise<ExportFiles>;

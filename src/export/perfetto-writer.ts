@@ -74,7 +74,6 @@ interface TypeView {
  * annotations; drops as instants and as metadata. Written in stream order: the trace processor sorts.
  */
 export class PerfettoWriter implements ExportWriter {
-  readonly order = 'stream';
   private out: ExportOutput | undefined;
   private readonly pb = new ProtobufWriter(FLUSH_BYTES + (64 << 10));
   private baseHi = 0;
@@ -235,8 +234,8 @@ export class PerfettoWriter implements ExportWriter {
   }
 
   private internedData(): void {
+    if (this.categories.fresh.length + this.names.fresh.length + this.annotationNames.fresh.length === 0) return;
     const lists = [[Interned.categories, this.categories], [Interned.eventNames, this.names], [Interned.annotationNames, this.annotationNames]] as const;
-    if (lists.every(([, i]) => i.fresh.length === 0)) return;
     const pb = this.pb;
     pb.begin(Packet.internedData);
     for (const [field, interner] of lists) {

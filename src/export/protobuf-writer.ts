@@ -21,10 +21,30 @@ export class ProtobufWriter extends ByteWriter {
     this.varint(field * 8 + wire);
   }
 
-  /** A non-negative integer up to 2^53. */
+  /** A non-negative integer up to 2^53 (the hot path of every packet: one bounds check, no calls). */
   uint(field: number, n: number): void {
-    this.tag(field, VARINT);
-    this.varint(n);
+    if (this.pos + 16 > this.buf.length) this.ensure(16);
+    const b = this.buf;
+    let p = this.pos;
+    let t = field * 8;
+    while (t >= 128) {
+      b[p++] = (t & 127) | 128;
+      t >>>= 7;
+    }
+    b[p++] = t;
+    if (n < 0x80000000) {
+      while (n >= 128) {
+        b[p++] = (n & 127) | 128;
+        n >>>= 7;
+      }
+    } else {
+      while (n >= 128) {
+        b[p++] = (n % 128) | 128;
+        n = Math.floor(n / 128);
+      }
+    }
+    b[p++] = n;
+    this.pos = p;
   }
 
   /** An int64: negative values take ten bytes (two's complement), as protobuf encodes them. */
