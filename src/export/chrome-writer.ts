@@ -5,7 +5,8 @@ import type { EventBatch, PlacedDrop } from '../format/trace-reader.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
 import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
-import { fieldsWriter, type FieldsWriter, JsonWriter, utf8 } from './json-text.js';
+import { fieldsWriter, type FieldsWriter, JsonWriter } from './json-text.js';
+import { utf8 } from './text-writer.js';
 import { counterFields, counterGroup, gcPauseSlice, isThreadInfo, processLabel, type Slice, StallSlices, ThreadNames, timelineRole, type TimelineRole } from './runtime-view.js';
 
 /** What a type needs per event, worked out once per type. */

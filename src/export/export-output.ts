@@ -2,6 +2,8 @@ import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 
 /** Buffered bytes are written out once they pass this size: large writes, bounded memory. */
 export const FLUSH_BYTES = 1 << 20;
+/** Copies are made in buffers sized in steps of this, so a file's next write usually fits the last one's. */
+const SLAB_STEP = 64 << 10;
 
 /**
  * One output file (or stdout, for `-o -`), counting bytes. One write is in flight while the converter
@@ -30,7 +32,7 @@ export class ExportOutput {
     await this.inFlight;
     const length = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     let slab = this.spare.pop();
-    if (!slab || slab.length < length) slab = Buffer.allocUnsafeSlow(Math.max(length, FLUSH_BYTES));
+    if (!slab || slab.length < length) slab = Buffer.allocUnsafeSlow(Math.ceil(length / SLAB_STEP) * SLAB_STEP);
     const bytes = slab.subarray(0, length);
     if (typeof data === 'string') bytes.write(data, 'utf8');
     else bytes.set(data);
@@ -77,7 +79,13 @@ export function drained(stream: NodeJS.WritableStream): Promise<void> {
  * files of an earlier conversion are never mixed with this one's.
  */
 export async function prepareDirectory(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new ExportTargetError(`${dir} exists and is not a directory; this format writes a directory of files`);
+    throw new ExportTargetError(`cannot create ${dir}: ${(e as Error).message}`);
+  }
   const present = await readdir(dir);
   if (present.length > 0) throw new ExportTargetError(`${dir} is not empty (${present.length} entries); remove it or choose another -o`);
 }

@@ -1,102 +1,17 @@
-import { ByteWriter } from '../format/byte-writer.js';
 import type { DecodedFields } from '../format/payload-codec.js';
 import type { FieldType } from '../schema/field-type.js';
+import { hex, TextWriter, utf8 } from './text-writer.js';
 
-const encoder = new TextEncoder();
-
-const doubleBits = new Float64Array(1);
-const bitWords = new Uint32Array(doubleBits.buffer);
-const keys = new Float64Array(1024);
-const texts: Array<string | undefined> = new Array(1024).fill(undefined);
-
-/** The three-digit fractions of a microsecond, ".000" to ".999". */
-const FRACTIONS = Array.from({ length: 1000 }, (_, i) => `.${String(i).padStart(3, '0')}`);
-
-/**
- * JSON text written straight into bytes: converters write millions of values, and building strings
- * (or objects for JSON.stringify) then encoding them would cost more than the rest of the conversion.
- * Numbers are written as JavaScript prints them; NaN and ±Infinity, which JSON cannot hold, as null
- * (as JSON.stringify does).
- */
-export class JsonWriter extends ByteWriter {
-  /** Bytes made once (e.g. from `utf8(...)`), such as a type's constant prefix. */
-  raw(b: Uint8Array): void {
-    this.ensure(b.length);
-    if (b.length > 32) {
-      this.buf.set(b, this.pos);
-      this.pos += b.length;
-      return;
-    }
-    const buf = this.buf;
-    let p = this.pos;
-    for (let i = 0; i < b.length; i++) buf[p++] = b[i]!;
-    this.pos = p;
-  }
-
-  /** Text known to be ASCII (numbers, punctuation). */
-  ascii(s: string): void {
-    this.ensure(s.length);
-    const buf = this.buf;
-    let p = this.pos;
-    for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i);
-    this.pos = p;
-  }
-
-  /** An integer-valued field (u8 … i32): 32-bit values digit by digit, without making a string. */
-  integer(n: number): void {
-    if (n < 0) {
-      if (n < -0x7fffffff) return this.ascii(String(n));
-      this.ensure(1);
-      this.buf[this.pos++] = 45; // '-'
-      n = -n;
-    } else if (n > 0x7fffffff) return this.ascii(String(n));
-    this.ensure(10);
-    let digits = 1;
-    for (let m = n; m >= 10; m = (m / 10) | 0) digits++;
-    const buf = this.buf;
-    let p = this.pos + digits;
-    this.pos = p;
-    do {
-      const q = (n / 10) | 0;
-      buf[--p] = 48 + n - q * 10;
-      n = q;
-    } while (n > 0);
-  }
-
-  /**
-   * Turning a double into its shortest text costs V8 about 200 ns (its number-string cache does not
-   * serve values read from a DataView), more than the rest of an event; traces repeat values a lot
-   * (constants, counters, enums), so the last text of each of 1024 slots, by the double's bits, is kept.
-   */
+/** JSON text for the JSON formats: numbers as JavaScript prints them, NaN and ±Infinity (which JSON cannot hold) as null, as JSON.stringify does. */
+export class JsonWriter extends TextWriter {
   number(n: number): void {
-    doubleBits[0] = n;
-    const slot = (bitWords[0]! ^ bitWords[1]! ^ (bitWords[1]! >>> 10)) & 1023;
-    let text = texts[slot];
-    if (keys[slot] !== n || text === undefined || Object.is(n, -0) !== Object.is(keys[slot], -0)) {
-      text = Number.isFinite(n) ? String(n) : 'null';
-      keys[slot] = n;
-      texts[slot] = text;
-    }
-    this.ascii(text);
+    if (Number.isFinite(n)) this.double(n);
+    else this.ascii('null');
   }
 
   /** A JSON string literal. */
   text(s: string): void {
-    const lit = JSON.stringify(s);
-    this.ensure(lit.length * 3);
-    this.pos += encoder.encodeInto(lit, this.buf.subarray(this.pos)).written;
-  }
-
-  /** Nanoseconds as microseconds with exactly three decimals (Chrome's unit, no rounding). */
-  microseconds(ns: number): void {
-    ns = Math.round(ns);
-    if (ns < 0) {
-      this.ascii('-');
-      ns = -ns;
-    }
-    const us = Math.floor(ns / 1000);
-    this.integer(us);
-    this.ascii(FRACTIONS[ns - us * 1000]!);
+    this.utf8(JSON.stringify(s));
   }
 
   /** For viewers' arguments: numbers as numbers, 64-bit integers as exact JSON number literals, bytes as hex. */
@@ -140,10 +55,4 @@ export function fieldsWriter(keys: readonly string[], types: ReadonlyMap<string,
   const prefixes = keys.map((k, i) => utf8(`${i ? ',' : ''}${JSON.stringify(k)}:`));
   const lines = keys.map((k, i) => `w.raw(p[${i}]); ${writeValue(types.get(k)!, `f[${JSON.stringify(k)}]`, bigints)};`);
   return new Function('p', 'hex', `return function writeFields(w, f) {\n  ${lines.join('\n  ')}\n};`)(prefixes, hex) as FieldsWriter;
-}
-
-export const utf8 = (s: string): Uint8Array => encoder.encode(s);
-
-export function hex(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }

@@ -3,7 +3,8 @@ import type { StreamEventType } from '../format/trace-event.js';
 import type { EventBatch, PlacedDrop } from '../format/trace-reader.js';
 import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
-import { fieldsWriter, type FieldsWriter, JsonWriter, utf8 } from './json-text.js';
+import { fieldsWriter, type FieldsWriter, JsonWriter } from './json-text.js';
+import { utf8 } from './text-writer.js';
 
 interface LineView {
   /** `{"provider":…,"name":…,"id":…,"version":…,"level":…,"timestampNs":` */

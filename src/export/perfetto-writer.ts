@@ -7,7 +7,7 @@ import type { FieldType } from '../schema/field-type.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
 import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
-import { hex } from './json-text.js';
+import { hex } from './text-writer.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 import { counterFields, counterGroup, gcPauseSlice, isThreadInfo, processLabel, type Slice, StallSlices, ThreadNames, timelineRole, type TimelineRole } from './runtime-view.js';
 

@@ -83,7 +83,7 @@ export interface TraceReadable extends AsyncIterable<TraceEvent> {
   readonly outOfOrder: number;
 }
 
-const READ_CHUNK = 1 << 18;
+const READ_CHUNK = 1 << 16;
 const DEFAULT_WINDOW_NS = 100e6;
 
 async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
