@@ -36,7 +36,7 @@ export async function convertCommand(argv: string[]): Promise<number> {
   const s = (performance.now() - started) / 1000;
   const o = result.output;
   const drops = result.dropped > 0 ? `${count(result.dropped)} dropped in ${count(result.dropRanges)} ranges` : 'none dropped';
-  const files = format.output === 'directory' ? `${count(o.files)} files, ` : '';
+  const files = format.output === 'directory' ? `${count(o.files)} file${o.files === 1 ? '' : 's'}, ` : '';
   const summary =
     `converted ${count(result.events)} events (${drops}) from ${input} (${formatBytes(result.bytesIn)}) to ${o.path === '-' ? 'stdout' : o.path} ` +
     `(${values.to}, ${files}${formatBytes(o.bytes)}) in ${s.toFixed(2)} s: ${(result.events / s / 1e6).toFixed(2)} M events/s, ` +
