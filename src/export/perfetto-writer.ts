@@ -2,14 +2,15 @@ import type { BlockEvent } from '../format/events-block.js';
 import type { DecodedFields } from '../format/payload-codec.js';
 import type { TraceHeader } from '../format/stream-header.js';
 import type { StreamEventType } from '../format/trace-event.js';
-import type { EventBatch, PlacedDrop } from '../format/trace-reader.js';
+import type { PlacedDrop } from '../format/trace-reader.js';
 import type { FieldType } from '../schema/field-type.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
-import { ExportOutput, FLUSH_BYTES } from './export-output.js';
-import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
+import { FLUSH_BYTES } from './export-output.js';
+import type { ExportEnd } from './export-writer.js';
 import { hex } from './text-writer.js';
 import { ProtobufWriter } from './protobuf-writer.js';
-import { counterFields, counterGroup, gcPauseSlice, isThreadInfo, processLabel, type Slice, StallSlices, ThreadNames, timelineRole, type TimelineRole } from './runtime-view.js';
+import { counterFields, counterGroup, processLabel, type Slice, type TimelineRole } from './runtime-view.js';
+import { TimelineWriter, type TypeView } from './timeline-writer.js';
 
 // Field numbers from Perfetto's protos/perfetto/trace/*.proto (checked against the published files;
 // test/fixtures/perfetto-trace.proto restates the subset used here for protoc).
@@ -56,9 +57,7 @@ class Interner {
   }
 }
 
-interface TypeView {
-  readonly role: TimelineRole;
-  readonly threadInfo: boolean;
+interface PerfettoView extends TypeView {
   readonly name: number;
   readonly category: number;
   readonly fields: ReadonlyArray<readonly [string, FieldType, number]>;
@@ -71,40 +70,28 @@ interface TypeView {
  * clock) to the header's wall clock; a process track and one track per thread (named from the
  * rundown); GC pauses and stalls as slices on "GC" and "event loop" tracks under their thread; heap
  * and loop figures as counter tracks; every other event an instant with its fields as debug
- * annotations; drops as instants and as metadata. Written in stream order: the trace processor sorts.
+ * annotations; drops as instants and as metadata.
  */
-export class PerfettoWriter implements ExportWriter {
-  private out: ExportOutput | undefined;
-  private readonly pb = new ProtobufWriter(FLUSH_BYTES + (64 << 10));
+export class PerfettoWriter extends TimelineWriter<PerfettoView> {
+  private readonly pb: ProtobufWriter;
   private baseHi = 0;
   private baseLo = 0;
-  private header: TraceHeader | undefined;
-  private threads = new ThreadNames(0);
   private readonly threadTracks = new Map<number, number>();
   private readonly childTracks = new Map<string, number>();
   private nextUuid = PROCESS_TRACK + 1;
   private readonly names = new Interner();
   private readonly categories = new Interner();
   private readonly annotationNames = new Interner();
-  private readonly types = new Map<StreamEventType, TypeView>();
-  private readonly stalls = new StallSlices();
-  private readonly droppedByThread = new Map<number, number>();
   private readonly dropName = this.names.iid('dropped events');
   private readonly dropCategory = this.categories.iid('tracepipe');
 
-  constructor(private readonly path: string) {}
-
-  async write(batch: EventBatch): Promise<void> {
-    if (!this.out) await this.open(batch.header);
-    for (const d of batch.drops) this.drop(d);
-    for (const e of batch.events) this.event(e);
-    if (this.pb.pos >= FLUSH_BYTES) await this.flush();
+  constructor(path: string) {
+    const pb = new ProtobufWriter(FLUSH_BYTES + (64 << 10));
+    super(path, pb);
+    this.pb = pb;
   }
 
-  private async open(h: TraceHeader): Promise<void> {
-    this.out = await ExportOutput.create(this.path);
-    this.header = h;
-    this.threads = new ThreadNames(h.pid);
+  protected begin(h: TraceHeader): void {
     const mono = BigInt(h.clock.monotonicNs);
     this.baseHi = Number(mono / TWO32);
     this.baseLo = Number(mono % TWO32);
@@ -133,12 +120,7 @@ export class PerfettoWriter implements ExportWriter {
     });
   }
 
-  private async flush(): Promise<void> {
-    await this.out!.write(this.pb.buf.subarray(0, this.pb.pos));
-    this.pb.clear();
-  }
-
-  /** Opens a packet at `timestampNs` (trace ns) on the sequence. */
+/** Opens a packet at `timestampNs` (trace ns) on the sequence. */
   private packet(timestampNs: number): void {
     const pb = this.pb;
     pb.begin(Trace.packet);
@@ -198,21 +180,16 @@ export class PerfettoWriter implements ExportWriter {
     return uuid;
   }
 
-  private view(t: StreamEventType, fields: object): TypeView {
-    let v = this.types.get(t);
-    if (!v) {
-      const types = new Map(t.layout.fields.map((f) => [f.name, f.type]));
-      v = {
-        role: timelineRole(t),
-        threadInfo: isThreadInfo(t),
-        name: this.names.iid(t.key),
-        category: this.categories.iid(t.descriptor.provider),
-        fields: Object.keys(fields).map((k) => [k, types.get(k)!, this.annotationNames.iid(k)] as const),
-        counters: counterFields(t),
-      };
-      this.types.set(t, v);
-    }
-    return v;
+  protected view(t: StreamEventType, fields: object, role: TimelineRole, threadInfo: boolean): PerfettoView {
+    const types = new Map(t.layout.fields.map((f) => [f.name, f.type]));
+    return {
+      role,
+      threadInfo,
+      name: this.names.iid(t.key),
+      category: this.categories.iid(t.descriptor.provider),
+      fields: Object.keys(fields).map((k) => [k, types.get(k)!, this.annotationNames.iid(k)] as const),
+      counters: counterFields(t),
+    };
   }
 
   /** Opens a TrackEvent (its packet first, with any interned strings it is the first to use). */
@@ -267,42 +244,34 @@ export class PerfettoWriter implements ExportWriter {
     pb.end();
   }
 
-  private event(e: BlockEvent): void {
-    const v = this.view(e.type, e.fields);
-    switch (v.role) {
-      case 'gc-pause':
-        return this.slice(gcPauseSlice(e), 'GC');
-      case 'stall-start':
-        return this.stalls.start(e);
-      case 'stall-end':
-        return this.slice(this.stalls.end(e), 'event loop');
-      case 'counter': {
-        const group = counterGroup(e);
-        for (const f of v.counters) {
-          const value = e.fields[f.name]!;
-          const track = this.childTrack(e.threadId, `${group} ${f.name}`, e.timestampNs, f.name.endsWith('Bytes') ? Counter.UNIT_SIZE_BYTES : null);
-          this.trackEvent(e.timestampNs, Event.COUNTER, track);
-          if (f.type === 'f32' || f.type === 'f64') this.pb.double(Event.doubleCounterValue, value as number);
-          else if (typeof value === 'bigint') this.pb.bigint(Event.counterValue, value);
-          else this.pb.int(Event.counterValue, value as number);
-          this.closeTrackEvent();
-        }
-        return;
-      }
+  protected counter(e: BlockEvent, v: PerfettoView): void {
+    const group = counterGroup(e);
+    for (const f of v.counters) {
+      const value = e.fields[f.name]!;
+      const track = this.childTrack(e.threadId, `${group} ${f.name}`, e.timestampNs, f.name.endsWith('Bytes') ? Counter.UNIT_SIZE_BYTES : null);
+      this.trackEvent(e.timestampNs, Event.COUNTER, track);
+      if (f.type === 'f32' || f.type === 'f64') this.pb.double(Event.doubleCounterValue, value as number);
+      else if (typeof value === 'bigint') this.pb.bigint(Event.counterValue, value);
+      else this.pb.int(Event.counterValue, value as number);
+      this.closeTrackEvent();
     }
+  }
+
+  protected instant(e: BlockEvent, v: PerfettoView): void {
     const track = this.threadTrack(e.threadId, e.timestampNs);
     this.trackEvent(e.timestampNs, Event.INSTANT, track, v.category, v.name);
     const fields = e.fields;
     for (const [k, type, iid] of v.fields) this.annotation(iid, type, fields[k]!);
     this.closeTrackEvent();
-    if (v.threadInfo) {
-      const renamed = this.threads.observe(e);
-      const uuid = renamed === undefined ? undefined : this.threadTracks.get(renamed);
-      if (uuid !== undefined) this.threadDescriptor(e.timestampNs, renamed!, uuid);
-    }
   }
 
-  private slice(s: Slice, trackName: string): void {
+  protected renamed(threadId: number, timestampNs: number): void {
+    // A thread without a track yet gets its name when it gets one.
+    const uuid = this.threadTracks.get(threadId);
+    if (uuid !== undefined) this.threadDescriptor(timestampNs, threadId, uuid);
+  }
+
+  protected slice(s: Slice, trackName: string): void {
     const track = this.childTrack(s.threadId, trackName, s.startNs);
     this.trackEvent(s.startNs, Event.SLICE_BEGIN, track, this.categories.iid(s.category), this.names.iid(s.name));
     for (const [k, type, val] of s.args) this.annotation(this.annotationNames.iid(k), type, val);
@@ -312,8 +281,7 @@ export class PerfettoWriter implements ExportWriter {
     this.closeTrackEvent();
   }
 
-  private drop(d: PlacedDrop): void {
-    this.droppedByThread.set(d.threadId, (this.droppedByThread.get(d.threadId) ?? 0) + d.count);
+  protected drop(d: PlacedDrop): void {
     const track = this.threadTrack(d.threadId, d.timestampNs);
     this.trackEvent(d.timestampNs, Event.INSTANT, track, this.dropCategory, this.dropName);
     this.annotation(this.annotationNames.iid('count'), 'u32', d.count);
@@ -322,8 +290,7 @@ export class PerfettoWriter implements ExportWriter {
     this.closeTrackEvent();
   }
 
-  async finish(end: ExportEnd): Promise<ExportFiles> {
-    for (const s of this.stalls.unfinished()) this.slice(s, 'event loop');
+  protected end(end: ExportEnd): void {
     // Metadata entries: the trace processor lists them in its metadata table (as cr-<name>).
     const pb = this.pb;
     pb.begin(Trace.packet);
@@ -342,12 +309,5 @@ export class PerfettoWriter implements ExportWriter {
     if (end.damage !== undefined) entry('tracepipe-damage', () => pb.str(Metadata.stringValue, end.damage!));
     pb.end();
     pb.end();
-    await this.flush();
-    await this.out!.close();
-    return { path: this.path, files: 1, bytes: this.out!.bytes };
-  }
-
-  async abort(): Promise<void> {
-    await this.out?.close();
   }
 }
