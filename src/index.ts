@@ -6,8 +6,9 @@ export type { TraceEventType, EventDescriptor, ArgsOf } from './schema/event-typ
 export { startSession, liveSessions, TraceSession, SessionError, type SessionOptions, type SessionResult } from './session/session.js';
 export type { SessionOutput } from './session/session-output.js';
 export { parseProviderSpec, ProviderSpecError, type ProviderRequest, type ProviderConfig } from './session/provider-spec.js';
-export { readTrace, type TraceReadable, type TraceSummary, type ThreadSummary, type ReadOptions, type ByteSource } from './format/trace-reader.js';
-export type { TraceEvent } from './format/trace-event.js';
+export { readTrace, type TraceReadable, type TraceSummary, type ThreadSummary, type ReadOptions, type ByteSource, type EventBatch, type PlacedDrop, type BatchOptions } from './format/trace-reader.js';
+export type { TraceEvent, StreamEventType } from './format/trace-event.js';
+export type { BlockEvent } from './format/events-block.js';
 export type { TraceHeader } from './format/stream-header.js';
 export type { DropRange } from './format/loss-tracker.js';
 export { TraceFormatError, type TraceErrorCode } from './format/format-error.js';

@@ -60,8 +60,53 @@ class Interner {
 interface PerfettoView extends TypeView {
   readonly name: number;
   readonly category: number;
-  readonly fields: ReadonlyArray<readonly [string, FieldType, number]>;
+  readonly annotations: AnnotationsWriter;
   readonly counters: readonly FieldLayout[];
+}
+
+/** Writes a type's fields as debug annotations. */
+type AnnotationsWriter = (pb: ProtobufWriter, fields: DecodedFields) => void;
+
+/** A field's debug-annotation value: which DebugAnnotation field holds it, and in what wire form. */
+function annotationValue(type: FieldType): { field: number; write: 'varint' | 'double' | 'bigint' | 'string' } {
+  switch (type) {
+    case 'bool': return { field: Annotation.bool, write: 'varint' };
+    case 'u8': case 'u16': case 'u32': return { field: Annotation.uint, write: 'varint' };
+    case 'i8': case 'i16': case 'i32': return { field: Annotation.int, write: 'varint' };
+    case 'u64': return { field: Annotation.uint, write: 'bigint' };
+    case 'i64': return { field: Annotation.int, write: 'bigint' };
+    case 'f32': case 'f64': return { field: Annotation.double, write: 'double' };
+    case 'string': case 'bytes': return { field: Annotation.string, write: 'string' };
+  }
+}
+
+/**
+ * Generates a type's debug-annotation writer: per field, the constant bytes (the interned name and
+ * the value's tag) made once, then straight-line writes by a constant key; numbers take the one-pass
+ * small-message path. Strings and 64-bit integers (whose size varies) go through begin/end.
+ */
+function annotationsWriter(fields: ReadonlyArray<readonly [string, FieldType, number]>): AnnotationsWriter {
+  const heads: Uint8Array[] = [];
+  const lines = fields.map(([key, type, iid], i) => {
+    const value = annotationValue(type);
+    const head = new ProtobufWriter(16);
+    head.uint(Annotation.nameIid, iid);
+    const f = `f[${JSON.stringify(key)}]`;
+    switch (value.write) {
+      case 'varint':
+        head.tag(value.field, 0);
+        heads.push(head.buf.slice(0, head.pos));
+        return `pb.smallWithVarint(${Event.debugAnnotations}, h[${i}], ${type === 'bool' ? `${f} ? 1 : 0` : f});`;
+      case 'double':
+        head.tag(value.field, 1);
+        heads.push(head.buf.slice(0, head.pos));
+        return `pb.smallWithDouble(${Event.debugAnnotations}, h[${i}], ${f});`;
+      default:
+        heads.push(head.buf.slice(0, head.pos));
+        return `pb.begin(${Event.debugAnnotations}); pb.bytes(h[${i}]); ${value.write === 'bigint' ? `pb.bigint(${value.field}, ${f})` : `pb.str(${value.field}, ${type === 'bytes' ? `hex(${f})` : f})`}; pb.end();`;
+    }
+  });
+  return new Function('h', 'hex', `return function writeAnnotations(pb, f) {\n  ${lines.join('\n  ')}\n};`)(heads, hex) as AnnotationsWriter;
 }
 
 /**
@@ -187,7 +232,7 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
       threadInfo,
       name: this.names.iid(t.key),
       category: this.categories.iid(t.descriptor.provider),
-      fields: Object.keys(fields).map((k) => [k, types.get(k)!, this.annotationNames.iid(k)] as const),
+      annotations: annotationsWriter(Object.keys(fields).map((k) => [k, types.get(k)!, this.annotationNames.iid(k)] as const)),
       counters: counterFields(t),
     };
   }
@@ -227,19 +272,17 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
     pb.end();
   }
 
+  /** One annotation outside a type's generated writer (slices' arguments, drops). */
   private annotation(nameIid: number, type: FieldType, v: FieldValue): void {
     const pb = this.pb;
+    const value = annotationValue(type);
     pb.begin(Event.debugAnnotations);
     pb.uint(Annotation.nameIid, nameIid);
-    switch (type) {
-      case 'bool': pb.bool(Annotation.bool, v as boolean); break;
-      case 'u8': case 'u16': case 'u32': pb.uint(Annotation.uint, v as number); break;
-      case 'i8': case 'i16': case 'i32': pb.int(Annotation.int, v as number); break;
-      case 'u64': pb.bigint(Annotation.uint, v as bigint); break;
-      case 'i64': pb.bigint(Annotation.int, v as bigint); break;
-      case 'f32': case 'f64': pb.double(Annotation.double, v as number); break;
-      case 'string': pb.str(Annotation.string, v as string); break;
-      case 'bytes': pb.str(Annotation.string, hex(v as Uint8Array)); break;
+    switch (value.write) {
+      case 'varint': pb.int(value.field, type === 'bool' ? (v ? 1 : 0) : (v as number)); break;
+      case 'double': pb.double(value.field, v as number); break;
+      case 'bigint': pb.bigint(value.field, v as bigint); break;
+      case 'string': pb.str(value.field, type === 'bytes' ? hex(v as Uint8Array) : (v as string)); break;
     }
     pb.end();
   }
@@ -260,8 +303,7 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
   protected instant(e: BlockEvent, v: PerfettoView): void {
     const track = this.threadTrack(e.threadId, e.timestampNs);
     this.trackEvent(e.timestampNs, Event.INSTANT, track, v.category, v.name);
-    const fields = e.fields;
-    for (const [k, type, iid] of v.fields) this.annotation(iid, type, fields[k]!);
+    v.annotations(this.pb, e.fields);
     this.closeTrackEvent();
   }
 

@@ -17,7 +17,7 @@ const encoder = new TextEncoder();
 export class ProtobufWriter extends ByteWriter {
   private readonly open: number[] = [];
 
-  private tag(field: number, wire: number): void {
+  tag(field: number, wire: number): void {
     this.varint(field * 8 + wire);
   }
 
@@ -81,6 +81,56 @@ export class ProtobufWriter extends ByteWriter {
     }
     b[p++] = lo;
     this.pos = p;
+  }
+
+  /**
+   * A small message in one pass: `field` (under 16), then `head` (constant bytes made once, e.g. a
+   * name and the value's tag) and an int64 varint value, under 128 bytes in all, so its length is one
+   * byte. The hot path of debug annotations.
+   */
+  smallWithVarint(field: number, head: Uint8Array, n: number): void {
+    let p = this.smallHead(field, head);
+    const b = this.buf;
+    if (n >= 0 && n < 0x80000000) {
+      while (n >= 128) {
+        b[p++] = (n & 127) | 128;
+        n >>>= 7;
+      }
+      b[p++] = n;
+    } else {
+      const hi = Math.floor(n / TWO32);
+      let h = hi >>> 0;
+      let lo = (n - hi * TWO32) >>> 0;
+      while (h > 0 || lo > 127) {
+        b[p++] = (lo & 127) | 128;
+        lo = ((lo >>> 7) | ((h & 127) << 25)) >>> 0;
+        h >>>= 7;
+      }
+      b[p++] = lo;
+    }
+    this.smallEnd(p);
+  }
+
+  /** Like smallWithVarint, with a little-endian double as the value. */
+  smallWithDouble(field: number, head: Uint8Array, v: number): void {
+    const p = this.smallHead(field, head);
+    this.view.setFloat64(p, v, true);
+    this.smallEnd(p + 8);
+  }
+
+  private smallHead(field: number, head: Uint8Array): number {
+    if (this.pos + head.length + 16 > this.buf.length) this.ensure(head.length + 16);
+    const b = this.buf;
+    let p = this.pos;
+    b[p++] = field * 8 + LEN;
+    p++; // the length, once known
+    for (let i = 0; i < head.length; i++) b[p++] = head[i]!;
+    return p;
+  }
+
+  private smallEnd(end: number): void {
+    this.buf[this.pos + 1] = end - this.pos - 2;
+    this.pos = end;
   }
 
   double(field: number, v: number): void {
