@@ -1,5 +1,6 @@
 // One conversion of the convert benchmark, in its own process: `convert-one.mjs FORMAT INPUT OUTPUT`,
-// through the same writers as `tracepipe convert` (FORMAT `read` runs the reader alone). Reports wall
+// through the same writers and stages as `tracepipe convert`, on this process's main thread (the CLI
+// uses a worker) so the converting thread's own CPU time can be read (FORMAT `read`: the reader alone). Reports wall
 // time, CPU time (the process's, and the converting thread's own on-CPU and waiting times), bytes in
 // and out, and the process's peak RSS.
 import { rmSync } from 'node:fs';
@@ -24,10 +25,11 @@ if (format === 'read') {
   }
   result = { events, bytesIn, bytesOut: 0 };
 } else {
-  const writer = await CONVERT_FORMATS[format].create(output);
-  const r = await convertTrace(input, writer);
+  const f = CONVERT_FORMATS[format];
+  const r = await convertTrace(input, await f.create(output));
   if (r.error) throw r.error;
-  result = { events: r.events, bytesIn: r.bytesIn, bytesOut: r.output.bytes };
+  const files = f.finish ? await f.finish(r.output) : r.output;
+  result = { events: r.events, bytesIn: r.bytesIn, bytesOut: files.bytes };
 }
 const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
 const cpu = process.cpuUsage(cpu0);

@@ -1,4 +1,4 @@
-import type { ExportWriter } from '../export/export-writer.js';
+import type { ExportFiles, ExportWriter } from '../export/export-writer.js';
 import { CliError } from './cli-error.js';
 
 /** The package that holds what needs a third-party engine (DuckDB); the CLI loads it only when asked. */
@@ -9,8 +9,13 @@ export const ANALYZE_PACKAGE = '@tracepipe/analyze';
  * tracepipe/export); tracepipe never imports the package at build time, so it keeps no dependencies.
  */
 export interface AnalyzeModule {
-  /** `convert --to parquet`: one Parquet file per event type in `dir`, and drops.parquet. */
+  /**
+   * `convert --to parquet`, its streaming stage: the rows, staged in `dir` as exact CSV. Its files
+   * carry in `pending` what finishParquet needs.
+   */
   createParquetWriter(dir: string): ExportWriter;
+  /** Its engine stage: DuckDB turns the staged tables into one Parquet file per event type, and drops.parquet. */
+  finishParquet(staged: ExportFiles): Promise<ExportFiles>;
 }
 
 /** Loads @tracepipe/analyze for `feature` (e.g. "tracepipe convert --to parquet"), or says in one line what to install. */

@@ -19,6 +19,8 @@ export interface ExportFiles {
   readonly bytes: number;
   /** What the format could not carry exactly (e.g. CTF timestamps clamped to stay monotonic), for the user. */
   readonly notes?: readonly string[];
+  /** Work left for a format's engine stage (plain data: it crosses from the converting worker). */
+  readonly pending?: unknown;
 }
 
 /**
