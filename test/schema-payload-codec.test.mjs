@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { FIELD_TYPES } from '../dist/index.js';
 import { generateWriter } from '../dist/schema/event-writer.js';
 import { computePayloadLayout } from '../dist/schema/payload-layout.js';
-import { decodePayload } from '../dist/format/payload-codec.js';
+import { payloadDecoder } from '../dist/format/payload-codec.js';
 import { fakeRecordTarget, recordAt0 } from './helpers/fake-record-target.mjs';
 
 const TWO64 = 2n ** 64n;
@@ -69,7 +69,12 @@ function writeAndDecode(types, values, ts, typeIndex) {
   return { layout, target, rec, decoded: decodePayload(layout, target.u8, rec.payloadStart, rec.payloadLength, 0) };
 }
 
-test('write → decodePayload round-trips every field type in any combination', () => {
+/** The reader's decoder for `layout`, over a view of the whole buffer (as the reader has one per events block). */
+function decodePayload(layout, bytes, start, length, base) {
+  return payloadDecoder(layout)(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), bytes, start, length, base);
+}
+
+test('write → payload decoder round-trips every field type in any combination', () => {
   fc.assert(
     fc.property(eventShape, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 1, max: 0xffff }), ([types, values], ts, typeIndex) => {
       const { target, rec, decoded } = writeAndDecode(types, values, ts, typeIndex);
@@ -109,6 +114,16 @@ test('lone surrogates become U+FFFD', () => {
   assert.deepEqual(decoded, { f0: 'a\ufffdb', f1: '\ufffd', f2: 'x\ufffd' });
 });
 
+test('a field named __proto__ is an own field, never the prototype', () => {
+  const layout = computePayloadLayout([['__proto__', 'u32'], ['constructor', 'string']]);
+  const target = fakeRecordTarget();
+  generateWriter(layout, 1, { now: () => 0 }, false).call({ _targets: [target] }, 7, 'x');
+  const rec = recordAt0(target);
+  const decoded = decodePayload(layout, target.u8, rec.payloadStart, rec.payloadLength, 0);
+  assert.equal(Object.getPrototypeOf(decoded), Object.prototype);
+  assert.deepEqual(Object.entries(decoded), [['__proto__', 7], ['constructor', 'x']]);
+});
+
 test('payload size is the fixed part plus the variable bytes, with no padding between fields', () => {
   fc.assert(
     fc.property(eventShape, ([types, values]) => {
@@ -123,7 +138,7 @@ test('payload size is the fixed part plus the variable bytes, with no padding be
   );
 });
 
-test('decodePayload rejects payloads that do not match their layout with a corrupt error', () => {
+test('the payload decoder rejects payloads that do not match their layout with a corrupt error', () => {
   const { layout, target, rec } = writeAndDecode(['u32', 'string'], [7, 'hello'], 0, 1);
   const check = (len) =>
     assert.throws(() => decodePayload(layout, target.u8, rec.payloadStart, len, 100), (e) => e.name === 'TraceFormatError' && e.code === 'corrupt' && e.offset === 100);

@@ -8,6 +8,8 @@ const PAGE_BYTES = 64 * 1024;
  */
 export class PayloadArena {
   private readonly pages: (Uint8Array | undefined)[] = [];
+  /** A view of each page, for payload decoders (one per page, not one per payload). */
+  private readonly views: (DataView | undefined)[] = [];
   private readonly live: number[] = [];
   private readonly emptyPages: number[] = [];
   private readonly unusedIds: number[] = [];
@@ -38,6 +40,10 @@ export class PayloadArena {
     return this.pages[Math.floor(handle / PAGE_BYTES)]!;
   }
 
+  viewOf(handle: number): DataView {
+    return this.views[Math.floor(handle / PAGE_BYTES)]!;
+  }
+
   offsetOf(handle: number): number {
     return handle % PAGE_BYTES;
   }
@@ -50,6 +56,7 @@ export class PayloadArena {
     if (bytes.length === PAGE_BYTES) this.emptyPages.push(page);
     else {
       this.pages[page] = undefined;
+      this.views[page] = undefined;
       this.unusedIds.push(page);
     }
   }
@@ -69,6 +76,7 @@ export class PayloadArena {
   private newPage(bytes: Uint8Array): number {
     const id = this.unusedIds.pop() ?? this.pages.length;
     this.pages[id] = bytes;
+    this.views[id] = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.live[id] = 0;
     return id;
   }

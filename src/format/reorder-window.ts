@@ -1,6 +1,5 @@
 import type { BlockEvent, RawPayload } from './events-block.js';
 import { PayloadArena } from './payload-arena.js';
-import { decodePayload } from './payload-codec.js';
 import { TimeHeap } from './time-heap.js';
 import type { StreamEventType, TraceEvent } from './trace-event.js';
 
@@ -75,8 +74,13 @@ export class ReorderWindow {
     return this.heap.size > 0 && (this.heap.minTimestamp <= this.releaseLimit || this.heldBytes > this.maxBytes);
   }
 
-  /** The earliest event, decoded, if it may leave (released, or shed to get back under the budget); else undefined. */
-  next(): TraceEvent | undefined {
+  /**
+   * The earliest event, decoded, if it may leave (released, or shed to get back under the budget); else
+   * undefined. With `keepType` it carries its stream type (a BlockEvent), for readers that hand types on.
+   */
+  next(): TraceEvent | undefined;
+  next(keepType: true): BlockEvent | undefined;
+  next(keepType = false): TraceEvent | BlockEvent | undefined {
     if (this.heap.size === 0) return undefined;
     if (this.heap.minTimestamp > this.releaseLimit) {
       if (this.heldBytes > this.maxBytes) this.shedding = true;
@@ -87,11 +91,11 @@ export class ReorderWindow {
     const type = this.types[id]!;
     const d = type.descriptor;
     const h = this.handle[id]!;
-    const fields = decodePayload(type.layout, this.arena.bytesOf(h), this.arena.offsetOf(h), this.length[id]!, this.offset[id]!);
+    const fields = type.decode(this.arena.viewOf(h), this.arena.bytesOf(h), this.arena.offsetOf(h), this.length[id]!, this.offset[id]!);
     this.arena.free(h);
     this.types[id] = undefined;
     this.freeSlots.push(id);
-    return {
+    const e: TraceEvent = {
       provider: d.provider,
       name: d.name,
       id: d.id,
@@ -102,6 +106,7 @@ export class ReorderWindow {
       sequence: this.seq[id]!,
       fields,
     };
+    return keepType ? { ...e, type } : e;
   }
 
   private newSlot(): number {
