@@ -27,6 +27,7 @@ export { runtimeEventLoop } from './providers/event-loop-provider.js';
 export { runtimeGCHeap } from './providers/gc-heap-provider.js';
 export { runtimeProcess } from './providers/process-provider.js';
 export { nodeChannels } from './providers/channels-provider.js';
+export { runtimeHeapSnapshot } from './providers/heap-snapshot/heap-snapshot-provider.js';
 export type { DiagnosticServer } from './ipc/diagnostics-server.js';
 export { processInfo, collectTracing, stopTracing, listTargets, TargetError, type TraceStream, type TargetListing } from './ipc/diagnostics-client.js';
 export type { CollectRequest, ProcessInfo, SessionInfo, StopResult } from './ipc/ipc-commands.js';

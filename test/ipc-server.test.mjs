@@ -4,12 +4,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   collectTracing, defineProvider, listTargets, liveSessions, processInfo, readTrace, startDiagnosticServer, startSession, stopTracing, TargetError,
 } from '../dist/index.js';
+import { takeDescriptor } from '../dist/ipc/ipc-transport.js';
 import { useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -120,6 +122,35 @@ test('closing the collecting connection ends the session, even an idle one', asy
   assert.match(result.error.message, /reader closed the connection/);
   assert.equal(liveSessions().length, 0);
   assert.deepEqual((await processInfo(process.pid)).sessions, []);
+});
+
+test('a session whose reader leaves as soon as it has the reply ends, and is never left running (30 times)', async () => {
+  // The drain may fail on its first pass and report its end right after its start, in the same turn:
+  // the session has ended, and startSession must not then mark it running.
+  const path = join(dir, 'gone-reader.sock');
+  const accepted = [];
+  const listener = net.createServer((socket) => accepted.push(socket));
+  await new Promise((resolve) => listener.listen(path, resolve));
+  try {
+    for (let i = 0; i < 30; i++) {
+      // Like a client of CollectTracing that leaves as soon as it has its reply.
+      const client = net.connect(path);
+      client.once('data', () => client.destroy());
+      await once(client, 'connect');
+      await waitFor('the connection to be accepted', () => accepted.length > i);
+      const socket = accepted[i];
+      const session = await startSession({ providers: 'Ipc.Server', output: { fd: takeDescriptor(socket), prologue: () => new Uint8Array(8) } }).catch((e) => e);
+      if (!(session instanceof Error)) {
+        const result = await session.done;
+        assert.equal(result.status, 'failed');
+        assert.notEqual(session.state, 'running');
+        assert.ok(!liveSessions().includes(session), 'an ended session is not live');
+      }
+      socket.destroy();
+    }
+  } finally {
+    listener.close();
+  }
 });
 
 test('a process whose only handle is the diagnostics server exits by itself and removes its socket', async () => {

@@ -58,7 +58,7 @@ async function check(t, role, ending, providers) {
     assert.ok(pauses.every((p) => Number.isNaN(p.heapUsedAfter) && Number.isNaN(p.preemptions)), 'unknown without the hook');
     return;
   }
-  assert.equal(end, r.lines.length, `the last ${r.lines.length - end} collections V8 made are missing`);
+  assert.equal(end, r.lines.length, `the last ${r.lines.length - end} collections V8 made are missing: ${r.lines.slice(end).map((l) => l.text).join(' | ')}`);
   const { preempted, late, longestMs } = checkTimings(pairs);
   t.diagnostic(`${pairs.length} collections matched; ${preempted} preempted; otherwise durations at most ${longestMs.toFixed(3)} ms longer than V8's${late.length ? `, but for ${late.join('; ')}` : ''}`);
   const blocked = pairs.slice(marker - first + 1, pairs.findLastIndex(({ l }) => l.forced) + 1);

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { defineProvider, readTrace, TraceFormatError } from '../dist/index.js';
 import { ByteWriter } from '../dist/format/byte-writer.js';
 import { MAX_EVENT_PAYLOAD, MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES, MAX_THREADS } from '../dist/format/reader-limits.js';
+import { PayloadArena } from '../dist/format/payload-arena.js';
 import { ReorderWindow } from '../dist/format/reorder-window.js';
 import { encodeHeader } from '../dist/format/stream-header.js';
 import { TraceParser } from '../dist/format/trace-parser.js';
@@ -292,6 +293,34 @@ test('ReorderWindow: with room, everything comes out in (timestamp, arrival) ord
       if (count <= slots) assert.deepEqual(out.map((x) => x.sequence), sorted.map((x) => x.sequence), 'in order when it all fits');
     }),
     { seed: 20261122, numRuns: 60 },
+  );
+});
+
+test('PayloadArena: whatever the sizes (empty, a page exactly, past a page) and the order of frees, each payload reads back intact and freed pages are reused', () => {
+  const size = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 }), fc.constantFrom(65_535, 65_536, 65_537), fc.integer({ min: 1, max: 200_000 }));
+  fc.assert(
+    fc.property(fc.array(fc.record({ size, freeNow: fc.nat({ max: 4 }) }), { minLength: 1, maxLength: 300 }), (ops) => {
+      const arena = new PayloadArena();
+      const held = [];
+      let peak = 0;
+      for (const [i, { size: n, freeNow }] of ops.entries()) {
+        const src = Uint8Array.from({ length: n + 3 }, (_, k) => (i * 31 + k) & 255);
+        held.push({ h: arena.store(src, 3, n), want: src.subarray(3) });
+        peak = Math.max(peak, arena.bytes);
+        // Free some of what is held, not in the order it came.
+        for (let k = 0; k < freeNow && held.length > 0; k++) {
+          const { h, want } = held.splice((i * 7 + k) % held.length, 1)[0];
+          assert.deepEqual(arena.bytesOf(h).subarray(arena.offsetOf(h), arena.offsetOf(h) + want.length), want);
+          arena.free(h);
+        }
+      }
+      for (const { h, want } of held) {
+        assert.deepEqual(arena.bytesOf(h).subarray(arena.offsetOf(h), arena.offsetOf(h) + want.length), want);
+        arena.free(h);
+      }
+      assert.ok(arena.bytes <= 64 * 1024, `all freed: at most the page being filled is in use (${arena.bytes})`);
+    }),
+    { seed: 20261124, numRuns: 150 },
   );
 });
 

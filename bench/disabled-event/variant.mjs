@@ -1,7 +1,6 @@
 // One variant of the disabled-event benchmark, in its own process: `empty` or `disabled`.
 import { bench } from '../support/tick-provider.mjs';
-import { median } from '../support/stats.mjs';
-import { reportResult } from '../support/variant-process.mjs';
+import { reportTimedLoop } from '../support/timed-loop.mjs';
 
 const [variant, itersArg, batchesArg] = process.argv.slice(2);
 const ITERS = Number(itersArg);
@@ -30,13 +29,4 @@ const loop = { empty: emptyLoop, disabled: disabledLoop }[variant];
 if (!loop) throw new Error(`unknown variant ${variant}`);
 if (E.enabled) throw new Error('the event must be disabled (no session)');
 
-let observed = 0;
-for (let w = 0; w < 3; w++) observed += loop(ITERS); // warm-up: tiered up to optimized code
-const nsPerOp = [];
-for (let b = 0; b < BATCHES; b++) {
-  const t0 = process.hrtime.bigint();
-  observed += loop(ITERS);
-  const t1 = process.hrtime.bigint();
-  nsPerOp.push(Number(t1 - t0) / ITERS);
-}
-reportResult({ variant, nsPerOp: median(nsPerOp), batches: nsPerOp, observed });
+reportTimedLoop(variant, loop, ITERS, BATCHES);

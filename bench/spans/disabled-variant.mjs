@@ -1,7 +1,6 @@
 // One variant of the disabled-span benchmark, in its own process: `direct` (fn()) or `run` (Query.run(fn, sql), no session).
 import { defineProvider } from '../../dist/index.js';
-import { median } from '../support/stats.mjs';
-import { reportResult } from '../support/variant-process.mjs';
+import { reportTimedLoop } from '../support/timed-loop.mjs';
 
 const [variant, itersArg, batchesArg] = process.argv.slice(2);
 const ITERS = Number(itersArg);
@@ -28,13 +27,4 @@ const loop = { direct, run }[variant];
 if (!loop) throw new Error(`unknown variant ${variant}`);
 if (Query.enabled) throw new Error('the span must be disabled (no session)');
 
-let observed = 0;
-for (let w = 0; w < 3; w++) observed += loop(ITERS); // warm-up: tiered up to optimized code
-const nsPerOp = [];
-for (let b = 0; b < BATCHES; b++) {
-  const t0 = process.hrtime.bigint();
-  observed += loop(ITERS);
-  const t1 = process.hrtime.bigint();
-  nsPerOp.push(Number(t1 - t0) / ITERS);
-}
-reportResult({ variant, nsPerOp: median(nsPerOp), batches: nsPerOp, observed });
+reportTimedLoop(variant, loop, ITERS, BATCHES);

@@ -21,7 +21,7 @@ export class CollectProgress {
     this.parser = new TraceParser(
       {
         event: () => this.events++,
-        sequencePoint: (sp) => (this.dropped = sp.threads.reduce((n, t) => n + t.dropped, 0)),
+        sequencePoint: (sp) => (this.dropped = sp.dropped()),
         end: (totals) => {
           this.events = totals.events;
           this.dropped = totals.dropped;

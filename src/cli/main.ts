@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ExportTargetError } from '../export/export-output.js';
 import { TraceFormatError } from '../format/format-error.js';
+import { GcdumpFileError } from '../heap/gcdump-file.js';
 import { CliError } from './cli-error.js';
 import { SessionError } from '../session/session.js';
 import { ProviderSpecError } from '../session/provider-spec.js';
@@ -8,6 +9,7 @@ import { collectCommand, collectUsage } from './collect-command.js';
 import { convertCommand, convertUsage } from './convert/convert-command.js';
 import { demoCommand, demoUsage } from './demo-command.js';
 import { dumpCommand, dumpUsage } from './dump-command.js';
+import { gcdumpCommand, gcdumpUsage } from './gcdump/gcdump-command.js';
 import { reportCommand, reportUsage } from './report-command.js';
 import { psCommand, psUsage } from './ps-command.js';
 import { recorderCommand, recorderUsage } from './recorder-command.js';
@@ -26,6 +28,7 @@ const commands: Record<string, { run: Command; usage: string }> = {
   collect: { run: collectCommand, usage: collectUsage },
   stop: { run: stopCommand, usage: stopUsage },
   recorder: { run: recorderCommand, usage: recorderUsage },
+  gcdump: { run: gcdumpCommand, usage: gcdumpUsage },
 };
 
 function help(): string {
@@ -51,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
 /** Mistakes a user can fix, as opposed to bugs: they get one line and no stack trace. */
 function userError(e: unknown): { message: string; exitCode: number } | undefined {
   if (e instanceof CliError) return { message: e.message, exitCode: e.exitCode };
-  if (e instanceof TraceFormatError) return { message: e.message, exitCode: 1 };
+  if (e instanceof TraceFormatError || e instanceof GcdumpFileError) return { message: e.message, exitCode: 1 };
   if (e instanceof ExportTargetError) return { message: e.message, exitCode: 2 };
   if (e instanceof SessionError || e instanceof ProviderSpecError || e instanceof RangeError) return { message: (e as Error).message, exitCode: 2 };
   const code = (e as { code?: string })?.code;

@@ -1,3 +1,4 @@
+import { SequencePoint } from './sequence-point.js';
 import type { ThreadProgress } from './trace-writer.js';
 
 export interface DropRange {
@@ -15,7 +16,7 @@ export interface DropRange {
  */
 export class LossTracker {
   private readonly nextSeq = new Map<number, number>();
-  private lastProgress: readonly ThreadProgress[] = [];
+  private lastProgress: readonly ThreadProgress[] | SequencePoint = [];
   readonly ranges: DropRange[] = [];
   rangesOmitted = 0;
   dropped = 0;
@@ -43,13 +44,15 @@ export class LossTracker {
     this.nextSeq.set(threadId, nextSeq);
   }
 
-  progress(threads: readonly ThreadProgress[]): void {
-    this.lastProgress = threads;
+  /** The latest progress of every thread: a list, or a sequence point as read (kept undecoded). */
+  progress(threads: readonly ThreadProgress[] | SequencePoint): void {
+    this.lastProgress = threads instanceof SequencePoint ? threads.keep() : threads;
   }
 
   /** At the end of the stream, attempts after a thread's last event that never arrived were dropped too. */
   finish(): void {
-    for (const t of this.lastProgress) {
+    const last = this.lastProgress;
+    for (const t of last instanceof SequencePoint ? last.threads() : last) {
       const expected = this.nextSeq.get(t.threadId) ?? 0;
       if (t.nextSeq > expected) {
         this.gap(t.threadId, expected, t.nextSeq - 1);

@@ -1,5 +1,7 @@
 /** Bytes of one pooled page; a larger payload gets a page of its own. */
 const PAGE_BYTES = 64 * 1024;
+/** A handle is page × this + offset; an offset may be PAGE_BYTES itself (an empty payload at the end of a full page). */
+const HANDLE_STRIDE = 2 * PAGE_BYTES;
 
 /**
  * Payload bytes held outside the garbage-collected heap: copied into pages, freed one by one, and a
@@ -33,11 +35,11 @@ export class PayloadArena {
     }
     this.pages[page]!.set(src.subarray(start, start + length), at);
     this.live[page]!++;
-    return page * PAGE_BYTES + at;
+    return page * HANDLE_STRIDE + at;
   }
 
   bytesOf(handle: number): Uint8Array {
-    return this.pages[Math.floor(handle / PAGE_BYTES)]!;
+    return this.pages[Math.floor(handle / HANDLE_STRIDE)]!;
   }
 
   viewOf(handle: number): DataView {
@@ -45,11 +47,11 @@ export class PayloadArena {
   }
 
   offsetOf(handle: number): number {
-    return handle % PAGE_BYTES;
+    return handle % HANDLE_STRIDE;
   }
 
   free(handle: number): void {
-    const page = Math.floor(handle / PAGE_BYTES);
+    const page = Math.floor(handle / HANDLE_STRIDE);
     if (--this.live[page]! > 0 || page === this.current) return;
     const bytes = this.pages[page]!;
     this.bytes -= bytes.length;

@@ -2,21 +2,15 @@ import { computePayloadLayout } from '../schema/payload-layout.js';
 import type { EventDescriptor } from '../schema/event-type.js';
 import { BLOCK_HEADER_SIZE, BlockKind, checkBlock, END_OF_STREAM_PAYLOAD, MAX_BLOCK_PAYLOAD, readBlockHeader } from './block.js';
 import { ByteReader } from './byte-reader.js';
+import { SequencePoint } from './sequence-point.js';
 import { EventsBlockDecoder, type BlockEvent, type FieldDecoding, type RawPayload } from './events-block.js';
 import { TraceFormatError } from './format-error.js';
 import { decodeDescriptor } from './metadata-codec.js';
 import { payloadDecoder } from './payload-codec.js';
-import { MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES, MAX_THREADS } from './reader-limits.js';
+import { MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES } from './reader-limits.js';
 import { checkPrefix, decodeHeader, HEADER_PREFIX, headerSize, type TraceHeader } from './stream-header.js';
 import type { StreamEventType } from './trace-event.js';
-import type { StreamTotals, ThreadDropReasons, ThreadProgress } from './trace-writer.js';
-import { unzigzag } from './varint.js';
-
-export interface SequencePoint {
-  readonly timeNs: number;
-  readonly maxLatenessNs: number;
-  readonly threads: readonly ThreadProgress[];
-}
+import type { StreamTotals, ThreadDropReasons } from './trace-writer.js';
 
 export interface ParserHandlers {
   header?(h: TraceHeader): void;
@@ -187,15 +181,8 @@ export class TraceParser {
         return;
       }
       case BlockKind.SequencePoint: {
-        const r = new ByteReader(payload, 0, payload.length, base);
-        const timeNs = unzigzag(r.varint());
-        const maxLatenessNs = r.varint();
-        const n = r.varint();
-        if (n > MAX_THREADS) r.overLimit(`a sequence point of ${n} threads (at most ${MAX_THREADS})`);
-        const threads: ThreadProgress[] = [];
-        for (let i = 0; i < n; i++) threads.push({ threadId: r.varint(), nextSeq: r.varint(), dropped: r.varint() });
-        if (!r.done) r.fail('trailing bytes in a sequence point');
-        this.handlers.sequencePoint?.({ timeNs, maxLatenessNs, threads });
+        const sp = SequencePoint.read(payload, base);
+        this.handlers.sequencePoint?.(sp);
         return;
       }
       case BlockKind.EndOfStream: {

@@ -265,7 +265,7 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
           }
         },
         sequencePoint: (sp) => {
-          loss.progress(sp.threads);
+          loss.progress(sp);
           if (!reorder) return;
           reorder.release(sp.timeNs);
           if (reorder.ready) parser.pause();
@@ -367,7 +367,7 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
         if (e.timestampNs < first) first = e.timestampNs;
         if (e.timestampNs > last) last = e.timestampNs;
       },
-      sequencePoint: (sp) => loss.progress(sp.threads),
+      sequencePoint: (sp) => loss.progress(sp),
       dropReasons: (list) => {
         for (const { threadId, counts } of list) {
           addDropReasons(threadOf(threadId, 0).dropReasons, counts);

@@ -2,6 +2,7 @@
  * The tool's side of the diagnostics protocol: find a target process, ask it something, read the answer.
  * Errors a user can act on (no such process, not attachable, refused) are TargetErrors with one-line messages.
  */
+import { readFileSync } from 'node:fs';
 import type net from 'node:net';
 import { type CollectRequest, decodeProcessInfo, decodeSessionId, decodeStopResult, encodeCollectRequest, encodeSessionId, type ProcessInfo, type StopResult } from './ipc-commands.js';
 import { CommandSet, encodeFrame, FrameReader, IpcError, MAX_REPLY_PAYLOAD, ProcessCommand, replyPayload, TracingCommand } from './ipc-protocol.js';
@@ -18,12 +19,17 @@ export class TargetError extends Error {
   override readonly name = 'TargetError';
 }
 
-function isAlive(pid: number): boolean {
+/** Alive and not a zombie (a process that exited but was not reaped yet still answers kill 0). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return process.platform !== 'linux';
   }
 }
 
@@ -42,7 +48,7 @@ async function connectTarget(pid: number): Promise<net.Socket> {
       removeEndpoint(e.path);
     }
   }
-  if (!isAlive(pid)) throw new TargetError(`no process with pid ${pid}`);
+  if (!isProcessAlive(pid)) throw new TargetError(`no process with pid ${pid}`);
   throw new TargetError(`process ${pid} is not attachable: start it with 'node --import tracepipe/register' (or put that in NODE_OPTIONS)`);
 }
 

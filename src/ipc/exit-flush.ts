@@ -14,10 +14,11 @@ const cleanups = new Set<() => void>();
 function onSignal(signal: NodeJS.Signals): void {
   // The application listens too: it decides whether to exit, and an exit goes through 'exit'.
   if (process.listenerCount(signal) > 1) return;
-  for (const s of liveSessions()) s.flushOnExit();
   for (const c of cleanups) c();
   holds = 0;
   for (const sig of SIGNALS) process.off(sig, onSignal);
+  // The flush comes last: whatever runs after it is after the session, and may collect garbage.
+  for (const s of liveSessions()) s.flushOnExit();
   // With no listener left the default action applies again: the exit status says which signal it was.
   process.kill(process.pid, signal);
 }

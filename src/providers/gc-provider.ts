@@ -49,6 +49,8 @@ function start(): () => void {
   const stopDoorbell = onGcPause(() => writeGcPauses(ring, threadId));
   return () => {
     stopDoorbell();
+    // Written while still recording: a collection these writes cause is recorded, and written next.
+    writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
     recordGcPauses(false);
     writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
   };

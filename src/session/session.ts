@@ -384,6 +384,9 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
   } finally {
     starting--;
   }
+  // Its output can fail as soon as the drain runs (a reader gone already): then it has ended, and
+  // must not come back to life here as a running session that nobody stops.
+  if (session.state !== 'starting') return session;
   session.state = 'running';
   session.memory.setState(SessionState.Enabled);
   live.add(session);

@@ -289,6 +289,6 @@ export const HOSTILE_TRACES = {
 export function writeHostileTrace(kind, path, targetBytes, seed) {
   const t = new FileTrace(path);
   const totals = HOSTILE_TRACES[kind](t, prng(seed), targetBytes);
-  t.close(totals ?? undefined);
+  t.close(totals);
   return t.bytes;
 }

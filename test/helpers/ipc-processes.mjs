@@ -33,11 +33,13 @@ export async function waitFor(what, fn, timeoutMs = 20_000, everyMs = 50) {
 }
 
 /**
- * Starts the target with `--import tracepipe/register`; resolves once it printed 'ready' and its
- * diagnostics socket answers. `mem()` asks for its memory after a full GC; the process is killed at test end.
+ * Starts the target (by default test/fixtures/ipc-target.mjs serve) with `--import tracepipe/register`;
+ * resolves once it printed 'ready ...' (`ready` is that line) and its diagnostics socket answers. `ask(line)` sends a command on
+ * its stdin and resolves to its reply line; `mem()` asks for its memory after a full GC. The process is
+ * killed at test end.
  */
-export async function startTarget(t, dir, { env = {}, nodeArgs = [] } = {}) {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tracepipe/register', TARGET, 'serve'], {
+export async function startTarget(t, dir, { env = {}, nodeArgs = [], script = TARGET, args = ['serve'] } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tracepipe/register', script, ...args], {
     cwd: ROOT,
     env: { ...process.env, TMPDIR: dir, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -50,12 +52,19 @@ export async function startTarget(t, dir, { env = {}, nodeArgs = [] } = {}) {
   if (first.done || !first.value.startsWith('ready')) throw new Error(`target did not start: ${first.value}`);
   const { processInfo } = await import('../../dist/index.js');
   await waitFor('the target to answer ProcessInfo', () => processInfo(child.pid).then(() => true, () => false));
+  const ask = async (line) => {
+    child.stdin.write(`${line}\n`);
+    const reply = await lines.next();
+    if (reply.done) throw new Error(`the target exited instead of answering '${line}'`);
+    return reply.value;
+  };
   return {
     pid: child.pid,
     child,
+    ready: first.value,
+    ask,
     async mem() {
-      child.stdin.write('mem\n');
-      return JSON.parse((await lines.next()).value);
+      return JSON.parse(await ask('mem'));
     },
     async exit() {
       child.stdin.end('exit\n');

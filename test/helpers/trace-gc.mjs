@@ -48,7 +48,7 @@ export function traceGcLines(text) {
   const lines = [];
   for (const line of text.split('\n')) {
     const m = LINE.exec(line);
-    if (m) lines.push({ isolate: m[1], atMs: Number(m[2]), kind: KIND[m[3]], heapAfterMB: Number(m[5]), durationMs: Number(m[6]), forced: line.includes(' testing;') });
+    if (m) lines.push({ isolate: m[1], atMs: Number(m[2]), kind: KIND[m[3]], heapAfterMB: Number(m[5]), durationMs: Number(m[6]), forced: line.includes(' testing;'), text: line.trim() });
   }
   const isolate = lines.find((l) => l.forced)?.isolate;
   assert.ok(isolate, 'no forced collection in the --trace-gc output');

@@ -1,0 +1,194 @@
+// Issue 11: a heap snapshot of a target holding 2,000,000 instances of a class (test/fixtures/heap-target.mjs),
+// taken by `tracepipe gcdump collect` through a 4 MiB Block session vs V8's own `v8.writeHeapSnapshot()`
+// in the same run. Each variant gets a fresh target process (the first snapshot in a process also
+// builds V8's object-id map, so a second one would be cheaper), and they alternate order by round.
+//   the target: its pause (the longest gap of a 10 ms timer, measured in the target) and its peak RSS
+//               above what it used before (VmHWM, reset through /proc/PID/clear_refs, minus VmRSS)
+//   the tool:   gcdump collect's own CPU time and peak RSS, then gcdump report's time and peak RSS, vs
+//               memlab (and @vscode/v8-heap-parser) parsing V8's own file of the same heap
+// memlab is installed on first use into bench/.cache/ (PUPPETEER_SKIP_DOWNLOAD=1, so its browser is
+// not downloaded); without it the run compares with the vscode parser alone. BENCH_GCDUMP_OBJECTS and
+// BENCH_GCDUMP_ROUNDS change the size (default 2,000,000) and the rounds (default 1).
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { median } from '../support/stats.mjs';
+import { row } from '../support/report.mjs';
+
+const OBJECTS = Number(process.env.BENCH_GCDUMP_OBJECTS ?? 2_000_000);
+const ROUNDS = Number(process.env.BENCH_GCDUMP_ROUNDS ?? 1);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TARGET = join(ROOT, 'test/fixtures/heap-target.mjs');
+const MEASURED_CLI = fileURLToPath(new URL('./measured-cli.mjs', import.meta.url));
+const PEER = fileURLToPath(new URL('./parse-peer.mjs', import.meta.url));
+const MEMLAB_DIR = join(ROOT, 'bench/.cache/memlab');
+
+export const description = `issue 11: gcdump collect + report of a ${OBJECTS.toLocaleString('en-US')}-object heap vs v8.writeHeapSnapshot() and memlab parsing V8's file`;
+
+const mib = (kb) => kb / 1024;
+const fmt = (v, unit, d = 0) => `${v.toFixed(d)} ${unit}`;
+
+function procStatusKB(pid, key) {
+  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m[1]);
+}
+
+async function startTarget(dir) {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tracepipe/register', TARGET, 'serve', String(OBJECTS)], {
+    cwd: ROOT,
+    env: { ...process.env, TMPDIR: dir },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.done || !first.value.startsWith('ready')) throw new Error(`target did not start: ${first.value}`);
+  const ask = async (line) => {
+    child.stdin.write(`${line}\n`);
+    return (await lines.next()).value;
+  };
+  // Settle: the heap built, its garbage collected, the timer's first gaps forgotten.
+  await new Promise((r) => setTimeout(r, 1000));
+  await ask('gap');
+  return { child, pid: child.pid, ask, stop: () => child.kill('SIGKILL') };
+}
+
+/** The target's RSS before, and a fresh high-water mark to measure the peak above it. */
+function resetPeak(pid) {
+  const before = procStatusKB(pid, 'VmRSS');
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  return () => procStatusKB(pid, 'VmHWM') - before;
+}
+
+async function runProcess(cmd, args, env) {
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`${args.join(' ')} exited ${code}: ${err.trim().split('\n').slice(-3).join(' | ')}`);
+  return { out, err };
+}
+
+const measured = (err) => JSON.parse(/MEASURED (.*)/.exec(err)[1]);
+
+async function gcdumpVariant(dir) {
+  const target = await startTarget(dir);
+  try {
+    const peak = resetPeak(target.pid);
+    const file = join(dir, 'bench.gcdump');
+    const collect = await runProcess(process.execPath, [MEASURED_CLI, 'gcdump', 'collect', '--pid', String(target.pid), '-o', file], { TMPDIR: dir });
+    const targetPeakKB = peak();
+    const pauseMs = Number((await target.ask('gap')).split(' ')[1]);
+    const report = await runProcess(process.execPath, [MEASURED_CLI, 'gcdump', 'report', file]);
+    const count = new RegExp(`\\n\\s+([\\d,]+)\\s+[\\d,]+\\s+[\\d,]+\\s+Retained\\n`).exec(report.out)?.[1];
+    const nodes = /wrote .*: ([\d,]+) nodes and ([\d,]+) edges/.exec(collect.out);
+    return {
+      pauseMs,
+      targetPeakKB,
+      collect: measured(collect.err),
+      report: measured(report.err),
+      retained: count,
+      nodes: nodes?.[1],
+      edges: nodes?.[2],
+      dumpBytes: statSync(file).size,
+    };
+  } finally {
+    target.stop();
+  }
+}
+
+async function v8Variant(dir, peers) {
+  const target = await startTarget(dir);
+  try {
+    const peak = resetPeak(target.pid);
+    const file = join(dir, 'bench.heapsnapshot');
+    const reply = await target.ask(`snapshot ${file}`);
+    const targetPeakKB = peak();
+    const pauseMs = Number((await target.ask('gap')).split(' ')[1]);
+    const parsed = {};
+    for (const p of peers) parsed[p] = JSON.parse((await runProcess(process.execPath, [PEER, p, file, MEMLAB_DIR])).out);
+    return { pauseMs, writeMs: Number(reply.split(' ')[1]), targetPeakKB, fileBytes: statSync(file).size, parsed };
+  } finally {
+    target.stop();
+    rmSync(join(dir, 'bench.heapsnapshot'), { force: true });
+  }
+}
+
+/** memlab 2.0.5 pins puppeteer, whose install downloads a browser: skipped, it is not needed to parse. */
+function memlabAvailable() {
+  if (existsSync(join(MEMLAB_DIR, 'node_modules/@memlab/core/package.json'))) return true;
+  mkdirSync(MEMLAB_DIR, { recursive: true });
+  try {
+    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', MEMLAB_DIR, '@memlab/core@2.0.5'], {
+      env: { ...process.env, PUPPETEER_SKIP_DOWNLOAD: '1' },
+      stdio: 'ignore',
+      timeout: 600_000,
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function run() {
+  if (process.platform !== 'linux') {
+    console.log('  skipped: the target peak RSS comes from /proc (Linux only)');
+    return [];
+  }
+  const peers = memlabAvailable() ? ['memlab', 'vscode'] : ['vscode'];
+  if (!peers.includes('memlab')) console.log('  memlab could not be installed; comparing with @vscode/v8-heap-parser only');
+  const dir = mkdtempSync(join(tmpdir(), 'tracepipe-gcdump-bench-'));
+  const g = [];
+  const v = [];
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round % 2 === 0) {
+        g.push(await gcdumpVariant(dir));
+        v.push(await v8Variant(dir, peers));
+      } else {
+        v.push(await v8Variant(dir, peers));
+        g.push(await gcdumpVariant(dir));
+      }
+      const last = g[g.length - 1];
+      console.log(`  round ${round + 1}: gcdump ${last.nodes} nodes, ${last.edges} edges, ${last.retained} Retained; V8's file parsed by ${peers.join(', ')}: ${peers.map((p) => `${v[v.length - 1].parsed[p].nodes} nodes, ${v[v.length - 1].parsed[p].retained} Retained`).join('; ')}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const m = (list, f) => median(list.map(f));
+  const pauseG = m(g, (x) => x.pauseMs);
+  const pauseV = m(v, (x) => x.pauseMs);
+  const peakG = mib(m(g, (x) => x.targetPeakKB));
+  const peakV = mib(m(v, (x) => x.targetPeakKB));
+  console.log('  in the target');
+  row('pause, gcdump collect (4 MiB Block session)', fmt(pauseG, 'ms'));
+  row('pause, v8.writeHeapSnapshot()', `${fmt(pauseV, 'ms')} (its own timing: ${fmt(m(v, (x) => x.writeMs), 'ms')})`);
+  row('peak RSS increase, gcdump collect', fmt(peakG, 'MiB'));
+  row('peak RSS increase, v8.writeHeapSnapshot()', fmt(peakV, 'MiB'));
+  console.log('  in the tool');
+  const collectCpu = m(g, (x) => x.collect.cpuMs);
+  const reportWall = m(g, (x) => x.report.wallMs);
+  const toolMs = collectCpu + reportWall;
+  const toolPeak = mib(Math.max(m(g, (x) => x.collect.maxRssKB), m(g, (x) => x.report.maxRssKB)));
+  row('gcdump collect: wall (waits for the target), CPU', `${fmt(m(g, (x) => x.collect.wallMs), 'ms')}, ${fmt(collectCpu, 'ms')}`);
+  row('gcdump collect: peak RSS', fmt(mib(m(g, (x) => x.collect.maxRssKB)), 'MiB'));
+  row('gcdump report: wall, peak RSS', `${fmt(reportWall, 'ms')}, ${fmt(mib(m(g, (x) => x.report.maxRssKB)), 'MiB')}`);
+  row('.gcdump size vs V8 .heapsnapshot', `${fmt(m(g, (x) => x.dumpBytes) / 2 ** 20, 'MiB', 1)} vs ${fmt(m(v, (x) => x.fileBytes) / 2 ** 20, 'MiB', 1)}`);
+  for (const p of peers) row(`${p} parsing V8's file: wall, peak RSS`, `${fmt(m(v, (x) => x.parsed[p].wallMs), 'ms')}, ${fmt(mib(m(v, (x) => x.parsed[p].maxRssKB)), 'MiB')}`);
+  const ref = peers[0];
+  const refMs = m(v, (x) => x.parsed[ref].wallMs);
+  const refPeak = mib(m(v, (x) => x.parsed[ref].maxRssKB));
+  const exact = g.every((x) => x.retained === OBJECTS.toLocaleString('en-US'));
+  return [
+    { check: `gcdump report shows exactly ${OBJECTS.toLocaleString('en-US')} Retained`, value: exact ? 'exact' : g.map((x) => x.retained).join(', '), target: 'exact', met: exact },
+    { check: 'target pause: gcdump / writeHeapSnapshot', value: `${(pauseG / pauseV).toFixed(2)}×`, target: '≤ 1×', met: pauseG <= pauseV },
+    { check: 'target peak RSS increase: gcdump / writeHeapSnapshot', value: `${(peakG / peakV).toFixed(2)}×`, target: '≤ 1×', met: peakG <= peakV },
+    { check: `tool time (collect CPU + report) / ${ref}`, value: `${(toolMs / refMs).toFixed(2)}×`, target: '≤ 0.5×', met: toolMs <= 0.5 * refMs },
+    { check: `tool peak RSS / ${ref}`, value: `${(toolPeak / refPeak).toFixed(2)}×`, target: '≤ 0.5×', met: toolPeak <= 0.5 * refPeak },
+  ];
+}

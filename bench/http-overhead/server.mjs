@@ -1,0 +1,49 @@
+// One server of the http-overhead benchmark, in its own process (pinned to one CPU where possible):
+// a node:http server answering ~500 bytes of JSON, with the variant's tracing installed before the
+// application loads `http`. tracepipe's variants need nothing here: the coordinator starts this
+// process with `--import tracepipe/register` and a startup session in its environment, as a user would.
+// Over IPC: 'mark' and 'measured' bracket a measured load (the server's CPU time, every thread, and
+// the requests it served meanwhile); 'stop' closes the server and reports what it served in all (and,
+// for OpenTelemetry, the spans exported).
+import { createRequire } from 'node:module';
+
+const variant = process.argv[2];
+
+/** The floor under any GC and http tracer: a gc PerformanceObserver and channel subscribers that do nothing. */
+async function installNodeHooks() {
+  const { PerformanceObserver } = await import('node:perf_hooks');
+  const { subscribe } = await import('node:diagnostics_channel');
+  let seen = 0;
+  new PerformanceObserver((list) => (seen += list.getEntries().length)).observe({ entryTypes: ['gc'] });
+  for (const name of ['http.server.request.start', 'http.server.response.finish', 'net.server.socket']) subscribe(name, () => seen++);
+}
+
+let tracing;
+if (variant === 'node-hooks') await installNodeHooks();
+else if (variant === 'opentelemetry') tracing = (await import('./opentelemetry.mjs')).startOpenTelemetry();
+else if (variant !== 'plain') throw new Error(`unknown server variant '${variant}'`);
+
+// Required, as a CommonJS application loads it: OpenTelemetry instruments modules as they are required.
+const { createServer } = createRequire(import.meta.url)('node:http');
+let served = 0;
+const srv = createServer((req, res) => {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify({ path: req.url, n: served++, items: Array.from({ length: 20 }, (_, i) => ({ i, label: `item-${i}` })) }));
+});
+srv.listen(0, '127.0.0.1', () => process.send({ port: srv.address().port }));
+
+let mark;
+process.on('message', async (m) => {
+  if (m === 'mark') return process.send((mark = { cpu: process.cpuUsage(), served }));
+  if (m === 'measured') {
+    // Spans still queued for export belong to the measured requests: export them inside the window.
+    await tracing?.flush();
+    const cpu = process.cpuUsage(mark.cpu);
+    return process.send({ cpuUs: cpu.user + cpu.system, served: served - mark.served });
+  }
+  srv.close();
+  srv.closeAllConnections();
+  const spans = tracing ? await tracing.stop() : undefined;
+  process.send({ served, spans });
+  process.disconnect();
+});

@@ -1,0 +1,60 @@
+import { parseArgs } from 'node:util';
+import { readGcdump } from '../../heap/gcdump-file.js';
+import { STATISTICS_COLUMNS, type TypeRow, typeStatistics } from '../../heap/type-statistics.js';
+import { CliError } from '../cli-error.js';
+import { stringify } from '../json-value.js';
+import { writeOut } from '../output.js';
+import { digits, parseTop, typeTable } from './type-table.js';
+
+export const reportHelp = `usage: tracepipe gcdump report FILE [--top N] [--json]
+
+Totals of a .gcdump (nodes, edges, bytes) and its top types (constructor or class name) by count, by
+self size and by retained size (from the dominator tree). --top N: rows per table (default 10).
+`;
+
+type Key = 'count' | 'selfBytes' | 'retainedBytes';
+
+function top(types: readonly TypeRow[], key: Key, n: number): TypeRow[] {
+  return [...types].sort((a, b) => b[key] - a[key] || a.name.localeCompare(b.name)).slice(0, n);
+}
+
+export async function gcdumpReport(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { top: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) {
+    await writeOut(reportHelp);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new CliError('usage: tracepipe gcdump report FILE [--top N] [--json]');
+  const n = parseTop(values.top);
+  const file = positionals[0]!;
+  const g = readGcdump(file, STATISTICS_COLUMNS);
+  const stats = typeStatistics(g);
+  const byCount = top(stats.types, 'count', n);
+  const bySelf = top(stats.types, 'selfBytes', n);
+  const byRetained = top(stats.types, 'retainedBytes', n);
+  if (values.json) {
+    const { types: _all, ...totals } = stats;
+    await writeOut(`${stringify({ file, origin: g.origin, ...totals, types: stats.types.length, byCount, bySelfSize: bySelf, byRetainedSize: byRetained }, 2)}\n`);
+    return 0;
+  }
+  const o = g.origin;
+  const lines = [
+    `heap snapshot of process ${o.pid} (${o.argv.join(' ')}), ${o.nodeVersion}, taken ${new Date(o.takenAtMs).toISOString()}`,
+    `  ${digits(stats.nodes)} nodes, ${digits(stats.edges)} edges, ${digits(stats.selfBytes)} bytes (self sizes), ${digits(stats.types.length)} types, ${digits(stats.unreachable)} nodes unreachable from the root`,
+    '',
+    `top ${byCount.length} types by count`,
+    ...typeTable(byCount),
+    '',
+    `top ${bySelf.length} types by self size`,
+    ...typeTable(bySelf),
+    '',
+    `top ${byRetained.length} types by retained size`,
+    ...typeTable(byRetained),
+  ];
+  await writeOut(`${lines.join('\n')}\n`);
+  return 0;
+}

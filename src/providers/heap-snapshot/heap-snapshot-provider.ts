@@ -1,0 +1,134 @@
+import { createRequire } from 'node:module';
+import type { Session } from 'node:inspector';
+import { isMainThread } from 'node:worker_threads';
+import { Level } from '../../schema/level.js';
+import { defineProvider, type EnableContext } from '../../schema/provider.js';
+import { isServiceThread } from '../service-thread.js';
+import { type ParseTotals, type SnapshotHeader, SnapshotJsonParser } from './snapshot-json-parser.js';
+
+const require = createRequire(import.meta.url);
+
+/** Snapshots taken by this process, numbered so a session can tell its own from another's. */
+let lastSnapshot = 0;
+let taking = false;
+
+const BULK_FIELDS = [
+  ['snapshot', 'u32'],
+  ['first', 'u32'],
+  ['count', 'u32'],
+  ['values', 'bytes'],
+] as const;
+
+/**
+ * `Runtime.HeapSnapshot`: when a session enables it, a V8 heap snapshot of the main isolate, written
+ * as bulk events while V8 produces it (docs/GCDUMP.md). Meant for a Block session: the snapshot is
+ * far larger than any buffer, and a single lost event makes the graph unusable.
+ */
+export const runtimeHeapSnapshot = defineProvider('Runtime.HeapSnapshot', {
+  events: {
+    SnapshotBegin: {
+      id: 1,
+      level: Level.Informational,
+      fields: [['snapshot', 'u32'], ['session', 'u32'], ['nodeCount', 'u32'], ['edgeCount', 'u32'], ['meta', 'string']],
+      doc: "V8's declared node and edge counts; meta is V8's `snapshot` object as JSON (field lists, node and edge types). session is the session whose enabling took the snapshot.",
+    },
+    Nodes: {
+      id: 2,
+      level: Level.Informational,
+      fields: BULK_FIELDS,
+      doc: 'Nodes first .. first+count-1: varints, one per node field in meta.node_fields order (type, name as a string id, V8 id, self size, edge count, ...).',
+    },
+    Edges: {
+      id: 3,
+      level: Level.Informational,
+      fields: BULK_FIELDS,
+      doc: "Edges first .. first+count-1, in V8's order (each node's edge_count edges, node by node): varints in meta.edge_fields order; to_node is a node index.",
+    },
+    Locations: {
+      id: 4,
+      level: Level.Informational,
+      fields: BULK_FIELDS,
+      doc: 'Source locations: varints in meta.location_fields order; object_index is a node index.',
+    },
+    Strings: {
+      id: 5,
+      level: Level.Informational,
+      fields: BULK_FIELDS,
+      doc: "Bytes first .. first+count-1 of the strings stream: each string (id 0, 1, ... in V8's order) as a varint byte length and UTF-8.",
+    },
+    SnapshotEnd: {
+      id: 6,
+      level: Level.Informational,
+      fields: [
+        ['snapshot', 'u32'],
+        ['session', 'u32'],
+        ['nodes', 'u32'],
+        ['edges', 'u32'],
+        ['locations', 'u32'],
+        ['strings', 'u32'],
+        ['stringBytes', 'f64'],
+        ['skippedValues', 'f64'],
+        ['durationMs', 'f64'],
+        ['error', 'string'],
+      ],
+      doc: 'What was written (the reader checks it against what it read); skippedValues counts numbers of allocation-tracking sections not carried; error is empty on success.',
+    },
+  },
+  onEnable: (ctx) => {
+    if (isMainThread && !isServiceThread) takeSnapshot(ctx);
+  },
+});
+
+const E = runtimeHeapSnapshot;
+
+function end(snapshot: number, ctx: EnableContext, t: ParseTotals, started: number, error: string): void {
+  if (E.SnapshotEnd.enabled) {
+    E.SnapshotEnd.write(snapshot, ctx.sessionId, t.nodes, t.edges, t.locations, t.strings, t.stringBytes, t.skippedValues, performance.now() - started, error);
+  }
+}
+
+/**
+ * Takes the snapshot through the inspector on this thread: V8 serializes it in chunks of ~100 KB and
+ * hands each to the listener during `post` (synchronously for a same-thread session), so each chunk is
+ * parsed and written (parking in a Block session while the drain catches up) before the next exists.
+ */
+function takeSnapshot(ctx: EnableContext): void {
+  const snapshot = ++lastSnapshot;
+  const started = performance.now();
+  const none: ParseTotals = { nodes: 0, edges: 0, locations: 0, strings: 0, stringBytes: 0, skippedValues: 0 };
+  if (taking) return end(snapshot, ctx, none, started, 'another heap snapshot is being taken in this process');
+  let session: Session;
+  try {
+    const { Session: InspectorSession } = require('node:inspector') as typeof import('node:inspector');
+    session = new InspectorSession();
+    session.connect();
+  } catch (e) {
+    return end(snapshot, ctx, none, started, `the inspector is not available: ${(e as Error).message}`);
+  }
+  taking = true;
+  const parser = new SnapshotJsonParser({
+    header: (h: SnapshotHeader, json: string) => E.SnapshotBegin.write(snapshot, ctx.sessionId, h.node_count, h.edge_count, json),
+    nodes: (first, count, values) => E.Nodes.write(snapshot, first, count, values),
+    edges: (first, count, values) => E.Edges.write(snapshot, first, count, values),
+    locations: (first, count, values) => E.Locations.write(snapshot, first, count, values),
+    strings: (first, count, values) => E.Strings.write(snapshot, first, count, values),
+  });
+  let finished = false;
+  const finish = (error: string): void => {
+    if (finished) return;
+    finished = true;
+    taking = false;
+    session.disconnect();
+    if (!error) parser.finish();
+    end(snapshot, ctx, parser.totals, started, error || parser.error || '');
+  };
+  session.on('HeapProfiler.addHeapSnapshotChunk', (m: { params: { chunk: string } }) => {
+    // Once no session listens (the tool went away), V8 still serializes the rest; it is not parsed.
+    if (!finished && E.Nodes.enabled) parser.push(m.params.chunk);
+  });
+  try {
+    session.post('HeapProfiler.takeHeapSnapshot', { reportProgress: false }, (err) => finish(err ? `V8 could not take the snapshot: ${err.message}` : ''));
+  } catch (e) {
+    finish(`V8 could not take the snapshot: ${(e as Error).message}`);
+  }
+}
