@@ -3,6 +3,10 @@ const PAGE_BYTES = 64 * 1024;
 /** A handle is page × this + offset; an offset may be PAGE_BYTES itself (an empty payload at the end of a full page). */
 const HANDLE_STRIDE = 2 * PAGE_BYTES;
 
+function pageOf(handle: number): number {
+  return Math.floor(handle / HANDLE_STRIDE);
+}
+
 /**
  * Payload bytes held outside the garbage-collected heap: copied into pages, freed one by one, and a
  * page is reused once nothing on it is held. Holding a payload here costs no JS object, so a reader
@@ -39,11 +43,11 @@ export class PayloadArena {
   }
 
   bytesOf(handle: number): Uint8Array {
-    return this.pages[Math.floor(handle / HANDLE_STRIDE)]!;
+    return this.pages[pageOf(handle)]!;
   }
 
   viewOf(handle: number): DataView {
-    return this.views[Math.floor(handle / PAGE_BYTES)]!;
+    return this.views[pageOf(handle)]!;
   }
 
   offsetOf(handle: number): number {
@@ -51,7 +55,7 @@ export class PayloadArena {
   }
 
   free(handle: number): void {
-    const page = Math.floor(handle / HANDLE_STRIDE);
+    const page = pageOf(handle);
     if (--this.live[page]! > 0 || page === this.current) return;
     const bytes = this.pages[page]!;
     this.bytes -= bytes.length;
