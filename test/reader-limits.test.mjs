@@ -11,6 +11,7 @@ import { defineProvider, readTrace, TraceFormatError } from '../dist/index.js';
 import { ByteWriter } from '../dist/format/byte-writer.js';
 import { MAX_EVENT_PAYLOAD, MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES, MAX_THREADS } from '../dist/format/reader-limits.js';
 import { PayloadArena } from '../dist/format/payload-arena.js';
+import { payloadDecoder } from '../dist/format/payload-codec.js';
 import { ReorderWindow } from '../dist/format/reorder-window.js';
 import { encodeHeader } from '../dist/format/stream-header.js';
 import { TraceParser } from '../dist/format/trace-parser.js';
@@ -264,7 +265,8 @@ test('defineProvider refuses a field named __proto__, names longer than 256 byte
 /** A window over events of one 0-field type whose payloads are `payloadBytes` long. */
 function windowEvents(count, payloadBytes, seed) {
   const rnd = prng(seed);
-  const t = { typeId: 1, descriptor: type('W', []), layout: computePayloadLayout([]), key: 'Limits.App/W' };
+  const layout = computePayloadLayout([]);
+  const t = { typeId: 1, descriptor: type('W', []), layout, decode: payloadDecoder(layout), key: 'Limits.App/W' };
   const payload = { bytes: new Uint8Array(payloadBytes), start: 0, length: 0, offset: 0 };
   return Array.from({ length: count }, (_, i) => ({
     e: { provider: 'Limits.App', name: 'W', id: 1, version: 0, level: 4, timestampNs: rnd.int(1000), threadId: rnd.int(4), sequence: i, fields: {}, type: t },
