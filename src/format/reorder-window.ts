@@ -95,18 +95,13 @@ export class ReorderWindow {
     this.arena.free(h);
     this.types[id] = undefined;
     this.freeSlots.push(id);
-    const e: TraceEvent = {
-      provider: d.provider,
-      name: d.name,
-      id: d.id,
-      version: d.version,
-      level: d.level,
-      timestampNs: this.ts[id]!,
-      threadId: this.thread[id]!,
-      sequence: this.seq[id]!,
-      fields,
-    };
-    return keepType ? { ...e, type } : e;
+    const timestampNs = this.ts[id]!;
+    const threadId = this.thread[id]!;
+    const sequence = this.seq[id]!;
+    // Two literals, not a spread of one: each keeps one fixed shape (a spread of a decoded event
+    // cost half of a batch reader's time).
+    if (keepType) return { provider: d.provider, name: d.name, id: d.id, version: d.version, level: d.level, timestampNs, threadId, sequence, fields, type };
+    return { provider: d.provider, name: d.name, id: d.id, version: d.version, level: d.level, timestampNs, threadId, sequence, fields };
   }
 
   private newSlot(): number {
