@@ -7,6 +7,7 @@ import { FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd } from './export-writer.js';
 import { fieldsWriter, type FieldsWriter, JsonWriter } from './json-text.js';
 import { counterFields, counterGroup, processLabel, type Slice, type TimelineRole } from './runtime-view.js';
+import type { SpanFlow, SpanPlace, SpanSlice } from './span-slices.js';
 import { utf8 } from './text-writer.js';
 import { TimelineWriter, type TypeView } from './timeline-writer.js';
 
@@ -17,16 +18,23 @@ interface ChromeView extends TypeView {
   readonly counters: readonly FieldLayout[];
 }
 
+/** A span lane's tid: its thread's tid plus this times the lane (thread tids are pid + a small thread id). */
+const LANE_TID_STRIDE = 1 << 20;
+
 /**
  * Chrome's Trace Event Format (`{"traceEvents":[...],"displayTimeUnit":"ns","metadata":{...}}`), which
- * the Perfetto UI and chrome://tracing load: `X` slices for GC pauses and stalls on their thread, `C`
- * counters, `i` instants (thread scope, the default) with every field in `args`, `M` process and
- * thread names. Times are microseconds with the nanoseconds as three exact decimals.
+ * the Perfetto UI and chrome://tracing load: `X` slices for GC pauses, stalls and spans on their
+ * thread (spans that overlap without nesting on "spans N" threads beside it), `s`/`f` flow arrows to
+ * children drawn elsewhere, `C` counters, `i` instants (thread scope, the default) with every field in
+ * `args`, `M` process and thread names. Times are microseconds with the nanoseconds as three exact
+ * decimals.
  */
 export class ChromeWriter extends TimelineWriter<ChromeView> {
   private readonly w: JsonWriter;
-  /** `,"pid":P,"tid":T,"args":{` per thread seen. */
-  private readonly threadArgs = new Map<number, Uint8Array>();
+  /** `,"pid":P,"tid":T,"args":{` per thread and span lane seen, by tid. */
+  private readonly tidArgs = new Map<number, Uint8Array>();
+  /** The span lanes each thread has named so far (0, its own, included). */
+  private readonly lanes = new Map<number, Set<number>>();
 
   constructor(path: string) {
     const w = new JsonWriter(FLUSH_BYTES + (64 << 10));
@@ -50,26 +58,31 @@ export class ChromeWriter extends TimelineWriter<ChromeView> {
     };
   }
 
-  /** `,"pid":P,"tid":T,"args":{` for a thread, naming it the first time it is seen. */
-  private pidTidArgs(threadId: number): Uint8Array {
-    let b = this.threadArgs.get(threadId);
+  /** `,"pid":P,"tid":T,"args":{` for a thread (or one of its span lanes), naming it the first time it is seen. */
+  private pidTidArgs(threadId: number, lane = 0): Uint8Array {
+    const tid = this.threads.tid(threadId) + lane * LANE_TID_STRIDE;
+    let b = this.tidArgs.get(tid);
     if (!b) {
-      b = utf8(`,"pid":${this.header!.pid},"tid":${this.threads.tid(threadId)},"args":{`);
-      this.threadArgs.set(threadId, b);
-      this.threadName(threadId);
+      b = utf8(`,"pid":${this.header!.pid},"tid":${tid},"args":{`);
+      this.tidArgs.set(tid, b);
+      let lanes = this.lanes.get(threadId);
+      if (!lanes) this.lanes.set(threadId, (lanes = new Set()));
+      lanes.add(lane);
+      this.threadName(threadId, lane);
     }
     return b;
   }
 
-  private threadName(threadId: number): void {
-    this.w.ascii(`,\n{"name":"thread_name","ph":"M","pid":${this.header!.pid},"tid":${this.threads.tid(threadId)},"args":{"name":`);
-    this.w.text(this.threads.name(threadId));
+  private threadName(threadId: number, lane: number): void {
+    const name = this.threads.name(threadId);
+    this.w.ascii(`,\n{"name":"thread_name","ph":"M","pid":${this.header!.pid},"tid":${this.threads.tid(threadId) + lane * LANE_TID_STRIDE},"args":{"name":`);
+    this.w.text(lane === 0 ? name : `${name} spans ${lane + 1}`);
     this.w.ascii('}}');
   }
 
   protected renamed(threadId: number): void {
     // A thread not seen yet gets its name when it is.
-    if (this.threadArgs.has(threadId)) this.threadName(threadId);
+    for (const lane of this.lanes.get(threadId) ?? []) this.threadName(threadId, lane);
   }
 
   protected instant(e: BlockEvent, v: ChromeView): void {
@@ -103,7 +116,28 @@ export class ChromeWriter extends TimelineWriter<ChromeView> {
   }
 
   protected slice(s: Slice): void {
-    const args = this.pidTidArgs(s.threadId);
+    this.sliceOn(this.pidTidArgs(s.threadId), s);
+  }
+
+  /** A span as an `X` on its lane, then an `s` at the parent's start and an `f` at the child's for each arrow. */
+  protected spanSlice(s: SpanSlice, flows: readonly SpanFlow[]): void {
+    this.sliceOn(this.pidTidArgs(s.threadId, s.lane), s);
+    const self: SpanPlace = { threadId: s.threadId, lane: s.lane, startNs: s.startNs, endNs: s.startNs + s.durationNs };
+    for (const f of flows) {
+      this.flowEnd('s', f.id, f.fromThis ? self : f.other);
+      this.flowEnd('f', f.id, f.fromThis ? f.other : self);
+    }
+  }
+
+  /** One end of an arrow, bound to the slice it lies in on its lane ("bp":"e" for the head, as the tail always is). */
+  private flowEnd(phase: 's' | 'f', id: bigint, at: SpanPlace): void {
+    const w = this.w;
+    w.ascii(`,\n{"name":"span flow","cat":"tracepipe","ph":"${phase}",${phase === 'f' ? '"bp":"e",' : ''}"id":"${id}","ts":`);
+    w.microseconds(at.startNs);
+    w.ascii(`,"pid":${this.header!.pid},"tid":${this.threads.tid(at.threadId) + at.lane * LANE_TID_STRIDE}}`);
+  }
+
+  private sliceOn(args: Uint8Array, s: Slice): void {
     const w = this.w;
     w.ascii(',\n{"name":');
     w.text(s.name);

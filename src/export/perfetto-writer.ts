@@ -10,6 +10,7 @@ import type { ExportEnd } from './export-writer.js';
 import { hex } from './text-writer.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 import { counterFields, counterGroup, processLabel, type Slice, type TimelineRole } from './runtime-view.js';
+import type { SpanFlow, SpanPlace, SpanSlice } from './span-slices.js';
 import { TimelineWriter, type TypeView } from './timeline-writer.js';
 
 // Field numbers from Perfetto's protos/perfetto/trace/*.proto (checked against the published files;
@@ -28,6 +29,7 @@ const ThreadDesc = { pid: 1, tid: 2, threadName: 5 } as const;
 const Counter = { unit: 3, UNIT_SIZE_BYTES: 3 } as const;
 const Event = {
   categoryIids: 3, debugAnnotations: 4, type: 9, nameIid: 10, trackUuid: 11, counterValue: 30, doubleCounterValue: 44,
+  flowIds: 47, terminatingFlowIds: 48,
   SLICE_BEGIN: 1, SLICE_END: 2, INSTANT: 3, COUNTER: 4,
 } as const;
 const Annotation = { nameIid: 1, bool: 2, uint: 3, int: 4, double: 5, string: 6 } as const;
@@ -113,9 +115,11 @@ function annotationsWriter(fields: ReadonlyArray<readonly [string, FieldType, nu
  * Perfetto's native trace: a `Trace` of `TracePacket`s on one sequence. A clock snapshot ties the
  * process monotonic clock (the packets' timestamps, given as BOOTTIME, Perfetto's default trace
  * clock) to the header's wall clock; a process track and one track per thread (named from the
- * rundown); GC pauses and stalls as slices on "GC" and "event loop" tracks under their thread; heap
- * and loop figures as counter tracks; every other event an instant with its fields as debug
- * annotations; drops as instants and as metadata.
+ * rundown); GC pauses and stalls as slices on "GC" and "event loop" tracks under their thread; spans
+ * as slices on their thread's track (or on "spans N" tracks under it, where they overlap without
+ * nesting), with flow arrows to children drawn elsewhere; heap and loop figures and declared counters
+ * as counter tracks; every other event an instant with its fields as debug annotations; drops as
+ * instants and as metadata.
  */
 export class PerfettoWriter extends TimelineWriter<PerfettoView> {
   private readonly pb: ProtobufWriter;
@@ -128,7 +132,8 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
   private readonly categories = new Interner();
   private readonly annotationNames = new Interner();
   private readonly dropName = this.names.iid('dropped events');
-  private readonly dropCategory = this.categories.iid('tracepipe');
+  private readonly flowName = this.names.iid('span flow');
+  private readonly tracepipeCategory = this.categories.iid('tracepipe');
 
   constructor(path: string) {
     const pb = new ProtobufWriter(FLUSH_BYTES + (64 << 10));
@@ -291,7 +296,7 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
     const group = counterGroup(e);
     for (const f of v.counters) {
       const value = e.fields[f.name]!;
-      const track = this.childTrack(e.threadId, `${group} ${f.name}`, e.timestampNs, f.name.endsWith('Bytes') ? Counter.UNIT_SIZE_BYTES : null);
+      const track = this.childTrack(e.threadId, `${group} ${f.name}`, e.timestampNs, f.name.endsWith('Bytes') || f.name === 'bytes' ? Counter.UNIT_SIZE_BYTES : null);
       this.trackEvent(e.timestampNs, Event.COUNTER, track);
       if (f.type === 'f32' || f.type === 'f64') this.pb.double(Event.doubleCounterValue, value as number);
       else if (typeof value === 'bigint') this.pb.bigint(Event.counterValue, value);
@@ -314,18 +319,44 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
   }
 
   protected slice(s: Slice, trackName: string): void {
-    const track = this.childTrack(s.threadId, trackName, s.startNs);
+    this.sliceOn(this.childTrack(s.threadId, trackName, s.startNs), s, []);
+  }
+
+  /**
+   * A span on its lane: lane 0 is the thread's own track, the others tracks under it. An arrow's end
+   * on a slice drawn before this one is a "span flow" instant inside that slice; the source of each
+   * arrow goes out first, so that equal times keep the arrow's direction.
+   */
+  protected spanSlice(s: SpanSlice, flows: readonly SpanFlow[]): void {
+    for (const f of flows) if (!f.fromThis) this.flowMarker(f.other, Event.flowIds, f.id);
+    this.sliceOn(this.laneTrack(s.threadId, s.lane, s.startNs), s, flows);
+    for (const f of flows) if (f.fromThis) this.flowMarker(f.other, Event.terminatingFlowIds, f.id);
+  }
+
+  private laneTrack(threadId: number, lane: number, timestampNs: number): number {
+    return lane === 0 ? this.threadTrack(threadId, timestampNs) : this.childTrack(threadId, `spans ${lane + 1}`, timestampNs);
+  }
+
+  private sliceOn(track: number, s: Slice, flows: readonly SpanFlow[]): void {
     this.trackEvent(s.startNs, Event.SLICE_BEGIN, track, this.categories.iid(s.category), this.names.iid(s.name));
     for (const [k, type, val] of s.args) this.annotation(this.annotationNames.iid(k), type, val);
+    for (const f of flows) this.pb.fixed64(f.fromThis ? Event.flowIds : Event.terminatingFlowIds, f.id);
     this.closeTrackEvent();
     if (s.durationNs === undefined) return;
     this.trackEvent(s.startNs + s.durationNs, Event.SLICE_END, track);
     this.closeTrackEvent();
   }
 
+  /** An arrow's end inside a slice drawn earlier, at its start (`field`: flowIds for the parent's end, terminatingFlowIds for the child's). */
+  private flowMarker(at: SpanPlace, field: number, id: bigint): void {
+    this.trackEvent(at.startNs, Event.INSTANT, this.laneTrack(at.threadId, at.lane, at.startNs), this.tracepipeCategory, this.flowName);
+    this.pb.fixed64(field, id);
+    this.closeTrackEvent();
+  }
+
   protected drop(d: PlacedDrop): void {
     const track = this.threadTrack(d.threadId, d.timestampNs);
-    this.trackEvent(d.timestampNs, Event.INSTANT, track, this.dropCategory, this.dropName);
+    this.trackEvent(d.timestampNs, Event.INSTANT, track, this.tracepipeCategory, this.dropName);
     this.annotation(this.annotationNames.iid('count'), 'u32', d.count);
     this.annotation(this.annotationNames.iid('fromSeq'), 'u32', d.fromSeq);
     this.annotation(this.annotationNames.iid('toSeq'), 'u32', d.toSeq);

@@ -133,6 +133,12 @@ export class ProtobufWriter extends ByteWriter {
     this.pos = end;
   }
 
+  /** A fixed64 (eight bytes, little-endian), as Perfetto's flow ids are. */
+  fixed64(field: number, v: bigint): void {
+    this.tag(field, I64);
+    this.u64(BigInt.asUintN(64, v));
+  }
+
   double(field: number, v: number): void {
     this.tag(field, I64);
     this.f64(v);

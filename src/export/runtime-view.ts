@@ -5,13 +5,15 @@ import type { TraceHeader } from '../format/stream-header.js';
 import type { StreamEventType } from '../format/trace-event.js';
 import type { FieldType } from '../schema/field-type.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
+import { COUNTER_SUFFIX, typeRole } from '../schema/type-role.js';
 
 /**
  * How tracepipe's runtime events show on a timeline (Perfetto, Chrome's trace viewer): GC pauses and
  * event-loop stalls as slices, heap and loop figures as counters, thread names from the process
- * rundown. Every other event is an instant on the thread that wrote it.
+ * rundown; spans (span-slices.ts) as slices and counters as counters. Every other event is an instant
+ * on the thread that wrote it.
  */
-export type TimelineRole = 'gc-pause' | 'stall-start' | 'stall-end' | 'counter' | 'instant';
+export type TimelineRole = 'gc-pause' | 'stall-start' | 'stall-end' | 'span-begin' | 'span-end' | 'counter' | 'instant';
 
 type FieldValue = DecodedFields[string];
 
@@ -35,7 +37,8 @@ export function timelineRole(t: StreamEventType): TimelineRole {
     case 'Runtime.EventLoop/Delay':
       return counterFields(t).length > 0 ? 'counter' : 'instant';
     default:
-      return 'instant';
+      // Spans and counters a provider declared (type-role.ts): their types say what they are.
+      return typeRole(t.descriptor)?.kind ?? 'instant';
   }
 }
 
@@ -44,13 +47,20 @@ export function counterFields(t: StreamEventType): readonly FieldLayout[] {
   return t.layout.fields.filter((f) => NUMBER.includes(f.type) && f.type !== 'bool');
 }
 
-/** A counter event's series prefix: the event name, and the heap space for per-space figures. */
+/**
+ * A counter event's series prefix: a declared counter's `Provider/Counter`; for the runtime's figures
+ * the event name, and the heap space for per-space figures.
+ */
 export function counterGroup(e: BlockEvent): string {
+  if (e.name.endsWith(COUNTER_SUFFIX)) return e.type.key.slice(0, -COUNTER_SUFFIX.length);
   const space = e.fields.space;
   return typeof space === 'string' ? `${e.name} ${space}` : e.name;
 }
 
-/** A span of time on a thread: a GC pause or an event-loop stall. */
+/** A slice's argument: name, type and value (a field that is not the name, the time or the thread). */
+export type SliceArg = readonly [string, FieldType, FieldValue];
+
+/** A span of time on a thread: a GC pause, an event-loop stall, a span. */
 export interface Slice {
   readonly threadId: number;
   readonly startNs: number;
@@ -58,8 +68,7 @@ export interface Slice {
   readonly durationNs: number | undefined;
   readonly name: string;
   readonly category: string;
-  /** Name, type and value of each argument (the fields that are not the name, the time or the thread). */
-  readonly args: ReadonlyArray<readonly [string, FieldType, FieldValue]>;
+  readonly args: readonly SliceArg[];
 }
 
 /** The thread a runtime event is about (the watchdog writes the main thread's pauses and stalls). */
@@ -69,7 +78,7 @@ function subjectThread(e: BlockEvent): number {
 
 /** A GC pause: its true start (the event's timestamp), its exact duration, its kind as the name. */
 export function gcPauseSlice(e: BlockEvent): Slice {
-  const args: Array<readonly [string, FieldType, FieldValue]> = [];
+  const args: SliceArg[] = [];
   for (const f of e.type.layout.fields) if (f.name !== 'kind' && f.name !== 'thread') args.push([f.name, f.type, e.fields[f.name]!]);
   return { threadId: subjectThread(e), startNs: e.timestampNs, durationNs: Number(e.fields.durationNs), name: String(e.fields.kind), category: e.provider, args };
 }

@@ -6,6 +6,7 @@ import type { EventBatch, PlacedDrop } from '../format/trace-reader.js';
 import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
 import { gcPauseSlice, isThreadInfo, type Slice, StallSlices, ThreadNames, timelineRole, type TimelineRole } from './runtime-view.js';
+import { type SpanFlow, type SpanSlice, SpanSlices } from './span-slices.js';
 
 /** What a timeline format works out once per type; `role` and `threadInfo` drive the dispatch. */
 export interface TypeView {
@@ -15,9 +16,10 @@ export interface TypeView {
 
 /**
  * What the timeline formats (Perfetto, Chrome) share: one output file filled from a byte buffer,
- * thread names, stall pairing, the losses per thread, and the dispatch of each event to its role in
- * runtime-view.ts (a GC pause or a stall is a slice on a track named "GC" or "event loop", heap and
- * loop figures are counters, the rest instants). A format says how each of those is written.
+ * thread names, stall and span pairing, the losses per thread, and the dispatch of each event to its
+ * role in runtime-view.ts (a GC pause or a stall is a slice on a track named "GC" or "event loop", a
+ * span a slice on a lane of its thread, heap and loop figures and declared counters are counters, the
+ * rest instants). A format says how each of those is written.
  */
 export abstract class TimelineWriter<V extends TypeView> implements ExportWriter {
   protected out: ExportOutput | undefined;
@@ -25,7 +27,10 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
   protected threads = new ThreadNames(0);
   protected readonly droppedByThread = new Map<number, number>();
   private readonly stalls = new StallSlices();
+  private readonly spans = new SpanSlices((slice, flows) => this.spanSlice(slice, flows));
   private readonly views = new Map<StreamEventType, V>();
+  /** The latest time seen: where spans still open at the end are closed. */
+  private lastNs = 0;
 
   constructor(
     protected readonly path: string,
@@ -44,7 +49,10 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
       this.droppedByThread.set(d.threadId, (this.droppedByThread.get(d.threadId) ?? 0) + d.count);
       this.drop(d);
     }
-    for (const e of batch.events) this.event(e);
+    for (const e of batch.events) {
+      if (e.timestampNs > this.lastNs) this.lastNs = e.timestampNs;
+      this.event(e);
+    }
     if (this.buffer.pos >= FLUSH_BYTES) await this.flush();
   }
 
@@ -61,6 +69,12 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
         return this.stalls.start(e);
       case 'stall-end':
         return this.slice(this.stalls.end(e), 'event loop');
+      case 'span-begin':
+        return this.spans.begin(e);
+      case 'span-end':
+        // An end whose begin is not in the trace stays visible as what it is.
+        if (!this.spans.end(e)) this.instant(e, v);
+        return;
       case 'counter':
         return this.counter(e, v);
       case 'instant':
@@ -78,6 +92,7 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
   }
 
   async finish(end: ExportEnd): Promise<ExportFiles> {
+    this.spans.finish(this.lastNs);
     for (const s of this.stalls.unfinished()) this.slice(s, 'event loop');
     this.end(end);
     await this.flush();
@@ -95,6 +110,8 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
   protected abstract begin(h: TraceHeader): void;
   /** `trackName` is the track under the slice's thread where the format has such tracks. */
   protected abstract slice(s: Slice, trackName: string): void;
+  /** A span, on lane `s.lane` of its thread (0: the thread's own track), with the arrows to draw for it. */
+  protected abstract spanSlice(s: SpanSlice, flows: readonly SpanFlow[]): void;
   protected abstract counter(e: BlockEvent, v: V): void;
   protected abstract instant(e: BlockEvent, v: V): void;
   protected abstract drop(d: PlacedDrop): void;
