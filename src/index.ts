@@ -11,8 +11,9 @@ export { startSession, liveSessions, startDiagnosticServer, type TracepipeHost }
 export { TraceSession, SessionError, SessionLimitError, type SessionOptions, type SessionResult } from './session/session.js';
 export type { SessionOutput } from './session/session-output.js';
 export { parseProviderSpec, ProviderSpecError, type ProviderRequest, type ProviderConfig } from './session/provider-spec.js';
-export { readTrace, type TraceReadable, type TraceSummary, type ThreadSummary, type ReadOptions, type ByteSource } from './format/trace-reader.js';
-export type { TraceEvent } from './format/trace-event.js';
+export { readTrace, type TraceReadable, type TraceSummary, type ThreadSummary, type ReadOptions, type ByteSource, type EventBatch, type PlacedDrop, type BatchOptions } from './format/trace-reader.js';
+export type { TraceEvent, StreamEventType } from './format/trace-event.js';
+export type { BlockEvent } from './format/events-block.js';
 export type { TraceHeader } from './format/stream-header.js';
 export type { DropRange } from './format/loss-tracker.js';
 export { DROP_REASONS, type DropReason, type DropReasonCounts } from './format/drop-reason.js';

@@ -11,6 +11,7 @@ import { defineProvider, readTrace, TraceFormatError } from '../dist/index.js';
 import { ByteWriter } from '../dist/format/byte-writer.js';
 import { MAX_EVENT_PAYLOAD, MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES, MAX_THREADS } from '../dist/format/reader-limits.js';
 import { PayloadArena } from '../dist/format/payload-arena.js';
+import { payloadDecoder } from '../dist/format/payload-codec.js';
 import { ReorderWindow } from '../dist/format/reorder-window.js';
 import { encodeHeader } from '../dist/format/stream-header.js';
 import { TraceParser } from '../dist/format/trace-parser.js';
@@ -264,7 +265,8 @@ test('defineProvider refuses a field named __proto__, names longer than 256 byte
 /** A window over events of one 0-field type whose payloads are `payloadBytes` long. */
 function windowEvents(count, payloadBytes, seed) {
   const rnd = prng(seed);
-  const t = { typeId: 1, descriptor: type('W', []), layout: computePayloadLayout([]), key: 'Limits.App/W' };
+  const layout = computePayloadLayout([]);
+  const t = { typeId: 1, descriptor: type('W', []), layout, decode: payloadDecoder(layout), key: 'Limits.App/W' };
   const payload = { bytes: new Uint8Array(payloadBytes), start: 0, length: 0, offset: 0 };
   return Array.from({ length: count }, (_, i) => ({
     e: { provider: 'Limits.App', name: 'W', id: 1, version: 0, level: 4, timestampNs: rnd.int(1000), threadId: rnd.int(4), sequence: i, fields: {}, type: t },
@@ -296,7 +298,15 @@ test('ReorderWindow: with room, everything comes out in (timestamp, arrival) ord
   );
 });
 
-test('PayloadArena: whatever the sizes (empty, a page exactly, past a page) and the order of frees, each payload reads back intact and freed pages are reused', () => {
+/** A held payload reads back through its bytes and through its page's view (what payload decoders use). */
+function readsBack(arena, h, want) {
+  const at = arena.offsetOf(h);
+  assert.deepEqual(arena.bytesOf(h).subarray(at, at + want.length), want);
+  const view = arena.viewOf(h);
+  assert.deepEqual(new Uint8Array(view.buffer, view.byteOffset + at, want.length), want);
+}
+
+test('PayloadArena: whatever the sizes (empty, a page exactly, past a page) and the order of frees, each payload reads back intact (bytes and view) and freed pages are reused', () => {
   const size = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 }), fc.constantFrom(65_535, 65_536, 65_537), fc.integer({ min: 1, max: 200_000 }));
   fc.assert(
     fc.property(fc.array(fc.record({ size, freeNow: fc.nat({ max: 4 }) }), { minLength: 1, maxLength: 300 }), (ops) => {
@@ -310,12 +320,12 @@ test('PayloadArena: whatever the sizes (empty, a page exactly, past a page) and 
         // Free some of what is held, not in the order it came.
         for (let k = 0; k < freeNow && held.length > 0; k++) {
           const { h, want } = held.splice((i * 7 + k) % held.length, 1)[0];
-          assert.deepEqual(arena.bytesOf(h).subarray(arena.offsetOf(h), arena.offsetOf(h) + want.length), want);
+          readsBack(arena, h, want);
           arena.free(h);
         }
       }
       for (const { h, want } of held) {
-        assert.deepEqual(arena.bytesOf(h).subarray(arena.offsetOf(h), arena.offsetOf(h) + want.length), want);
+        readsBack(arena, h, want);
         arena.free(h);
       }
       assert.ok(arena.bytes <= 64 * 1024, `all freed: at most the page being filled is in use (${arena.bytes})`);

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { FIELD_TYPES } from '../dist/index.js';
 import { generateWriter } from '../dist/schema/event-writer.js';
 import { computePayloadLayout } from '../dist/schema/payload-layout.js';
-import { decodePayload } from '../dist/format/payload-codec.js';
+import { payloadDecoder } from '../dist/format/payload-codec.js';
 import { fakeRecordTarget, recordAt0 } from './helpers/fake-record-target.mjs';
 
 const TWO64 = 2n ** 64n;
@@ -54,10 +54,12 @@ test('every field type has a value generator here', () => {
   assert.deepEqual(Object.keys(VALUES).sort(), [...FIELD_TYPES].sort());
 });
 
-/** A random event shape: 0–10 fields of any types, with a value for each. */
-const eventShape = fc
-  .array(fc.constantFrom(...FIELD_TYPES), { maxLength: 10 })
-  .chain((types) => fc.tuple(fc.constant(types), fc.tuple(...types.map((t) => VALUES[t].arb))));
+/** A random event shape: `minLength`–`maxLength` fields of any types, with a value for each. */
+const shapeOf = (constraints) =>
+  fc.array(fc.constantFrom(...FIELD_TYPES), constraints).chain((types) => fc.tuple(fc.constant(types), fc.tuple(...types.map((t) => VALUES[t].arb))));
+const eventShape = shapeOf({ maxLength: 10 });
+/** Wider than the types that get a generated decoder (up to 64 fields): the reader decodes these in a loop. */
+const wideShape = shapeOf({ minLength: 65, maxLength: 200 });
 
 function writeAndDecode(types, values, ts, typeIndex) {
   const fields = types.map((t, i) => [`f${i}`, t]);
@@ -69,9 +71,14 @@ function writeAndDecode(types, values, ts, typeIndex) {
   return { layout, target, rec, decoded: decodePayload(layout, target.u8, rec.payloadStart, rec.payloadLength, 0) };
 }
 
-test('write → decodePayload round-trips every field type in any combination', () => {
+/** The reader's decoder for `layout`, over a view of the whole buffer (as the reader has one per events block). */
+function decodePayload(layout, bytes, start, length, base) {
+  return payloadDecoder(layout)(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), bytes, start, length, base);
+}
+
+for (const [what, shape, numRuns] of [['', eventShape, 500], [' (wide types, the loop decoder)', wideShape, 60]]) test(`write → payload decoder round-trips every field type in any combination${what}`, () => {
   fc.assert(
-    fc.property(eventShape, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 1, max: 0xffff }), ([types, values], ts, typeIndex) => {
+    fc.property(shape, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 1, max: 0xffff }), ([types, values], ts, typeIndex) => {
       const { target, rec, decoded } = writeAndDecode(types, values, ts, typeIndex);
       assert.equal(rec.typeIndex, typeIndex);
       assert.ok(Object.is(rec.timestampMs, ts));
@@ -87,7 +94,7 @@ test('write → decodePayload round-trips every field type in any combination', 
         else assert.deepEqual(got, want, `${t} field f${i}`);
       });
     }),
-    { numRuns: 500 },
+    { numRuns },
   );
 });
 
@@ -109,6 +116,20 @@ test('lone surrogates become U+FFFD', () => {
   assert.deepEqual(decoded, { f0: 'a\ufffdb', f1: '\ufffd', f2: 'x\ufffd' });
 });
 
+test('a field named __proto__ is an own field, never the prototype (generated and loop decoders)', () => {
+  for (const extra of [0, 70]) {
+    const padding = Array.from({ length: extra }, (_, i) => [`p${i}`, 'u8']);
+    const layout = computePayloadLayout([['__proto__', 'u32'], ['constructor', 'string'], ...padding]);
+    const target = fakeRecordTarget();
+    generateWriter(layout, 1, { now: () => 0 }, false).call({ _targets: [target] }, 7, 'x', ...padding.map(() => 1));
+    const rec = recordAt0(target);
+    const decoded = decodePayload(layout, target.u8, rec.payloadStart, rec.payloadLength, 0);
+    assert.equal(Object.getPrototypeOf(decoded), Object.prototype);
+    assert.deepEqual(Object.entries(decoded).slice(0, 2), [['__proto__', 7], ['constructor', 'x']]);
+    assert.equal(Object.keys(decoded).length, 2 + extra);
+  }
+});
+
 test('payload size is the fixed part plus the variable bytes, with no padding between fields', () => {
   fc.assert(
     fc.property(eventShape, ([types, values]) => {
@@ -123,11 +144,14 @@ test('payload size is the fixed part plus the variable bytes, with no padding be
   );
 });
 
-test('decodePayload rejects payloads that do not match their layout with a corrupt error', () => {
-  const { layout, target, rec } = writeAndDecode(['u32', 'string'], [7, 'hello'], 0, 1);
-  const check = (len) =>
-    assert.throws(() => decodePayload(layout, target.u8, rec.payloadStart, len, 100), (e) => e.name === 'TraceFormatError' && e.code === 'corrupt' && e.offset === 100);
-  check(layout.fixedSize - 1); // shorter than the fixed part
-  check(rec.payloadLength - 1); // string runs past the payload
-  check(rec.payloadLength + 1); // trailing bytes
+test('the payload decoder rejects payloads that do not match their layout with a corrupt error (generated and loop decoders)', () => {
+  for (const extra of [0, 70]) {
+    const types = ['u32', 'string', ...Array(extra).fill('u8')];
+    const { layout, target, rec } = writeAndDecode(types, [7, 'hello', ...Array(extra).fill(1)], 0, 1);
+    const check = (len) =>
+      assert.throws(() => decodePayload(layout, target.u8, rec.payloadStart, len, 100), (e) => e.name === 'TraceFormatError' && e.code === 'corrupt' && e.offset === 100);
+    check(layout.fixedSize - 1); // shorter than the fixed part
+    check(rec.payloadLength - 1); // string runs past the payload
+    check(rec.payloadLength + 1); // trailing bytes
+  }
 });

@@ -13,7 +13,7 @@ const ROUNDS = 5;
 const PER_THREAD = 500_000;
 const WORKERS = 3;
 
-export const description = `reading: ${(PER_THREAD * (WORKERS + 1)).toLocaleString('en-US')} events from 4 threads (a real session file), readTrace and summary() against the same events as JSONL`;
+export const description = `reading: ${(PER_THREAD * (WORKERS + 1)).toLocaleString('en-US')} events from 4 threads (a real session file), readTrace, its batches and summary() against the same events as JSONL`;
 
 export async function run() {
   // TRACEPIPE_BENCH_BASELINE=/path/to/other/dist adds that build's readTrace and summary as variants (before/after).
@@ -24,7 +24,7 @@ export async function run() {
     const jsonl = join(dir, 'read.jsonl');
     const made = await runVariant(MAKE, [file, jsonl, String(PER_THREAD), String(WORKERS)], { timeoutMs: 300_000 });
     console.log(`trace: ${made.events.toLocaleString('en-US')} events (${made.dropped} dropped), ${(made.bytes / 2 ** 20).toFixed(1)} MiB; ${ROUNDS} rounds, each variant in its own process`);
-    const variants = ['readTrace', 'summary', 'jsonl', ...(baseline ? ['baseline readTrace', 'baseline summary'] : [])];
+    const variants = ['readTrace', 'batches', 'summary', 'jsonl', ...(baseline ? ['baseline readTrace', 'baseline summary'] : [])];
     const res = await interleavedRounds(ROUNDS, variants, (v) => {
       const [name, dist] = v.startsWith('baseline ') ? [v.slice(9), baseline] : [v, DIST];
       return runVariant(READER, [name, v === 'jsonl' ? jsonl : file, dist], { timeoutMs: 300_000 });

@@ -1,5 +1,6 @@
 // One measured read of the benchmark trace, in its own process. Variants: readTrace (every event
-// decoded, in timestamp order), summary (counts only), jsonl (the same events as JSON lines, parsed
+// decoded, in timestamp order), batches (the same, handed over in arrays: readTrace().batches()),
+// summary (counts only), jsonl (the same events as JSON lines, parsed
 // line by line: what reading structured logs costs). A dist directory other than ours may be named
 // (the baseline build of a before/after comparison).
 import { createReadStream } from 'node:fs';
@@ -18,6 +19,13 @@ if (variant === 'readTrace') {
   for await (const e of readTrace(file)) {
     events++;
     check += e.fields.c;
+  }
+} else if (variant === 'batches') {
+  for await (const batch of readTrace(file).batches()) {
+    for (const e of batch.events) {
+      events++;
+      check += e.fields.c;
+    }
   }
 } else if (variant === 'summary') {
   events = (await readTrace(file).summary()).events;

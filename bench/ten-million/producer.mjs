@@ -1,4 +1,5 @@
 // One run of the 10,000,000-event benchmark, in its own process: write, stop, then take the file apart.
+// `producer.mjs N [FILE]` keeps the trace at FILE (the convert benchmark reads it); otherwise it is removed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,10 +9,11 @@ import { traceAnatomy } from '../support/trace-anatomy.mjs';
 import { reportResult } from '../support/variant-process.mjs';
 
 const N = Number(process.argv[2]);
+const keep = process.argv[3];
 const E = bench.Tick;
 const dir = mkdtempSync(join(tmpdir(), 'tracepipe-bench-'));
 try {
-  const file = join(dir, 'ten-million.tptrace');
+  const file = keep ?? join(dir, 'ten-million.tptrace');
   const session = await startSession({ providers: PROVIDERS, output: file, bufferingMode: 'drop' });
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < N; i++) {

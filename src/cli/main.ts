@@ -1,10 +1,12 @@
 #!/usr/bin/env node
+import { ExportTargetError } from '../export/export-output.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { GcdumpFileError } from '../heap/gcdump-file.js';
 import { CliError } from './cli-error.js';
 import { SessionError } from '../session/session.js';
 import { ProviderSpecError } from '../session/provider-spec.js';
 import { collectCommand, collectUsage } from './collect-command.js';
+import { convertCommand, convertUsage } from './convert/convert-command.js';
 import { demoCommand, demoUsage } from './demo-command.js';
 import { dumpCommand, dumpUsage } from './dump-command.js';
 import { gcdumpCommand, gcdumpUsage } from './gcdump/gcdump-command.js';
@@ -20,6 +22,7 @@ const commands: Record<string, { run: Command; usage: string }> = {
   dump: { run: dumpCommand, usage: dumpUsage },
   stats: { run: statsCommand, usage: statsUsage },
   report: { run: reportCommand, usage: reportUsage },
+  convert: { run: convertCommand, usage: convertUsage },
   demo: { run: demoCommand, usage: demoUsage },
   ps: { run: psCommand, usage: psUsage },
   collect: { run: collectCommand, usage: collectUsage },
@@ -52,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
 function userError(e: unknown): { message: string; exitCode: number } | undefined {
   if (e instanceof CliError) return { message: e.message, exitCode: e.exitCode };
   if (e instanceof TraceFormatError || e instanceof GcdumpFileError) return { message: e.message, exitCode: 1 };
+  if (e instanceof ExportTargetError) return { message: e.message, exitCode: 2 };
   if (e instanceof SessionError || e instanceof ProviderSpecError || e instanceof RangeError) return { message: (e as Error).message, exitCode: 2 };
   const code = (e as { code?: string })?.code;
   if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return { message: (e as Error).message, exitCode: 2 };

@@ -1,18 +1,9 @@
+import { drained } from '../export/export-output.js';
+
 /** Writes a line to stdout, waiting when the pipe is full; a closed pipe (`| head`) ends quietly. */
 export async function writeOut(text: string): Promise<void> {
-  const out = process.stdout;
-  if (out.destroyed) return;
-  if (out.write(text)) return;
-  // Whichever comes first, both listeners go: a long dump waits here thousands of times.
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      out.off('drain', done);
-      out.off('close', done);
-      resolve();
-    };
-    out.on('drain', done);
-    out.on('close', done);
-  });
+  if (process.stdout.destroyed) return;
+  if (!process.stdout.write(text)) await drained(process.stdout);
 }
 
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {

@@ -1,5 +1,5 @@
 import { ByteReader } from './byte-reader.js';
-import { checkPayload, decodePayload, type DecodedFields } from './payload-codec.js';
+import { checkPayload, type DecodedFields } from './payload-codec.js';
 import { MAX_EVENT_PAYLOAD } from './reader-limits.js';
 import type { StreamEventType, TraceEvent } from './trace-event.js';
 import { EventFlag } from './trace-writer.js';
@@ -90,7 +90,7 @@ export class EventsBlockDecoder {
       if (len > MAX_EVENT_PAYLOAD) r.overLimit(`a ${len}-byte event payload (at most ${MAX_EVENT_PAYLOAD})`);
       const d = type!.descriptor;
       let fields = NO_FIELDS;
-      if (mode === true) fields = decodePayload(type!.layout, payload, r.pos, len, base + r.pos);
+      if (mode === true) fields = type!.decode(r.view, payload, r.pos, len, base + r.pos);
       else if (mode === 'check') checkPayload(type!.layout, payload, r.pos, len, base + r.pos);
       else if (len < type!.layout.fixedSize) r.fail(`payload shorter than its fixed part (event at ${base + at})`);
       raw.start = r.pos;

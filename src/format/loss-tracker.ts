@@ -22,7 +22,16 @@ export class LossTracker {
   dropped = 0;
   readonly droppedByThread = new Map<number, number>();
 
-  constructor(private readonly maxRanges = 10_000) {}
+  constructor(
+    private readonly maxRanges = 10_000,
+    /** Told of every gap as it shows, before it is merged into a kept range (for tools that place each loss). */
+    private readonly onGap?: (range: DropRange) => void,
+  ) {}
+
+  /** Threads seen so far. */
+  get threads(): number {
+    return this.nextSeq.size;
+  }
 
   observe(threadId: number, seq: number): void {
     const expected = this.nextSeq.get(threadId) ?? 0;
@@ -54,6 +63,7 @@ export class LossTracker {
 
   private gap(threadId: number, fromSeq: number, toSeq: number): void {
     const count = toSeq - fromSeq + 1;
+    this.onGap?.({ threadId, fromSeq, toSeq, count });
     this.dropped += count;
     this.droppedByThread.set(threadId, (this.droppedByThread.get(threadId) ?? 0) + count);
     const last = this.ranges[this.ranges.length - 1];

@@ -3,6 +3,10 @@ const PAGE_BYTES = 64 * 1024;
 /** A handle is page × this + offset; an offset may be PAGE_BYTES itself (an empty payload at the end of a full page). */
 const HANDLE_STRIDE = 2 * PAGE_BYTES;
 
+function pageOf(handle: number): number {
+  return Math.floor(handle / HANDLE_STRIDE);
+}
+
 /**
  * Payload bytes held outside the garbage-collected heap: copied into pages, freed one by one, and a
  * page is reused once nothing on it is held. Holding a payload here costs no JS object, so a reader
@@ -10,6 +14,8 @@ const HANDLE_STRIDE = 2 * PAGE_BYTES;
  */
 export class PayloadArena {
   private readonly pages: (Uint8Array | undefined)[] = [];
+  /** A view of each page, for payload decoders (one per page, not one per payload). */
+  private readonly views: (DataView | undefined)[] = [];
   private readonly live: number[] = [];
   private readonly emptyPages: number[] = [];
   private readonly unusedIds: number[] = [];
@@ -37,7 +43,11 @@ export class PayloadArena {
   }
 
   bytesOf(handle: number): Uint8Array {
-    return this.pages[Math.floor(handle / HANDLE_STRIDE)]!;
+    return this.pages[pageOf(handle)]!;
+  }
+
+  viewOf(handle: number): DataView {
+    return this.views[pageOf(handle)]!;
   }
 
   offsetOf(handle: number): number {
@@ -45,13 +55,14 @@ export class PayloadArena {
   }
 
   free(handle: number): void {
-    const page = Math.floor(handle / HANDLE_STRIDE);
+    const page = pageOf(handle);
     if (--this.live[page]! > 0 || page === this.current) return;
     const bytes = this.pages[page]!;
     this.bytes -= bytes.length;
     if (bytes.length === PAGE_BYTES) this.emptyPages.push(page);
     else {
       this.pages[page] = undefined;
+      this.views[page] = undefined;
       this.unusedIds.push(page);
     }
   }
@@ -71,6 +82,7 @@ export class PayloadArena {
   private newPage(bytes: Uint8Array): number {
     const id = this.unusedIds.pop() ?? this.pages.length;
     this.pages[id] = bytes;
+    this.views[id] = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.live[id] = 0;
     return id;
   }

@@ -1,7 +1,7 @@
 import type { EventDescriptor } from '../schema/event-type.js';
 import type { Level } from '../schema/level.js';
 import type { PayloadLayout } from '../schema/payload-layout.js';
-import type { DecodedFields } from './payload-codec.js';
+import type { DecodedFields, PayloadDecoder } from './payload-codec.js';
 
 /** One event as read back from a trace. */
 export interface TraceEvent {
@@ -23,6 +23,7 @@ export interface StreamEventType {
   readonly typeId: number;
   readonly descriptor: EventDescriptor;
   readonly layout: PayloadLayout;
+  readonly decode: PayloadDecoder;
   /** "Provider/Event". */
   readonly key: string;
 }

@@ -6,6 +6,7 @@ import { SequencePoint } from './sequence-point.js';
 import { EventsBlockDecoder, type BlockEvent, type FieldDecoding, type RawPayload } from './events-block.js';
 import { TraceFormatError } from './format-error.js';
 import { decodeDescriptor } from './metadata-codec.js';
+import { payloadDecoder } from './payload-codec.js';
 import { MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES } from './reader-limits.js';
 import { checkPrefix, decodeHeader, HEADER_PREFIX, headerSize, type TraceHeader } from './stream-header.js';
 import type { StreamEventType } from './trace-event.js';
@@ -161,7 +162,7 @@ export class TraceParser {
     this.fieldCount += d.fields.length;
     if (this.fieldCount > MAX_FIELDS_IN_ALL_TYPES) r.overLimit(`more than ${MAX_FIELDS_IN_ALL_TYPES} fields in all event types`);
     const layout = computePayloadLayout(d.fields);
-    const t: StreamEventType = { typeId, descriptor: d, layout, key: `${d.provider}/${d.name}` };
+    const t: StreamEventType = { typeId, descriptor: d, layout, decode: payloadDecoder(layout), key: `${d.provider}/${d.name}` };
     this.types.set(typeId, t);
     return t;
   }

@@ -1,5 +1,6 @@
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { BLOCK_HEADER_SIZE, BlockKind, blockChecksum, END_OF_STREAM_PAYLOAD } from './block.js';
+import type { BlockEvent } from './events-block.js';
 import { TraceFormatError, type TraceErrorCode } from './format-error.js';
 import { addDropReasons, type DropReasonCounts, noDropReasons } from './drop-reason.js';
 import { LossTracker, type DropRange } from './loss-tracker.js';
@@ -56,33 +57,88 @@ export interface TraceSummary {
 
 export type ByteSource = string | AsyncIterable<Uint8Array>;
 
+/** A loss, placed in time: at the event that revealed it, or at the end of the stream for attempts after a thread's last event. */
+export interface PlacedDrop extends DropRange {
+  readonly timestampNs: number;
+}
+
+export interface EventBatch {
+  readonly header: TraceHeader;
+  /** Events with their stream types, continuing the previous batch. */
+  readonly events: readonly BlockEvent[];
+  /** Losses revealed since the previous batch, in stream order. */
+  readonly drops: readonly PlacedDrop[];
+  /** Bytes of input read so far. */
+  readonly bytesRead: number;
+}
+
+export interface BatchOptions {
+  /**
+   * 'timestamp' (the default) puts events in timestamp order, as iteration does, through the same
+   * bounded reorder window. 'stream' hands them over as the stream has them (per thread in sequence
+   * order) and holds nothing back: for consumers that sort themselves.
+   */
+  readonly order?: 'timestamp' | 'stream';
+}
+
 export interface TraceReadable extends AsyncIterable<TraceEvent> {
   summary(): Promise<TraceSummary>;
+  /**
+   * The events in batches (at most 1,024 each), with their types and the losses they reveal:
+   * for tools that go through millions of events, where a promise per event costs more than the
+   * event. A damaged stream yields the batches of its intact blocks, then throws as iteration does.
+   */
+  batches(options?: BatchOptions): AsyncIterable<EventBatch>;
   /** Events delivered outside timestamp order because they arrived later than the reorder window (after iteration). */
   readonly outOfOrder: number;
 }
 
-const READ_CHUNK = 1 << 20;
+/**
+ * The file is read 1 MiB at a time, the next read running while the current one is parsed, and handed
+ * over in 64 KiB chunks: few reads and no wait between them, and batches small enough that their
+ * events die young.
+ */
+const READ_AHEAD = 1 << 20;
+const READ_CHUNK = 1 << 16;
+/**
+ * Events in one batch at most: a 16 MiB block of tiny events is handed over in pieces, never at once,
+ * and what a consumer holds while it works on a batch stays small enough to die young (batches of
+ * 4,096 let the collector promote a batch's worth at each scavenge: in timestamp order, 1.9× the peak
+ * RSS and 0.7× the throughput of batches of 1,024).
+ */
+const BATCH_EVENTS = 1024;
 const DEFAULT_WINDOW_NS = 100e6;
 
 async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
-  let fh;
+  let fh: FileHandle;
   try {
     fh = await open(path, 'r');
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     throw new TraceFormatError('io', err.code === 'ENOENT' ? `no such file: ${path}` : `cannot open ${path}: ${err.message}`, 0);
   }
-  try {
-    const buf = new Uint8Array(READ_CHUNK);
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, READ_CHUNK, null).catch((e: NodeJS.ErrnoException) => {
+  const read = (buf: Uint8Array): Promise<number> =>
+    fh.read(buf, 0, buf.length, null).then(
+      (r) => r.bytesRead,
+      (e: NodeJS.ErrnoException) => {
         throw new TraceFormatError('io', e.code === 'EISDIR' ? `${path} is a directory, not a trace file` : `cannot read ${path}: ${e.message}`, 0);
-      });
-      if (bytesRead === 0) return;
-      yield buf.subarray(0, bytesRead);
+      },
+    );
+  const buffers = [new Uint8Array(READ_AHEAD), new Uint8Array(READ_AHEAD)];
+  let current = 0;
+  let next = read(buffers[0]!);
+  try {
+    for (;;) {
+      const n = await next;
+      if (n === 0) return;
+      const buf = buffers[current]!;
+      current ^= 1;
+      next = read(buffers[current]!);
+      for (let at = 0; at < n; at += READ_CHUNK) yield buf.subarray(at, Math.min(n, at + READ_CHUNK));
     }
   } finally {
+    // A consumer that stops early leaves a read in flight: it must end before the file closes.
+    await next.catch(() => undefined);
     await fh.close();
   }
 }
@@ -122,15 +178,18 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
     throw new RangeError(`tracepipe: reorderWindowNs must be a non-negative number of nanoseconds; got ${String(asked)}`);
   }
   const chunks = () => (typeof source === 'string' ? fileChunks(source) : source);
+  const reorderWindow = async (): Promise<ReorderWindow> => {
+    let windowNs = options.reorderWindowNs;
+    if (windowNs === undefined && typeof source === 'string') {
+      const late = await trailerLateness(source);
+      if (late !== undefined) windowNs = late;
+    }
+    return new ReorderWindow(Math.min(windowNs ?? DEFAULT_WINDOW_NS, MAX_REORDER_WINDOW_NS), MAX_REORDER_BYTES);
+  };
   const readable = {
     outOfOrder: 0,
     async *[Symbol.asyncIterator](): AsyncGenerator<TraceEvent> {
-      let windowNs = options.reorderWindowNs;
-      if (windowNs === undefined && typeof source === 'string') {
-        const late = await trailerLateness(source);
-        if (late !== undefined) windowNs = late;
-      }
-      const reorder = new ReorderWindow(Math.min(windowNs ?? DEFAULT_WINDOW_NS, MAX_REORDER_WINDOW_NS), MAX_REORDER_BYTES);
+      const reorder = await reorderWindow();
       let lastOut = -Infinity;
       // The parser pauses as soon as an event may leave, so events are decoded one at a time as they
       // are handed on, never a block's worth at once.
@@ -174,9 +233,108 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
       for (let e = reorder.next(); e !== undefined; e = reorder.next()) yield deliver(e);
       if (failed) throw failure;
     },
+    batches: (batchOptions: BatchOptions = {}) => {
+      const order = batchOptions.order ?? 'timestamp';
+      if (order !== 'timestamp' && order !== 'stream') throw new RangeError(`tracepipe: batches() order must be 'timestamp' or 'stream'; got ${String(order)}`);
+      return readBatches(order);
+    },
     summary: () => summarize(chunks()),
   };
+
+  async function* readBatches(order: 'timestamp' | 'stream'): AsyncGenerator<EventBatch> {
+    // Stream order holds nothing; timestamp order holds what the bounded reorder window holds.
+    const reorder = order === 'timestamp' ? await reorderWindow() : undefined;
+    let events: BlockEvent[] = [];
+    let drops: PlacedDrop[] = [];
+    let header: TraceHeader | undefined;
+    let announced = false;
+    let bytesRead = 0;
+    let lastOut = -Infinity;
+    let revealedAtNs = 0;
+    const loss = new LossTracker(0, (r) => drops.push({ ...r, timestampNs: revealedAtNs }));
+    // The parser pauses when a batch is full (stream order) or an event may leave the window, so a
+    // batch never holds more than BATCH_EVENTS events, whatever the size of a block.
+    const parser: TraceParser = new TraceParser(
+      {
+        header: (h) => (header = h),
+        event: (e, payload) => {
+          revealedAtNs = e.timestampNs;
+          loss.observe(e.threadId, e.sequence);
+          if (loss.threads > MAX_THREADS) throw tooManyThreads(parser.offset);
+          if (reorder) {
+            reorder.push(e, payload);
+            if (reorder.ready) parser.pause();
+          } else {
+            events.push(e);
+            if (events.length >= BATCH_EVENTS) parser.pause();
+          }
+        },
+        sequencePoint: (sp) => {
+          loss.progress(sp);
+          if (!reorder) return;
+          reorder.release(sp.timeNs);
+          if (reorder.ready) parser.pause();
+        },
+        end: (totals) => {
+          reorder?.releaseAll();
+          revealedAtNs = totals.endTimeNs;
+          loss.finish();
+        },
+      },
+      // Timestamp order decodes an event when it leaves the window (see ReorderWindow).
+      reorder ? 'check' : true,
+    );
+    // The first batch comes with the header even when it has no events, so an empty trace still converts.
+    const take = (): EventBatch | undefined => {
+      if (!header || (announced && events.length === 0 && drops.length === 0)) return undefined;
+      const batch: EventBatch = { header, events, drops, bytesRead };
+      announced = true;
+      events = [];
+      drops = [];
+      return batch;
+    };
+    /** Moves what may leave the window into the batch; yields every full batch. */
+    const full = function* (): Generator<EventBatch> {
+      if (reorder) {
+        for (let e = reorder.next(true); e !== undefined; e = reorder.next(true)) {
+          if (e.timestampNs < lastOut) readable.outOfOrder++;
+          else lastOut = e.timestampNs;
+          events.push(e);
+          if (events.length >= BATCH_EVENTS) yield take()!;
+        }
+      } else if (events.length >= BATCH_EVENTS) yield take()!;
+    };
+    let failed = false;
+    let failure: unknown;
+    try {
+      for await (const chunk of chunks()) {
+        bytesRead += chunk.length;
+        parser.push(chunk);
+        for (;;) {
+          yield* full();
+          if (!parser.paused) break;
+          parser.resume();
+        }
+        const batch = take();
+        if (batch) yield batch;
+      }
+      parser.finish();
+    } catch (e) {
+      failed = true;
+      failure = e;
+      reorder?.releaseAll();
+    }
+    yield* full();
+    const batch = take();
+    if (batch) yield batch;
+    if (failed) throw failure;
+  }
+
   return readable;
+}
+
+function tooManyThreads(offset: number): TraceFormatError {
+  return new TraceFormatError('limit', `trace exceeds a reader limit: more than ${MAX_THREADS} threads at byte ${offset}`, offset);
 }
 
 /** Counts without decoding fields or ordering: one pass, memory bounded by the reader limits. Damage is reported, not thrown. */
@@ -194,9 +352,7 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
   const threadOf = (threadId: number, firstSeq: number): ThreadSummary => {
     let t = threads.get(threadId);
     if (!t) {
-      if (threads.size >= MAX_THREADS) {
-        throw new TraceFormatError('limit', `trace exceeds a reader limit: more than ${MAX_THREADS} threads at byte ${parser.offset}`, parser.offset);
-      }
+      if (threads.size >= MAX_THREADS) throw tooManyThreads(parser.offset);
       t = { events: 0, dropped: 0, dropReasons: noDropReasons(), firstSeq, lastSeq: firstSeq };
       threads.set(threadId, t);
     }

@@ -1,0 +1,46 @@
+import { rm } from 'node:fs/promises';
+import type { DuckDBConnection } from '@duckdb/node-api';
+
+/** An in-memory DuckDB that spills to `spillDir` past `memoryLimit`, so its memory stays bounded. */
+export interface DuckDBEngine {
+  readonly connection: DuckDBConnection;
+  close(): Promise<void>;
+}
+
+export interface EngineOptions {
+  /** Where DuckDB may spill what does not fit; removed on close. */
+  readonly spillDir: string;
+  /** DuckDB's own memory limit (its default is 80% of RAM). */
+  readonly memoryLimit?: string;
+  readonly threads?: number;
+}
+
+/**
+ * Opens the engine every tool of this package runs on (convert --to parquet now, SQL queries later).
+ * Row order is not preserved by bulk writes: that lets DuckDB stream them instead of buffering.
+ */
+export async function openDuckDB(options: EngineOptions): Promise<DuckDBEngine> {
+  // Loaded when first needed: the engine's native library costs ~25 MB of memory once loaded.
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(':memory:', {
+    memory_limit: options.memoryLimit ?? '256MB',
+    temp_directory: options.spillDir,
+    preserve_insertion_order: 'false',
+    threads: String(options.threads ?? 2),
+  });
+  const connection = await instance.connect();
+  return {
+    connection,
+    async close() {
+      connection.closeSync();
+      instance.closeSync();
+      await rm(options.spillDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A SQL identifier, quoted (names in traces are arbitrary strings). */
+export const ident = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+/** A SQL string literal. */
+export const literal = (s: string): string => `'${s.replaceAll("'", "''")}'`;

@@ -1,0 +1,58 @@
+import type { DecodedFields } from '../format/payload-codec.js';
+import type { FieldType } from '../schema/field-type.js';
+import { hex, TextWriter, utf8 } from './text-writer.js';
+
+/** JSON text for the JSON formats: numbers as JavaScript prints them, NaN and ±Infinity (which JSON cannot hold) as null, as JSON.stringify does. */
+export class JsonWriter extends TextWriter {
+  number(n: number): void {
+    if (Number.isFinite(n)) this.double(n);
+    else this.ascii('null');
+  }
+
+  /** A JSON string literal. */
+  text(s: string): void {
+    this.utf8(JSON.stringify(s));
+  }
+
+  /** For viewers' arguments: numbers as numbers, 64-bit integers as exact JSON number literals, bytes as hex. */
+  numericValue(v: DecodedFields[string]): void {
+    switch (typeof v) {
+      case 'number': return this.number(v);
+      case 'string': return this.text(v);
+      case 'boolean': return this.ascii(v ? 'true' : 'false');
+      case 'bigint': return this.ascii(String(v));
+      default: return this.ascii(`"${hex(v)}"`);
+    }
+  }
+}
+
+/**
+ * How 64-bit integers are written: as decimal strings, as `dump --format jsonl` does (JSON readers
+ * parse numbers as doubles), or as exact number literals, for viewers that show them as numbers.
+ */
+export type BigIntStyle = 'string' | 'number';
+
+function writeValue(type: FieldType, v: string, bigints: BigIntStyle): string {
+  switch (type) {
+    case 'bool': return `w.ascii(${v} ? 'true' : 'false')`;
+    case 'u8': case 'i8': case 'u16': case 'i16': case 'u32': case 'i32': return `w.integer(${v})`;
+    case 'f32': case 'f64': return `w.number(${v})`;
+    case 'u64': case 'i64': return bigints === 'string' ? `w.ascii('"' + ${v} + '"')` : `w.ascii(String(${v}))`;
+    case 'string': return `w.text(${v})`;
+    case 'bytes': return `w.ascii('"' + hex(${v}) + '"')`;
+  }
+}
+
+/** Writes a type's fields as the members of a JSON object (without braces). */
+export type FieldsWriter = (w: JsonWriter, fields: DecodedFields) => void;
+
+/**
+ * Generates the writer of one type's fields: straight-line code with each field read by a constant
+ * key and written by its type's method, so nothing is looked up or tested per field. `keys` is the
+ * decoded object's own key order (integer-like keys first), which is what JSON.stringify shows.
+ */
+export function fieldsWriter(keys: readonly string[], types: ReadonlyMap<string, FieldType>, bigints: BigIntStyle): FieldsWriter {
+  const prefixes = keys.map((k, i) => utf8(`${i ? ',' : ''}${JSON.stringify(k)}:`));
+  const lines = keys.map((k, i) => `w.raw(p[${i}]); ${writeValue(types.get(k)!, `f[${JSON.stringify(k)}]`, bigints)};`);
+  return new Function('p', 'hex', `return function writeFields(w, f) {\n  ${lines.join('\n  ')}\n};`)(prefixes, hex) as FieldsWriter;
+}

@@ -1,0 +1,78 @@
+// Shared by the convert tests: the CLI as a user runs it, the reference events (`tracepipe dump`),
+// the independent readers (babeltrace2, protoc) and the rich fixture trace.
+import { execFile, execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const RICH_TRACE = fileURLToPath(new URL('../fixtures/rich-trace.mjs', import.meta.url));
+/** Reports the process's peak RSS on stderr as it exits, for a child that runs the CLI. */
+const REPORT_MAX_RSS = fileURLToPath(new URL('./report-max-rss.mjs', import.meta.url));
+
+/** Runs a command; resolves with its exit code (or how it was killed) and output. */
+export function run(file, args, { timeoutMs = 120_000, nodeArgs = [] } = {}) {
+  return new Promise((resolve) => {
+    const argv = file === process.execPath ? [...nodeArgs, ...args] : args;
+    execFile(file, argv, { timeout: timeoutMs, maxBuffer: 512 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (err.killed ? `killed (${err.signal})` : typeof err.code === 'number' ? err.code : String(err.code)) : 0, stdout, stderr });
+    });
+  });
+}
+
+export const cli = (args, options) => run(process.execPath, [CLI, ...args], options);
+
+/** `tracepipe convert` in a child that reports its own peak RSS (process.resourceUsage().maxRSS, KiB). */
+export async function convertMeasured(args, options) {
+  const r = await run(process.execPath, [CLI, 'convert', ...args], { ...options, nodeArgs: ['--import', REPORT_MAX_RSS] });
+  const m = /maxRSS=(\d+)/.exec(r.stderr);
+  return { ...r, maxRssMB: m ? Number(m[1]) / 1024 : NaN };
+}
+
+/** The reference: every event as `tracepipe dump --format jsonl` prints it (and its exit code). */
+export async function dumpJsonl(file) {
+  const r = await cli(['dump', file, '--format', 'jsonl']);
+  const lines = r.stdout.split('\n').filter((l) => l !== '');
+  return { code: r.code, stderr: r.stderr, lines, events: lines.map((l) => JSON.parse(l)) };
+}
+
+/**
+ * Whether `tool` is on PATH. Tests against it fail in CI (which installs it, .ci/run) and are skipped
+ * locally, with the reason, when it is missing.
+ */
+export function needTool(t, tool, pkg) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    const why = `${tool} is not installed (Debian package ${pkg})`;
+    if (process.env.CI === 'true') throw new Error(`${why}; CI must install it (.ci/run)`);
+    t.skip(why);
+    return false;
+  }
+}
+
+/** Writes the rich fixture trace (see fixtures/rich-trace.mjs) into `dir`; resolves with its path and session result. */
+export async function richTrace(dir, { perThread = 2000, bufferMB = 1, name = 'rich.tptrace' } = {}) {
+  const file = join(dir, name);
+  const r = await run(process.execPath, [RICH_TRACE, file, String(perThread), String(bufferMB)], { timeoutMs: 180_000 });
+  if (r.code !== 0) throw new Error(`rich-trace.mjs failed (${r.code}): ${r.stderr}`);
+  return { file, result: JSON.parse(r.stdout.trim().split('\n').pop()) };
+}
+
+/** Counts of the dump's events by `Provider/Event`. */
+export function countByKey(events) {
+  const n = {};
+  for (const e of events) n[`${e.provider}/${e.name}`] = (n[`${e.provider}/${e.name}`] ?? 0) + 1;
+  return n;
+}
+
+/** Block boundaries of a trace file: [{ kind, start, end }] after the header. */
+export function blocksOf(bytes, headerEnd) {
+  const blocks = [];
+  for (let at = headerEnd; at + 12 <= bytes.length; ) {
+    const end = at + 12 + bytes.readUInt32LE(at + 4);
+    blocks.push({ kind: bytes[at], start: at, end });
+    at = end;
+  }
+  return blocks;
+}
