@@ -28,6 +28,8 @@ function sqlError(e: unknown): SqlError {
   const message = e instanceof Error ? e.message : String(e);
   return new SqlError(
     message
+      // The client library's wrapping of a parser error, in front of DuckDB's own message.
+      .replace(/^Failed to extract statements: /, '')
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '' && !/^\^+$/.test(l))
