@@ -22,11 +22,10 @@ function splitArguments(positionals: readonly string[]): { files: string[]; sql:
   return isFile ? { files: [...positionals], sql: undefined } : { files: positionals.slice(0, -1), sql: last };
 }
 
-/** Runs each statement of `sql` and prints its result; a statement that returns nothing prints nothing. */
+/** Runs each statement of `sql` and prints the result of each that returns rows. */
 async function printStatements(db: TraceDatabase, sql: string, format: QueryFormat): Promise<void> {
   let first = true;
   for await (const result of db.query(sql)) {
-    if (result.columns.length === 0) continue;
     if (!first && format === 'table') await writeOut('\n');
     first = false;
     await writeResult(result, format, writeOut);

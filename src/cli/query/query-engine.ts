@@ -3,8 +3,8 @@
  * (importing these types from tracepipe/export); the CLI formats what it returns.
  */
 
-/** A value as a query returns it: 64-bit and wider integers as bigints (exact), BLOBs as bytes, every other type as DuckDB prints it. */
-export type QueryValue = null | boolean | number | bigint | string | Uint8Array;
+/** A value as a query returns it: 64-bit and wider integers as bigints (exact), BLOBs as bytes, lists as arrays, every other type as DuckDB prints it. */
+export type QueryValue = null | boolean | number | bigint | string | Uint8Array | readonly QueryValue[];
 
 export interface QueryColumn {
   readonly name: string;
@@ -44,7 +44,7 @@ export interface LoadProgress {
 /** Trace files loaded into tables: one per event type ("Provider/Event"), `events`, `drops`, `threads`, `header`. */
 export interface TraceDatabase {
   readonly traces: readonly LoadedTrace[];
-  /** Runs each statement of `sql` in turn and yields the result of each; rejects with a SqlError when DuckDB refuses one. */
+  /** Runs each statement of `sql` in turn and yields the result of each that returns rows; rejects with a SqlError when DuckDB refuses one. */
   query(sql: string): AsyncIterable<QueryResult>;
   /** Every table and view (those the user made too), with columns and row counts. */
   schema(): Promise<TableSchema[]>;

@@ -1,5 +1,4 @@
 import { hex } from '../../export/text-writer.js';
-import { toJsonValue } from '../json-value.js';
 import type { QueryColumn, QueryResult, QueryValue } from './query-engine.js';
 
 /** The `--format` values (a contract: add, never rename). */
@@ -11,33 +10,41 @@ export const isQueryFormat = (s: string): s is QueryFormat => (QUERY_FORMATS as 
 /** Rows a table shows at most: it measures its columns on them, so it holds them; csv and json stream every row. */
 export const TABLE_ROWS = 1000;
 
-/** A value as text: 64-bit integers exact, bytes as hex, -0 kept. */
-function text(v: Exclude<QueryValue, null>): string {
+/** A value as text: 64-bit integers exact, bytes as hex, -0 kept, lists as DuckDB writes them. */
+function text(v: QueryValue): string {
+  if (v === null) return 'NULL';
   if (v instanceof Uint8Array) return hex(v);
+  if (Array.isArray(v)) return `[${v.map(text).join(', ')}]`;
   if (typeof v === 'number' && Object.is(v, -0)) return '-0';
   return String(v);
 }
 
-/** CSV (RFC 4180): strings and bytes always quoted, so an empty string is never read back as NULL (an empty cell). */
+/** CSV (RFC 4180): NULL is an empty cell, and what is not a number or boolean is quoted (so an empty string is never read back as NULL). */
 function csvCell(v: QueryValue): string {
   if (v === null) return '';
-  if (typeof v === 'string' || v instanceof Uint8Array) return `"${text(v).replaceAll('"', '""')}"`;
-  return text(v);
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return text(v);
+  return `"${text(v).replaceAll('"', '""')}"`;
 }
 
 const csvHeader = (columns: readonly QueryColumn[]): string => columns.map((c) => (/[",\r\n]/.test(c.name) ? `"${c.name.replaceAll('"', '""')}"` : c.name)).join(',');
 
-/** One JSON object per row; 64-bit integers as decimal strings and bytes as hex, as `tracepipe dump --format jsonl` writes them. */
-function jsonRow(columns: readonly QueryColumn[], row: readonly QueryValue[]): string {
-  const o: Record<string, unknown> = {};
-  columns.forEach((c, i) => (o[c.name] = toJsonValue(row[i])));
-  return JSON.stringify(o);
+/**
+ * JSON: 64-bit integers as exact JSON numbers (JavaScript's JSON.parse rounds those beyond 2^53;
+ * Python, jq and DuckDB read them exactly), bytes as hex strings, NaN and infinities as null.
+ */
+function jsonValue(v: QueryValue): string {
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof Uint8Array) return JSON.stringify(hex(v));
+  if (Array.isArray(v)) return `[${v.map(jsonValue).join(',')}]`;
+  return JSON.stringify(v);
 }
+
+const jsonRow = (columns: readonly QueryColumn[], row: readonly QueryValue[]): string => `{${columns.map((c, i) => `${JSON.stringify(c.name)}:${jsonValue(row[i]!)}`).join(',')}}`;
 
 const NUMERIC = /^(U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL.*)$/;
 
 /** Table cells: NULL spelt out, control characters escaped so each row stays one line. */
-const tableCell = (v: QueryValue): string => (v === null ? 'NULL' : text(v).replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)));
+const tableCell = (v: QueryValue): string => (text(v).replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)));
 
 function table(columns: readonly QueryColumn[], rows: ReadonlyArray<readonly QueryValue[]>): string {
   const cells = rows.map((r) => r.map(tableCell));

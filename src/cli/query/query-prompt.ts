@@ -91,7 +91,11 @@ export async function queryPrompt(s: PromptSession): Promise<void> {
   let running = false;
   rl.on('SIGINT', () => {
     if (running) return s.db.interrupt();
-    process.stdout.write(pending ? '\n' : '\n(.quit or Ctrl-D leaves)\n');
+    const typed = pending !== '' || rl.line !== '';
+    // Drops what was typed: the statement so far, and the line (Ctrl-E, Ctrl-U: to its end, then all of it).
+    rl.write(null, { ctrl: true, name: 'e' });
+    rl.write(null, { ctrl: true, name: 'u' });
+    process.stdout.write(typed ? '\n' : '\n(.quit or Ctrl-D leaves)\n');
     pending = '';
     rl.setPrompt(PROMPT);
     rl.prompt();

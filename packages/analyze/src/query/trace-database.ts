@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBBlobValue, type DuckDBDataChunk, type DuckDBResult, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBArrayValue, DuckDBBlobValue, DuckDBListValue, type DuckDBDataChunk, type DuckDBResult, type DuckDBValue, ResultReturnType } from '@duckdb/node-api';
 import {
   convertTrace,
   type LoadedTrace,
@@ -37,10 +37,11 @@ function sqlError(e: unknown): SqlError {
   );
 }
 
-/** A value as the CLI prints it: numbers, bigints, strings and booleans as they are, BLOBs as bytes, any other type as DuckDB writes it. */
+/** A value as the CLI prints it: numbers, bigints, strings and booleans as they are, BLOBs as bytes, lists as arrays, any other type as DuckDB writes it. */
 function plain(v: DuckDBValue): QueryValue {
   if (v === null || typeof v === 'boolean' || typeof v === 'number' || typeof v === 'bigint' || typeof v === 'string') return v;
   if (v instanceof DuckDBBlobValue) return v.bytes;
+  if (v instanceof DuckDBListValue || v instanceof DuckDBArrayValue) return v.items.map(plain);
   return String(v);
 }
 
@@ -85,6 +86,8 @@ class DuckDBTraceDatabase implements TraceDatabase {
       } catch (e) {
         throw sqlError(e);
       }
+      // Statements that make or change things (CREATE, INSERT, SET) print nothing, as in DuckDB's own shell.
+      if (result.returnType !== ResultReturnType.QUERY_RESULT) continue;
       const types = result.columnTypes();
       yield { columns: result.columnNames().map((name, c) => ({ name, type: types[c]!.toString() })), chunks: chunksOf(result) };
     }
