@@ -52,13 +52,13 @@ function knownTrace() {
   });
   TYPES.forEach((type, i) => w.metadata(i + 1, type));
   const events = [
-    ...[...SCAVENGES, ...MARK_COMPACTS].map((p) => ({ t: p.t, type: 0, values: [p.ms * MS, p.kind, 0, NaN, 0] })),
+    ...[...SCAVENGES, ...MARK_COMPACTS].map((p) => ({ t: p.t, type: 0, values: [p.ms * MS, p.kind, 0, NaN, 0, NaN] })),
     { t: 3 * S, type: 1, values: [0, 120] },
     { t: 3.3 * S, type: 2, values: [0, 300] },
     { t: 10.9 * S, type: 1, values: [0, 150] },
     { t: 5 * S, type: 3, values: [1, 20, 30, 2, 0.5, 1000, 90] },
     { t: 6 * S, type: 3, values: [3, 250, 300, 8, 0.25, 3000, 80] },
-    { t: 11 * S, type: 0, values: [0.5 * MS, 'incremental-marking', 0, NaN, 0] },
+    { t: 11 * S, type: 0, values: [0.5 * MS, 'incremental-marking', 0, NaN, 0, NaN] },
   ].sort((a, b) => a.t - b.t);
   let seq = 0;
   for (const e of events) {
