@@ -249,9 +249,9 @@ function histogram(): void {
 /** The share of wall time each thread spent in GC pauses, per bucket (a second, or coarser for long traces), pauses split at bucket edges. */
 function gcShare(): void {
   const p = data.pauses;
-  // A second per bucket; a trace too short for that gets finer ones (1, 2 or 5 × 10^k s, ~100 over it), a long one coarser (at most 2,000).
+  // A second per bucket; a trace too short for that gets finer ones (1, 2 or 5 × 10^k s, at most 100 over it), a long one coarser (at most 2,000).
   const fine = 10 ** Math.floor(Math.log10(X_RANGE[1] / 100));
-  const bucketS = X_RANGE[1] < 100 ? [1, 2, 5].map((m) => m * fine).find((w) => X_RANGE[1] / w <= 100)! : Math.max(1, Math.ceil(X_RANGE[1] / 2000));
+  const bucketS = X_RANGE[1] < 100 ? [1, 2, 5, 10].map((m) => m * fine).find((w) => X_RANGE[1] / w <= 100)! : Math.max(1, Math.ceil(X_RANGE[1] / 2000));
   const buckets = Math.ceil(X_RANGE[1] / bucketS);
   const threads = [...new Set(p.thread)].sort((a, b) => a - b);
   const series: TimeSeries[] = threads.map((t) => {
