@@ -13,7 +13,8 @@ interface Drawn {
 
 declare global {
   interface Window {
-    tracepipeReport: { data: ReportPageData; drawn: Drawn; charts: string[]; renderedMs: number };
+    /** renderedMs: the page script's own time; readyAtMs: since navigation began, when every chart was drawn. */
+    tracepipeReport: { data: ReportPageData; drawn: Drawn; charts: string[]; renderedMs: number; readyAtMs: number };
   }
 }
 
@@ -344,4 +345,4 @@ lineChart('Event loop', 'Runtime.EventLoop/Delay: delay p50, p99 and max (ms, le
 rates();
 textReport();
 addEventListener('resize', () => resizers.forEach((r) => r(width())));
-window.tracepipeReport = { data, drawn, charts, renderedMs: performance.now() - started };
+window.tracepipeReport = { data, drawn, charts, renderedMs: performance.now() - started, readyAtMs: performance.now() };
