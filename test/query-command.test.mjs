@@ -5,16 +5,18 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runtimeEventLoop, runtimeGC } from '../dist/index.js';
-import { CLI, cli, dumpJsonl, richTrace } from './helpers/convert-helpers.mjs';
+import { CLI, cli, dumpJsonl, richTrace, run } from './helpers/convert-helpers.mjs';
 import { parseCsv } from './helpers/reader-text.mjs';
 import { prng } from './helpers/synthetic-trace.mjs';
 import { writeTrace } from './helpers/trace-builder.mjs';
 
 const SEED = Number(process.env.TRACEPIPE_TEST_SEED ?? 15);
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 let dir;
 let rich;
@@ -282,3 +284,42 @@ async function runWithInputViaScript(argv, input, env, t) {
     });
   });
 }
+
+test('a damaged trace: its intact events are queried, the damage is said first, exit 1', async () => {
+  const cut = join(dir, 'cut.tptrace');
+  await cp(rich, cut);
+  await truncate(cut, Math.floor((await stat(cut)).size / 2));
+  const s = JSON.parse((await cli(['stats', cut, '--json'])).stdout);
+  assert.ok(s.error && s.events > 0, 'the cut trace is damaged and has intact events');
+  const r = await cli(['query', cut, 'SELECT count(*) FROM events', '--format', 'csv']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr.split('\n')[0], /is damaged \(.+\); its tables hold the intact part$/);
+  assert.equal(r.stdout, `count_star()\n${s.events}\n`);
+  const header = await queryCsvAllowingDamage([cut, 'SELECT damage IS NOT NULL FROM header']);
+  assert.deepEqual(header, [['true']]);
+});
+
+async function queryCsvAllowingDamage(args) {
+  const r = await cli(['query', ...args, '--format', 'csv']);
+  assert.equal(r.code, 1, r.stderr);
+  return parseCsv(r.stdout).slice(1);
+}
+
+test('without @tracepipe/analyze, query and report --html say in one line what to install and exit 2', async () => {
+  // The CLI alone, as `npm install tracepipe` leaves it: no workspace, no node_modules anywhere above.
+  const alone = await mkdtemp(join(tmpdir(), 'tracepipe-alone-'));
+  try {
+    await cp(join(ROOT, 'dist'), join(alone, 'dist'), { recursive: true });
+    await cp(join(ROOT, 'package.json'), join(alone, 'package.json'));
+    for (let d = alone; d !== dirname(d); d = dirname(d)) {
+      await assert.rejects(stat(join(d, 'node_modules', '@tracepipe', 'analyze')), { code: 'ENOENT' }, `no ${d}/node_modules/@tracepipe/analyze`);
+    }
+    const main = join(alone, 'dist', 'cli', 'main.js');
+    assertOneLine(await run(process.execPath, [main, 'query', rich, 'SELECT 1']), 2, /^tracepipe: tracepipe query needs the @tracepipe\/analyze package: npm install @tracepipe\/analyze$/);
+    assertOneLine(await run(process.execPath, [main, 'report', rich, '--html', join(alone, 'r.html')]), 2, /^tracepipe: tracepipe report --html needs the @tracepipe\/analyze package: npm install @tracepipe\/analyze$/);
+    // The text report needs nothing more.
+    assert.equal((await run(process.execPath, [main, 'report', rich])).code, 0);
+  } finally {
+    await rm(alone, { recursive: true, force: true });
+  }
+});
