@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runtimeEventLoop, runtimeGC } from '../dist/index.js';
-import { CLI, cli, dumpJsonl, richTrace, run } from './helpers/convert-helpers.mjs';
+import { assertOneLine, CLI, cli, dumpJsonl, richTrace, run } from './helpers/convert-helpers.mjs';
 import { parseCsv } from './helpers/reader-text.mjs';
 import { prng } from './helpers/synthetic-trace.mjs';
 import { writeTrace } from './helpers/trace-builder.mjs';
@@ -38,13 +38,6 @@ async function queryCsv(args) {
   assert.equal(r.code, 0, r.stderr);
   const [columns, ...rows] = parseCsv(r.stdout);
   return { columns, rows };
-}
-
-function assertOneLine(r, code, pattern) {
-  assert.equal(r.code, code, r.stderr);
-  const lines = r.stderr.split('\n').filter((l) => l !== '');
-  assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0], pattern);
 }
 
 test('counts per table, per thread and of drops equal `tracepipe stats`', async () => {

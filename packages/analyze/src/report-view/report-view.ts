@@ -54,13 +54,25 @@ function section(title: string, note: string): HTMLElement {
 
 const width = (): number => Math.max(480, main.clientWidth - 24);
 
-/** Red-shaded stall spans behind a time chart's lines (all threads' stalls). */
-function shadeStalls(u: uPlot): void {
+/** Saves the canvas state and clips drawing to the plotting area; the caller restores. */
+function clipToPlot(u: uPlot): CanvasRenderingContext2D {
   const { ctx, bbox } = u;
   ctx.save();
   ctx.beginPath();
   ctx.rect(bbox.left, bbox.top, bbox.width, bbox.height);
   ctx.clip();
+  return ctx;
+}
+
+/** Options every time chart shares: the full width, the trace's time range, a cursor that follows across charts. */
+function timeChart(height: number, axes: uPlot.Axis[], series: uPlot.Series[], hooks: uPlot.Hooks.Arrays, scales: uPlot.Scales = {}): uPlot.Options {
+  return { width: width(), height, cursor: { sync: { key: 'time' } }, scales: { x: { time: false, range: X_RANGE }, ...scales }, axes: [timeAxis, ...axes], series: [{ label: 's' }, ...series], hooks };
+}
+
+/** Red-shaded stall spans behind a time chart's lines (all threads' stalls). */
+function shadeStalls(u: uPlot): void {
+  const { bbox } = u;
+  const ctx = clipToPlot(u);
   const span = (a: number, b: number, fill: string) => {
     const x0 = u.valToPos(a, 'x', true);
     const x1 = u.valToPos(b, 'x', true);
@@ -95,26 +107,21 @@ function lineChart(title: string, note: string, series: readonly TimeSeries[], u
   const joined = uPlot.join(all.map((x) => [x.x as number[], x.y as number[]] as uPlot.AlignedData));
   const extraCount = options.extra?.length ?? 0;
   const u = new uPlot(
-    {
-      width: width(),
-      height: 260,
-      cursor: { sync: { key: 'time' } },
-      scales: { x: { time: false, range: X_RANGE }, ...(extraCount ? { pct: { range: [0, 100] } } : {}) },
-      axes: [timeAxis, { label: unit }, ...(extraCount ? [{ label: options.extraUnit ?? '', side: 1, scale: 'pct', grid: { show: false } } as uPlot.Axis] : [])],
-      series: [
-        { label: 's' },
-        ...all.map((x, i): uPlot.Series => ({
-          label: x.name,
-          stroke: PALETTE[i % PALETTE.length],
-          width: 1.5,
-          spanGaps: true,
-          points: { show: false },
-          ...(options.stepped ? { paths: uPlot.paths.stepped!({ align: 1 }) } : {}),
-          ...(i >= series.length ? { scale: 'pct', dash: [4, 3] } : {}),
-        })),
-      ],
-      hooks: { drawClear: [shadeStalls] },
-    },
+    timeChart(
+      260,
+      [{ label: unit }, ...(extraCount ? [{ label: options.extraUnit ?? '', side: 1, scale: 'pct', grid: { show: false } } as uPlot.Axis] : [])],
+      all.map((x, i): uPlot.Series => ({
+        label: x.name,
+        stroke: PALETTE[i % PALETTE.length],
+        width: 1.5,
+        spanGaps: true,
+        points: { show: false },
+        ...(options.stepped ? { paths: uPlot.paths.stepped!({ align: 1 }) } : {}),
+        ...(i >= series.length ? { scale: 'pct', dash: [4, 3] } : {}),
+      })),
+      { drawClear: [shadeStalls] },
+      extraCount ? { pct: { range: [0, 100] } } : {},
+    ),
     joined,
     s,
   );
@@ -135,65 +142,60 @@ function pauseTimeline(): void {
   const maxMs = Math.max(data.thresholds.warnMs, ...p.durationMs) * 1.1;
   const tip = document.createElement('div');
   tip.className = 'tip';
-  const u = new uPlot(
+  const options = timeChart(
+    280,
+    [{ label: 'pause (ms)' }],
+    // One legend entry per kind; the bars themselves are drawn by the draw hook.
+    p.kinds.map((k, i): uPlot.Series => ({ label: k, stroke: kindColour(k, i), fill: kindColour(k, i), paths: () => null, points: { show: false } })),
     {
-      width: width(),
-      height: 280,
-      cursor: { sync: { key: 'time' }, points: { show: false } },
-      scales: { x: { time: false, range: X_RANGE }, y: { range: [0, maxMs] } },
-      axes: [timeAxis, { label: 'pause (ms)' }],
-      // One legend entry per kind; the bars themselves are drawn by the draw hook.
-      series: [{ label: 's' }, ...p.kinds.map((k, i): uPlot.Series => ({ label: k, stroke: kindColour(k, i), fill: kindColour(k, i), paths: () => null, points: { show: false } }))],
-      legend: { live: false },
-      hooks: {
-        drawClear: [shadeStalls],
-        draw: [
-          (chart) => {
-            const { ctx, bbox } = chart;
-            ctx.save();
+      drawClear: [shadeStalls],
+      draw: [
+        (chart) => {
+          const { bbox } = chart;
+          const ctx = clipToPlot(chart);
+          const y0 = chart.valToPos(0, 'y', true);
+          let bars = 0;
+          for (let i = 0; i < p.startS.length; i++) {
+            const x0 = chart.valToPos(p.startS[i]!, 'x', true);
+            const x1 = chart.valToPos(p.startS[i]! + p.durationMs[i]! / 1000, 'x', true);
+            const y = chart.valToPos(p.durationMs[i]!, 'y', true);
+            ctx.fillStyle = kindColour(p.kinds[p.kind[i]!]!, p.kind[i]!);
+            ctx.fillRect(x0, y, Math.max(devicePixelRatio, x1 - x0), Math.max(devicePixelRatio, y0 - y));
+            bars++;
+          }
+          ctx.setLineDash([6, 4]);
+          for (const [ms, colour] of [[data.thresholds.infoMs, '#d97706'], [data.thresholds.warnMs, '#dc2626']] as const) {
+            const y = chart.valToPos(ms, 'y', true);
+            ctx.strokeStyle = colour;
             ctx.beginPath();
-            ctx.rect(bbox.left, bbox.top, bbox.width, bbox.height);
-            ctx.clip();
-            const y0 = chart.valToPos(0, 'y', true);
-            let bars = 0;
-            for (let i = 0; i < p.startS.length; i++) {
-              const x0 = chart.valToPos(p.startS[i]!, 'x', true);
-              const x1 = chart.valToPos(p.startS[i]! + p.durationMs[i]! / 1000, 'x', true);
-              const y = chart.valToPos(p.durationMs[i]!, 'y', true);
-              ctx.fillStyle = kindColour(p.kinds[p.kind[i]!]!, p.kind[i]!);
-              ctx.fillRect(x0, y, Math.max(devicePixelRatio, x1 - x0), Math.max(devicePixelRatio, y0 - y));
-              bars++;
-            }
-            ctx.setLineDash([6, 4]);
-            for (const [ms, colour] of [[data.thresholds.infoMs, '#d97706'], [data.thresholds.warnMs, '#dc2626']] as const) {
-              const y = chart.valToPos(ms, 'y', true);
-              ctx.strokeStyle = colour;
-              ctx.beginPath();
-              ctx.moveTo(bbox.left, y);
-              ctx.lineTo(bbox.left + bbox.width, y);
-              ctx.stroke();
-            }
-            ctx.restore();
-            drawn.gcPauseBars = bars;
-          },
-        ],
-        setCursor: [
-          (chart) => {
-            const left = chart.cursor.left ?? -1;
-            const hit = left < 0 ? -1 : pauseAt(chart, left);
-            if (hit < 0) {
-              tip.style.display = 'none';
-              return;
-            }
-            const heap = p.heapAfterMB[hit];
-            tip.textContent = `${p.kinds[p.kind[hit]!]} · ${p.durationMs[hit]!.toFixed(3)} ms · heap after ${heap === null ? 'unknown' : `${heap!.toFixed(1)} MB`} · thread ${p.thread[hit]} · at ${p.startS[hit]!.toFixed(6)} s`;
-            tip.style.display = 'block';
-            tip.style.left = `${Math.min(left + 12, chart.over.clientWidth - 260)}px`;
-            tip.style.top = `${Math.max(0, chart.cursor.top ?? 0) + 12}px`;
-          },
-        ],
-      },
+            ctx.moveTo(bbox.left, y);
+            ctx.lineTo(bbox.left + bbox.width, y);
+            ctx.stroke();
+          }
+          ctx.restore();
+          drawn.gcPauseBars = bars;
+        },
+      ],
+      setCursor: [
+        (chart) => {
+          const left = chart.cursor.left ?? -1;
+          const hit = left < 0 ? -1 : pauseAt(chart, left);
+          if (hit < 0) {
+            tip.style.display = 'none';
+            return;
+          }
+          const heap = p.heapAfterMB[hit];
+          tip.textContent = `${p.kinds[p.kind[hit]!]} · ${p.durationMs[hit]!.toFixed(3)} ms · heap after ${heap === null ? 'unknown' : `${heap!.toFixed(1)} MB`} · thread ${p.thread[hit]} · at ${p.startS[hit]!.toFixed(6)} s`;
+          tip.style.display = 'block';
+          tip.style.left = `${Math.min(left + 12, chart.over.clientWidth - 260)}px`;
+          tip.style.top = `${Math.max(0, chart.cursor.top ?? 0) + 12}px`;
+        },
+      ],
     },
+    { y: { range: [0, maxMs] } },
+  );
+  const u = new uPlot(
+    { ...options, cursor: { ...options.cursor, points: { show: false } }, legend: { live: false } },
     [p.startS as number[], ...p.kinds.map((_, k) => p.durationMs.map((d, i) => (p.kind[i] === k ? d : null)))],
     s,
   );
@@ -282,14 +284,11 @@ function rates(): void {
     return;
   }
   const u = new uPlot(
-    {
-      width: width(),
-      height: 300,
-      cursor: { sync: { key: 'time' } },
-      scales: { x: { time: false, range: X_RANGE } },
-      axes: [timeAxis, { label: 'events/s' }],
-      series: [{ label: 's' }, ...r.series.map((x, i): uPlot.Series => ({ label: x.name, stroke: PALETTE[i % PALETTE.length], width: 1.5, points: { show: false }, paths: uPlot.paths.stepped!({ align: 1 }) }))],
-      hooks: {
+    timeChart(
+      300,
+      [{ label: 'events/s' }],
+      r.series.map((x, i): uPlot.Series => ({ label: x.name, stroke: PALETTE[i % PALETTE.length], width: 1.5, points: { show: false }, paths: uPlot.paths.stepped!({ align: 1 }) })),
+      {
         drawClear: [shadeStalls],
         draw: [
           (chart) => {
@@ -319,7 +318,7 @@ function rates(): void {
           },
         ],
       },
-    },
+    ),
     [r.x as number[], ...r.series.map((x) => x.perSecond as number[])],
     s,
   );
