@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { loadAnalyze } from '../analyze-loader.js';
@@ -44,6 +45,10 @@ export async function queryCommand(argv: string[]): Promise<number> {
   if (files.length === 0) throw new CliError(`usage: ${queryUsage}`);
   if (values.schema && sql !== undefined) throw new CliError('give either --schema or a SQL statement, not both');
   const analyze = await loadAnalyze('tracepipe query');
+  // Ctrl-C or a kill: leave through process.exit, whose handlers remove the engine's scratch database
+  // (death by a signal's default action would skip them). The prompt takes Ctrl-C itself.
+  const leave = (signal: NodeJS.Signals) => process.exit(128 + osConstants.signals[signal]);
+  process.once('SIGINT', leave).once('SIGTERM', leave);
   const progress = new ConvertProgressLine(process.stderr, 'loading');
   let db: TraceDatabase;
   try {
@@ -69,6 +74,7 @@ export async function queryCommand(argv: string[]): Promise<number> {
     throw e;
   } finally {
     await db.close();
+    process.off('SIGINT', leave).off('SIGTERM', leave);
   }
   if (damaged.length > 0) throw new CliError(`${damaged.length} of ${files.length} trace file${files.length === 1 ? ' is' : 's are'} damaged (see above)`, 1);
   return 0;
