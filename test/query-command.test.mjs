@@ -62,15 +62,16 @@ test('counts per table, per thread and of drops equal `tracepipe stats`', async 
   assert.ok(roles.rows.some(([r]) => r === 'tracepipe-drain'), JSON.stringify(roles.rows));
 });
 
-test('u64 and i64 values round-trip exactly (beyond 2^53), in CSV, JSON and DuckDB arithmetic', async () => {
+test('u64 and i64 values round-trip exactly (beyond 2^53), in CSV, JSON and DuckDB arithmetic; every other field type as dump has it', async () => {
   const dump = await dumpJsonl(rich);
   const all = dump.events.filter((e) => e.provider === 'Convert.Fields' && e.name === 'All');
   const key = (t, s) => `${t}:${s}`;
-  const expected = new Map(all.map((e) => [key(e.threadId, e.sequence), [e.fields.u64, e.fields.i64]]));
+  // Every other type too: strings (UTF-8), bytes (hex, as dump writes them), doubles and floats (as JavaScript prints them), booleans.
+  const expected = new Map(all.map((e) => [key(e.threadId, e.sequence), [e.fields.u64, e.fields.i64, e.fields.s, e.fields.raw, String(e.fields.f64), String(e.fields.f32), String(e.fields.b)]]));
   assert.ok([...expected.values()].some(([u]) => BigInt(u) > 2n ** 53n), 'the fixture has u64 values above 2^53');
-  const { rows } = await queryCsv([rich, 'SELECT thread_id, sequence, u64, i64 FROM "Convert.Fields/All"']);
+  const { rows } = await queryCsv([rich, 'SELECT thread_id, sequence, u64, i64, s, raw, f64, f32, b FROM "Convert.Fields/All"']);
   assert.equal(rows.length, all.length);
-  for (const [t, s, u, i] of rows) assert.deepEqual([u, i], expected.get(key(t, s)), key(t, s));
+  for (const [t, s, ...values] of rows) assert.deepEqual(values, expected.get(key(t, s)), key(t, s));
   // JSON: exact integer literals (read back as bigints from their text).
   const j = await cli(['query', rich, 'SELECT u64, i64 FROM "Convert.Fields/All" ORDER BY thread_id, sequence LIMIT 5', '--format', 'json']);
   const literals = [...j.stdout.matchAll(/"u64":(\d+),"i64":(-?\d+)/g)].map((m) => [m[1], m[2]]);
