@@ -11,8 +11,11 @@ import { SnapshotJsonParser } from '../dist/providers/heap-snapshot/snapshot-jso
 
 const SEED = Number(process.env.HEAP_PARSER_SEED ?? 11_2026_11_23);
 
-/** Feeds `text` cut at `cuts`; returns what the parser emitted, decoded. */
-function parse(text, cuts = []) {
+/**
+ * Feeds `text` cut at `cuts`: as text (the inspector's route), or as its UTF-8 bytes cut at the same
+ * offsets (the addon's route, which may cut inside a character); returns what the parser emitted, decoded.
+ */
+function parse(text, cuts = [], as = 'text') {
   const out = { header: undefined, nodes: [], edges: [], locations: [], stringStream: [], firsts: { nodes: 0, edges: 0, locations: 0, strings: 0 } };
   let width = {};
   const bulk = (kind) => (first, count, payload) => {
@@ -37,9 +40,11 @@ function parse(text, cuts = []) {
       out.stringStream.push(...payload);
     },
   });
+  const input = as === 'text' ? text : new TextEncoder().encode(text);
   let at = 0;
-  for (const c of [...cuts, text.length].sort((a, b) => a - b)) {
-    parser.push(text.slice(at, c));
+  for (const c of [...cuts.filter((c) => c < input.length), input.length].sort((a, b) => a - b)) {
+    if (as === 'text') parser.pushText(input.slice(at, c));
+    else parser.push(input.subarray(at, c));
     at = c;
   }
   parser.finish();
@@ -79,16 +84,21 @@ function expected(doc) {
   };
 }
 
+/** Both routes into the parser, text and bytes, read exactly what JSON.parse reads. */
 function check(text, cuts) {
-  const got = parse(text, cuts);
-  assert.equal(got.error, undefined);
   const want = expected(JSON.parse(text));
-  assert.deepEqual(got.header, JSON.parse(text).snapshot);
-  assert.deepEqual(got.nodes, want.nodes);
-  assert.deepEqual(got.edges, want.edges);
-  assert.deepEqual(got.locations, want.locations);
-  assert.deepEqual(got.strings, want.strings);
-  return got;
+  const both = ['text', 'bytes'].map((as) => {
+    const got = parse(text, cuts, as);
+    assert.equal(got.error, undefined, as);
+    assert.deepEqual(got.header, JSON.parse(text).snapshot, as);
+    assert.deepEqual(got.nodes, want.nodes, as);
+    assert.deepEqual(got.edges, want.edges, as);
+    assert.deepEqual(got.locations, want.locations, as);
+    assert.deepEqual(got.strings, want.strings, as);
+    return got;
+  });
+  assert.deepEqual(both[0].totals, both[1].totals);
+  return both[0];
 }
 
 const cutsOf = (text, max) => fc.uniqueArray(fc.integer({ min: 1, max: Math.max(1, text.length - 1) }), { maxLength: max });
@@ -134,9 +144,15 @@ test('strings: every escape, surrogate pairs split anywhere, lone surrogates, a 
     fc.assert(fc.property(cutsOf(text, 60), (cuts) => void check(text, cuts)), { seed: SEED, numRuns: 30 });
   }
   // A lone surrogate has no UTF-8: it becomes U+FFFD, as TextEncoder does.
-  const lone = parse(document({ strings: ['a', 'x'] }).replace('"x"', '"\\ud800 \\udc00 \\ud83d"'));
-  assert.equal(lone.error, undefined);
-  assert.deepEqual(lone.strings, ['a', '\ufffd \ufffd \ufffd']);
+  for (const as of ['text', 'bytes']) {
+    const lone = parse(document({ strings: ['a', 'x'] }).replace('"x"', '"\\ud800 \\udc00 \\ud83d"'), [], as);
+    assert.equal(lone.error, undefined);
+    assert.deepEqual(lone.strings, ['a', '\ufffd \ufffd \ufffd']);
+  }
+  // Raw, a lone surrogate is U+FFFD on the text route (TextEncoder's), even when a chunk ends with it.
+  const raw = document({ strings: ['a', 'x'] }).replace('"x"', '"\ud800z\ud83d"');
+  const at = raw.indexOf('\ud800');
+  assert.deepEqual(parse(raw, [at + 1, at + 3]).strings, ['a', '\ufffdz\ufffd']);
 });
 
 test('numbers past 2^32 and up to 2^53 survive; node offsets become node indexes', () => {
@@ -174,9 +190,12 @@ test('hostile or broken input: one clear error, nothing thrown', () => {
     [`${good} trailing`, /data after the end/],
   ];
   for (const [text, message] of cases) {
-    const parser = new SnapshotJsonParser({ header() {}, nodes() {}, edges() {}, locations() {}, strings() {} });
-    parser.push(text);
-    parser.finish();
-    assert.match(parser.error ?? '(no error)', message, text.slice(0, 80));
+    for (const as of ['text', 'bytes']) {
+      const parser = new SnapshotJsonParser({ header() {}, nodes() {}, edges() {}, locations() {}, strings() {} });
+      if (as === 'text') parser.pushText(text);
+      else parser.push(new TextEncoder().encode(text));
+      parser.finish();
+      assert.match(parser.error ?? '(no error)', message, `${as}: ${text.slice(0, 80)}`);
+    }
   }
 });
