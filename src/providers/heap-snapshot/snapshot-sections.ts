@@ -55,11 +55,15 @@ export class NumberSection {
     let pos = this.pos;
     let column = this.column;
     for (; i < n; i++) {
-      const c = chunk[i]!;
-      if (c >= 48 && c <= 57) {
-        v = v * 10 + (c - 48);
+      let c = chunk[i]!;
+      let digit = c - 48;
+      if (digit >>> 0 < 10) {
+        // A number's digits in a loop of their own: fewer branches per byte than one loop for all.
+        v = v * 10 + digit;
         inNumber = true;
-        continue;
+        while (++i < n && (digit = chunk[i]! - 48) >>> 0 < 10) v = v * 10 + digit;
+        if (i === n) break;
+        c = chunk[i]!;
       }
       if (inNumber) {
         if (column === offsetColumn) {
