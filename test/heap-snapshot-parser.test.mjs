@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import fc from 'fast-check';
-import { readVarints } from '../dist/providers/heap-snapshot/bulk-codec.js';
 import { SnapshotJsonParser } from '../dist/providers/heap-snapshot/snapshot-json-parser.js';
+import { decodingOutput } from './helpers/snapshot-output.mjs';
 
 const SEED = Number(process.env.HEAP_PARSER_SEED ?? 11_2026_11_23);
 
@@ -16,30 +16,8 @@ const SEED = Number(process.env.HEAP_PARSER_SEED ?? 11_2026_11_23);
  * offsets (the addon's route, which may cut inside a character); returns what the parser emitted, decoded.
  */
 function parse(text, cuts = [], as = 'text') {
-  const out = { header: undefined, nodes: [], edges: [], locations: [], stringStream: [], firsts: { nodes: 0, edges: 0, locations: 0, strings: 0 } };
-  let width = {};
-  const bulk = (kind) => (first, count, payload) => {
-    assert.equal(first, out.firsts[kind], `${kind} bulk events must be contiguous`);
-    out.firsts[kind] += count;
-    const values = new Float64Array(count * width[kind]);
-    assert.ok(readVarints(payload, values, values.length), `${kind} payload decodes to exactly ${values.length} values`);
-    out[kind].push(...values);
-  };
-  const parser = new SnapshotJsonParser({
-    header: (h, json) => {
-      out.header = JSON.parse(json);
-      width = { nodes: h.meta.node_fields.length, edges: h.meta.edge_fields.length, locations: (h.meta.location_fields ?? ['object_index']).length };
-    },
-    nodes: bulk('nodes'),
-    edges: bulk('edges'),
-    locations: bulk('locations'),
-    strings: (first, count, payload) => {
-      assert.equal(first, out.firsts.strings);
-      assert.equal(count, payload.length);
-      out.firsts.strings += count;
-      out.stringStream.push(...payload);
-    },
-  });
+  const { output, result } = decodingOutput();
+  const parser = new SnapshotJsonParser(output);
   const input = as === 'text' ? text : new TextEncoder().encode(text);
   let at = 0;
   for (const c of [...cuts.filter((c) => c < input.length), input.length].sort((a, b) => a - b)) {
@@ -48,24 +26,7 @@ function parse(text, cuts = [], as = 'text') {
     at = c;
   }
   parser.finish();
-  out.error = parser.error;
-  out.totals = parser.totals;
-  // The strings stream: varint byte length, UTF-8; repeated.
-  const bytes = Uint8Array.from(out.stringStream);
-  out.strings = [];
-  for (let p = 0; p < bytes.length; ) {
-    let len = 0;
-    let mul = 1;
-    for (;;) {
-      const b = bytes[p++];
-      len += (b & 127) * mul;
-      if (b < 128) break;
-      mul *= 128;
-    }
-    out.strings.push(new TextDecoder().decode(bytes.subarray(p, p + len)));
-    p += len;
-  }
-  return out;
+  return { ...result(), error: parser.error, totals: parser.totals };
 }
 
 /** What the parser should produce: the JSON's own arrays, node offsets turned into node indexes. */

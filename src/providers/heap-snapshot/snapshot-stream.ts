@@ -62,13 +62,7 @@ export function streamHeapSnapshot(parser: SnapshotJsonParser, wanted: () => boo
   }
   let finished = false;
   let failed = '';
-  const finish = (error: string): void => {
-    if (finished) return;
-    finished = true;
-    session.disconnect();
-    done(failed || error);
-  };
-  session.on('HeapProfiler.addHeapSnapshotChunk', (m: { params: { chunk: string } }) => {
+  const onChunk = (m: { params: { chunk: string } }): void => {
     // The inspector cannot be stopped: V8 serializes the rest, unparsed.
     if (finished || failed || !parsing()) return;
     try {
@@ -77,7 +71,16 @@ export function streamHeapSnapshot(parser: SnapshotJsonParser, wanted: () => boo
       // Not thrown into the inspector's dispatch: reported when V8 is done.
       failed = `the heap snapshot stream failed: ${(e as Error).message}`;
     }
-  });
+  };
+  const finish = (error: string): void => {
+    if (finished) return;
+    finished = true;
+    // The session may outlive this call: it must not keep the parser (and what it wrote to) alive.
+    session.off('HeapProfiler.addHeapSnapshotChunk', onChunk);
+    session.disconnect();
+    done(failed || error);
+  };
+  session.on('HeapProfiler.addHeapSnapshotChunk', onChunk);
   try {
     session.post('HeapProfiler.takeHeapSnapshot', { reportProgress: false }, (err) => finish(err ? `V8 could not take the snapshot: ${err.message}` : ''));
   } catch (e) {
