@@ -1,7 +1,9 @@
 // Issue 11: a heap snapshot of a target holding 2,000,000 instances of a class (test/fixtures/heap-target.mjs),
 // taken by `tracepipe gcdump collect` through a 4 MiB Block session vs V8's own `v8.writeHeapSnapshot()`
 // in the same run. The target takes the snapshot through tracepipe's native addon; a third variant
-// takes it through the inspector (the fallback without the addon: TRACEPIPE_GC_HOOK=0 in the target).
+// takes it through the inspector (the fallback without the addon: TRACEPIPE_GC_HOOK=0 in the target),
+// and a fourth through the addon with its chunks dropped (no parser, no session): V8's own cost on
+// that route, the floor of any parser fed by it.
 // Each variant gets a fresh target process (the first snapshot in a process also builds V8's object-id
 // map, so a second one would be cheaper), and they rotate order by round.
 //   the target: its pause (the longest gap of a 10 ms timer, measured in the target) and its peak RSS
@@ -106,6 +108,17 @@ async function gcdumpVariant(dir, route) {
   }
 }
 
+/** The addon's snapshot with nothing done with the chunks: the pause V8 alone causes on that route. */
+async function floorVariant(dir) {
+  const target = await startTarget(dir);
+  try {
+    const reply = await target.ask('stream');
+    return { pauseMs: Number((await target.ask('gap')).split(' ')[1]), streamMs: Number(reply.split(' ')[1]) };
+  } finally {
+    target.stop();
+  }
+}
+
 async function v8Variant(dir, peers) {
   const target = await startTarget(dir);
   try {
@@ -151,11 +164,18 @@ export async function run() {
   const g = [];
   const v = [];
   const insp = [];
-  const variants = [async () => g.push(await gcdumpVariant(dir, 'addon')), async () => v.push(await v8Variant(dir, peers)), async () => insp.push(await gcdumpVariant(dir, 'inspector'))];
+  const floor = [];
+  const variants = [
+    async () => g.push(await gcdumpVariant(dir, 'addon')),
+    async () => v.push(await v8Variant(dir, peers)),
+    async () => insp.push(await gcdumpVariant(dir, 'inspector')),
+    async () => floor.push(await floorVariant(dir)),
+  ];
   try {
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < variants.length; k++) await variants[(round + k) % variants.length]();
       const [last, lastI] = [g[g.length - 1], insp[insp.length - 1]];
+      console.log(`  round ${round + 1}: pauses: gcdump ${last.pauseMs} ms, through the inspector ${lastI.pauseMs} ms, writeHeapSnapshot ${v[v.length - 1].pauseMs} ms, addon with chunks dropped ${floor[floor.length - 1].pauseMs} ms`);
       console.log(`  round ${round + 1}: gcdump ${last.nodes} nodes, ${last.edges} edges, ${last.retained} Retained (inspector route: ${lastI.nodes} nodes, ${lastI.retained} Retained); V8's file parsed by ${peers.join(', ')}: ${peers.map((p) => `${v[v.length - 1].parsed[p].nodes} nodes, ${v[v.length - 1].parsed[p].retained} Retained`).join('; ')}`);
     }
   } finally {
@@ -165,12 +185,14 @@ export async function run() {
   const pauseG = m(g, (x) => x.pauseMs);
   const pauseV = m(v, (x) => x.pauseMs);
   const pauseI = m(insp, (x) => x.pauseMs);
+  const pauseF = m(floor, (x) => x.pauseMs);
   const peakG = mib(m(g, (x) => x.targetPeakKB));
   const peakV = mib(m(v, (x) => x.targetPeakKB));
   console.log('  in the target');
   row('pause, gcdump collect (4 MiB Block session)', fmt(pauseG, 'ms'));
   row('pause, the same through the inspector (no addon)', fmt(pauseI, 'ms'));
   row('pause, v8.writeHeapSnapshot()', `${fmt(pauseV, 'ms')} (its own timing: ${fmt(m(v, (x) => x.writeMs), 'ms')})`);
+  row('pause, the addon with its chunks dropped', fmt(pauseF, 'ms'));
   row('peak RSS increase, gcdump collect', fmt(peakG, 'MiB'));
   row('peak RSS increase, the same through the inspector', fmt(mib(m(insp, (x) => x.targetPeakKB)), 'MiB'));
   row('peak RSS increase, v8.writeHeapSnapshot()', fmt(peakV, 'MiB'));
@@ -192,6 +214,7 @@ export async function run() {
     { check: `gcdump report shows exactly ${OBJECTS.toLocaleString('en-US')} Retained`, value: exact ? 'exact (both routes)' : [...g, ...insp].map((x) => x.retained).join(', '), target: 'exact', met: exact },
     { check: 'target pause: gcdump / writeHeapSnapshot', value: `${(pauseG / pauseV).toFixed(2)}×`, target: '≤ 1×', met: pauseG <= pauseV },
     { check: 'target pause: gcdump through the inspector (no addon) / writeHeapSnapshot', value: `${(pauseI / pauseV).toFixed(2)}×`, met: null },
+    { check: 'target pause: the addon with its chunks dropped (V8 alone) / writeHeapSnapshot', value: `${(pauseF / pauseV).toFixed(2)}×`, met: null },
     { check: 'target peak RSS increase: gcdump / writeHeapSnapshot', value: `${(peakG / peakV).toFixed(2)}×`, target: '≤ 1×', met: peakG <= peakV },
     { check: `tool time (collect CPU + report) / ${ref}`, value: `${(toolMs / refMs).toFixed(2)}×`, target: '≤ 0.5×', met: toolMs <= 0.5 * refMs },
     { check: `tool peak RSS / ${ref}`, value: `${(toolPeak / refPeak).toFixed(2)}×`, target: '≤ 0.5×', met: toolPeak <= 0.5 * refPeak },
