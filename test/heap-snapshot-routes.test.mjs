@@ -61,9 +61,6 @@ test("both routes read V8's declared counts, and the objects held are the same V
   const routes = addonOff ? ['inspector'] : ['addon', 'inspector'];
   // Each snapshot is reduced to a summary at once: the next one sees none of it.
   const summary = (s) => ({ nodes: s.header.node_count, edges: s.header.edge_count, ...probes(s) });
-  // Once each first, so that the code and modules this test runs are in every snapshot compared
-  // (nothing kept: an awaited value stays alive in the suspended function).
-  for (const route of routes) await take(route).then((s) => void summary(s));
   const file = join(dir, 'own.heapsnapshot');
   v8.writeHeapSnapshot(file);
   const truth = summary(fromV8Json(JSON.parse(readFileSync(file, 'utf8'))));
@@ -77,13 +74,14 @@ test("both routes read V8's declared counts, and the objects held are the same V
       return summary(s);
     });
   }
+  // The rest of the heap is not the same from one snapshot to the next: this test's own garbage,
+  // and V8 13 (Node 24) has the inspector take its snapshot later, in a task of its own, with no
+  // stack to scan (9% fewer nodes here). So each route's totals are checked against V8's declared
+  // counts, and what is compared across snapshots is the objects held, exactly.
   t.diagnostic(`nodes / edges: V8's file ${truth.nodes} / ${truth.edges}; ${routes.map((r) => `${r} ${got[r].nodes} / ${got[r].edges}`).join('; ')}`);
   for (const r of routes) {
     assert.equal(got[r].count, N, r);
     assert.ok(got[r].digest === truth.digest, `${r}: the same objects, ids and edges as V8's own file`);
-    // The rest of the heap is not the same from one snapshot to the next (this test's own garbage,
-    // what the inspector keeps; measured within 2%): the exact checks are the ones above.
-    for (const k of ['nodes', 'edges']) assert.ok(Math.abs(got[r][k] - truth[k]) < truth[k] * 0.05, `${r}: ${got[r][k]} ${k}, V8's file ${truth[k]}`);
   }
   assert.equal(held.length, N);
 });
