@@ -6,61 +6,27 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import fc from 'fast-check';
-import { readVarints } from '../dist/providers/heap-snapshot/bulk-codec.js';
 import { SnapshotJsonParser } from '../dist/providers/heap-snapshot/snapshot-json-parser.js';
+import { decodingOutput } from './helpers/snapshot-output.mjs';
 
 const SEED = Number(process.env.HEAP_PARSER_SEED ?? 11_2026_11_23);
 
-/** Feeds `text` cut at `cuts`; returns what the parser emitted, decoded. */
-function parse(text, cuts = []) {
-  const out = { header: undefined, nodes: [], edges: [], locations: [], stringStream: [], firsts: { nodes: 0, edges: 0, locations: 0, strings: 0 } };
-  let width = {};
-  const bulk = (kind) => (first, count, payload) => {
-    assert.equal(first, out.firsts[kind], `${kind} bulk events must be contiguous`);
-    out.firsts[kind] += count;
-    const values = new Float64Array(count * width[kind]);
-    assert.ok(readVarints(payload, values, values.length), `${kind} payload decodes to exactly ${values.length} values`);
-    out[kind].push(...values);
-  };
-  const parser = new SnapshotJsonParser({
-    header: (h, json) => {
-      out.header = JSON.parse(json);
-      width = { nodes: h.meta.node_fields.length, edges: h.meta.edge_fields.length, locations: (h.meta.location_fields ?? ['object_index']).length };
-    },
-    nodes: bulk('nodes'),
-    edges: bulk('edges'),
-    locations: bulk('locations'),
-    strings: (first, count, payload) => {
-      assert.equal(first, out.firsts.strings);
-      assert.equal(count, payload.length);
-      out.firsts.strings += count;
-      out.stringStream.push(...payload);
-    },
-  });
+/**
+ * Feeds `text` cut at `cuts`: as text (the inspector's route), or as its UTF-8 bytes cut at the same
+ * offsets (the addon's route, which may cut inside a character); returns what the parser emitted, decoded.
+ */
+function parse(text, cuts = [], as = 'text') {
+  const { output, result } = decodingOutput();
+  const parser = new SnapshotJsonParser(output);
+  const input = as === 'text' ? text : new TextEncoder().encode(text);
   let at = 0;
-  for (const c of [...cuts, text.length].sort((a, b) => a - b)) {
-    parser.push(text.slice(at, c));
+  for (const c of [...cuts.filter((c) => c < input.length), input.length].sort((a, b) => a - b)) {
+    if (as === 'text') parser.pushText(input.slice(at, c));
+    else parser.push(input.subarray(at, c));
     at = c;
   }
   parser.finish();
-  out.error = parser.error;
-  out.totals = parser.totals;
-  // The strings stream: varint byte length, UTF-8; repeated.
-  const bytes = Uint8Array.from(out.stringStream);
-  out.strings = [];
-  for (let p = 0; p < bytes.length; ) {
-    let len = 0;
-    let mul = 1;
-    for (;;) {
-      const b = bytes[p++];
-      len += (b & 127) * mul;
-      if (b < 128) break;
-      mul *= 128;
-    }
-    out.strings.push(new TextDecoder().decode(bytes.subarray(p, p + len)));
-    p += len;
-  }
-  return out;
+  return { ...result(), error: parser.error, totals: parser.totals };
 }
 
 /** What the parser should produce: the JSON's own arrays, node offsets turned into node indexes. */
@@ -79,16 +45,21 @@ function expected(doc) {
   };
 }
 
+/** Both routes into the parser, text and bytes, read exactly what JSON.parse reads. */
 function check(text, cuts) {
-  const got = parse(text, cuts);
-  assert.equal(got.error, undefined);
   const want = expected(JSON.parse(text));
-  assert.deepEqual(got.header, JSON.parse(text).snapshot);
-  assert.deepEqual(got.nodes, want.nodes);
-  assert.deepEqual(got.edges, want.edges);
-  assert.deepEqual(got.locations, want.locations);
-  assert.deepEqual(got.strings, want.strings);
-  return got;
+  const both = ['text', 'bytes'].map((as) => {
+    const got = parse(text, cuts, as);
+    assert.equal(got.error, undefined, as);
+    assert.deepEqual(got.header, JSON.parse(text).snapshot, as);
+    assert.deepEqual(got.nodes, want.nodes, as);
+    assert.deepEqual(got.edges, want.edges, as);
+    assert.deepEqual(got.locations, want.locations, as);
+    assert.deepEqual(got.strings, want.strings, as);
+    return got;
+  });
+  assert.deepEqual(both[0].totals, both[1].totals);
+  return both[0];
 }
 
 const cutsOf = (text, max) => fc.uniqueArray(fc.integer({ min: 1, max: Math.max(1, text.length - 1) }), { maxLength: max });
@@ -134,9 +105,15 @@ test('strings: every escape, surrogate pairs split anywhere, lone surrogates, a 
     fc.assert(fc.property(cutsOf(text, 60), (cuts) => void check(text, cuts)), { seed: SEED, numRuns: 30 });
   }
   // A lone surrogate has no UTF-8: it becomes U+FFFD, as TextEncoder does.
-  const lone = parse(document({ strings: ['a', 'x'] }).replace('"x"', '"\\ud800 \\udc00 \\ud83d"'));
-  assert.equal(lone.error, undefined);
-  assert.deepEqual(lone.strings, ['a', '\ufffd \ufffd \ufffd']);
+  for (const as of ['text', 'bytes']) {
+    const lone = parse(document({ strings: ['a', 'x'] }).replace('"x"', '"\\ud800 \\udc00 \\ud83d"'), [], as);
+    assert.equal(lone.error, undefined);
+    assert.deepEqual(lone.strings, ['a', '\ufffd \ufffd \ufffd']);
+  }
+  // Raw, a lone surrogate is U+FFFD on the text route (TextEncoder's), even when a chunk ends with it.
+  const raw = document({ strings: ['a', 'x'] }).replace('"x"', '"\ud800z\ud83d"');
+  const at = raw.indexOf('\ud800');
+  assert.deepEqual(parse(raw, [at + 1, at + 3]).strings, ['a', '\ufffdz\ufffd']);
 });
 
 test('numbers past 2^32 and up to 2^53 survive; node offsets become node indexes', () => {
@@ -174,9 +151,12 @@ test('hostile or broken input: one clear error, nothing thrown', () => {
     [`${good} trailing`, /data after the end/],
   ];
   for (const [text, message] of cases) {
-    const parser = new SnapshotJsonParser({ header() {}, nodes() {}, edges() {}, locations() {}, strings() {} });
-    parser.push(text);
-    parser.finish();
-    assert.match(parser.error ?? '(no error)', message, text.slice(0, 80));
+    for (const as of ['text', 'bytes']) {
+      const parser = new SnapshotJsonParser({ header() {}, nodes() {}, edges() {}, locations() {}, strings() {} });
+      if (as === 'text') parser.pushText(text);
+      else parser.push(new TextEncoder().encode(text));
+      parser.finish();
+      assert.match(parser.error ?? '(no error)', message, `${as}: ${text.slice(0, 80)}`);
+    }
   }
 });

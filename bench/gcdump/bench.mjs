@@ -1,7 +1,11 @@
 // Issue 11: a heap snapshot of a target holding 2,000,000 instances of a class (test/fixtures/heap-target.mjs),
 // taken by `tracepipe gcdump collect` through a 4 MiB Block session vs V8's own `v8.writeHeapSnapshot()`
-// in the same run. Each variant gets a fresh target process (the first snapshot in a process also
-// builds V8's object-id map, so a second one would be cheaper), and they alternate order by round.
+// in the same run. The target takes the snapshot through tracepipe's native addon; a third variant
+// takes it through the inspector (the fallback without the addon: TRACEPIPE_GC_HOOK=0 in the target),
+// and a fourth through the addon with its chunks dropped (no parser, no session): V8's own cost on
+// that route, the floor of any parser fed by it.
+// Each variant gets a fresh target process (the first snapshot in a process also builds V8's object-id
+// map, so a second one would be cheaper), and they rotate order by round.
 //   the target: its pause (the longest gap of a 10 ms timer, measured in the target) and its peak RSS
 //               above what it used before (VmHWM, reset through /proc/PID/clear_refs, minus VmRSS)
 //   the tool:   gcdump collect's own CPU time and peak RSS, then gcdump report's time and peak RSS, vs
@@ -26,6 +30,7 @@ const TARGET = join(ROOT, 'test/fixtures/heap-target.mjs');
 const MEASURED_CLI = fileURLToPath(new URL('./measured-cli.mjs', import.meta.url));
 const PEER = fileURLToPath(new URL('./parse-peer.mjs', import.meta.url));
 const MEMLAB_DIR = join(ROOT, 'bench/.cache/memlab');
+const ADDON = join(ROOT, 'native/gc-hook/build/Release/heap_snapshot.node');
 
 export const description = `issue 11: gcdump collect + report of a ${OBJECTS.toLocaleString('en-US')}-object heap vs v8.writeHeapSnapshot() and memlab parsing V8's file`;
 
@@ -37,10 +42,10 @@ function procStatusKB(pid, key) {
   return Number(m[1]);
 }
 
-async function startTarget(dir) {
+async function startTarget(dir, env = {}) {
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tracepipe/register', TARGET, 'serve', String(OBJECTS)], {
     cwd: ROOT,
-    env: { ...process.env, TMPDIR: dir },
+    env: { ...process.env, TMPDIR: dir, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -76,8 +81,9 @@ async function runProcess(cmd, args, env) {
 
 const measured = (err) => JSON.parse(/MEASURED (.*)/.exec(err)[1]);
 
-async function gcdumpVariant(dir) {
-  const target = await startTarget(dir);
+/** `route`: 'addon' (the default), or 'inspector' (the addon turned off in the target: the fallback). */
+async function gcdumpVariant(dir, route) {
+  const target = await startTarget(dir, route === 'inspector' ? { TRACEPIPE_GC_HOOK: '0' } : {});
   try {
     const peak = resetPeak(target.pid);
     const file = join(dir, 'bench.gcdump');
@@ -97,6 +103,17 @@ async function gcdumpVariant(dir) {
       edges: nodes?.[2],
       dumpBytes: statSync(file).size,
     };
+  } finally {
+    target.stop();
+  }
+}
+
+/** The addon's snapshot with nothing done with the chunks: the pause V8 alone causes on that route. */
+async function floorVariant(dir) {
+  const target = await startTarget(dir);
+  try {
+    const reply = await target.ask('stream');
+    return { pauseMs: Number((await target.ask('gap')).split(' ')[1]), streamMs: Number(reply.split(' ')[1]) };
   } finally {
     target.stop();
   }
@@ -142,20 +159,24 @@ export async function run() {
   }
   const peers = memlabAvailable() ? ['memlab', 'vscode'] : ['vscode'];
   if (!peers.includes('memlab')) console.log('  memlab could not be installed; comparing with @vscode/v8-heap-parser only');
+  if (!existsSync(ADDON)) throw new Error(`the heap snapshot addon is not built (${ADDON}): run npm run install`);
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-gcdump-bench-'));
   const g = [];
   const v = [];
+  const insp = [];
+  const floor = [];
+  const variants = [
+    async () => g.push(await gcdumpVariant(dir, 'addon')),
+    async () => v.push(await v8Variant(dir, peers)),
+    async () => insp.push(await gcdumpVariant(dir, 'inspector')),
+    async () => floor.push(await floorVariant(dir)),
+  ];
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      if (round % 2 === 0) {
-        g.push(await gcdumpVariant(dir));
-        v.push(await v8Variant(dir, peers));
-      } else {
-        v.push(await v8Variant(dir, peers));
-        g.push(await gcdumpVariant(dir));
-      }
-      const last = g[g.length - 1];
-      console.log(`  round ${round + 1}: gcdump ${last.nodes} nodes, ${last.edges} edges, ${last.retained} Retained; V8's file parsed by ${peers.join(', ')}: ${peers.map((p) => `${v[v.length - 1].parsed[p].nodes} nodes, ${v[v.length - 1].parsed[p].retained} Retained`).join('; ')}`);
+      for (let k = 0; k < variants.length; k++) await variants[(round + k) % variants.length]();
+      const [last, lastI] = [g[g.length - 1], insp[insp.length - 1]];
+      console.log(`  round ${round + 1}: pauses: gcdump ${last.pauseMs} ms, through the inspector ${lastI.pauseMs} ms, writeHeapSnapshot ${v[v.length - 1].pauseMs} ms, addon with chunks dropped ${floor[floor.length - 1].pauseMs} ms`);
+      console.log(`  round ${round + 1}: gcdump ${last.nodes} nodes, ${last.edges} edges, ${last.retained} Retained (inspector route: ${lastI.nodes} nodes, ${lastI.retained} Retained); V8's file parsed by ${peers.join(', ')}: ${peers.map((p) => `${v[v.length - 1].parsed[p].nodes} nodes, ${v[v.length - 1].parsed[p].retained} Retained`).join('; ')}`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -163,12 +184,17 @@ export async function run() {
   const m = (list, f) => median(list.map(f));
   const pauseG = m(g, (x) => x.pauseMs);
   const pauseV = m(v, (x) => x.pauseMs);
+  const pauseI = m(insp, (x) => x.pauseMs);
+  const pauseF = m(floor, (x) => x.pauseMs);
   const peakG = mib(m(g, (x) => x.targetPeakKB));
   const peakV = mib(m(v, (x) => x.targetPeakKB));
   console.log('  in the target');
   row('pause, gcdump collect (4 MiB Block session)', fmt(pauseG, 'ms'));
+  row('pause, the same through the inspector (no addon)', fmt(pauseI, 'ms'));
   row('pause, v8.writeHeapSnapshot()', `${fmt(pauseV, 'ms')} (its own timing: ${fmt(m(v, (x) => x.writeMs), 'ms')})`);
+  row('pause, the addon with its chunks dropped', fmt(pauseF, 'ms'));
   row('peak RSS increase, gcdump collect', fmt(peakG, 'MiB'));
+  row('peak RSS increase, the same through the inspector', fmt(mib(m(insp, (x) => x.targetPeakKB)), 'MiB'));
   row('peak RSS increase, v8.writeHeapSnapshot()', fmt(peakV, 'MiB'));
   console.log('  in the tool');
   const collectCpu = m(g, (x) => x.collect.cpuMs);
@@ -183,10 +209,12 @@ export async function run() {
   const ref = peers[0];
   const refMs = m(v, (x) => x.parsed[ref].wallMs);
   const refPeak = mib(m(v, (x) => x.parsed[ref].maxRssKB));
-  const exact = g.every((x) => x.retained === OBJECTS.toLocaleString('en-US'));
+  const exact = [...g, ...insp].every((x) => x.retained === OBJECTS.toLocaleString('en-US'));
   return [
-    { check: `gcdump report shows exactly ${OBJECTS.toLocaleString('en-US')} Retained`, value: exact ? 'exact' : g.map((x) => x.retained).join(', '), target: 'exact', met: exact },
+    { check: `gcdump report shows exactly ${OBJECTS.toLocaleString('en-US')} Retained`, value: exact ? 'exact (both routes)' : [...g, ...insp].map((x) => x.retained).join(', '), target: 'exact', met: exact },
     { check: 'target pause: gcdump / writeHeapSnapshot', value: `${(pauseG / pauseV).toFixed(2)}×`, target: '≤ 1×', met: pauseG <= pauseV },
+    { check: 'target pause: gcdump through the inspector (no addon) / writeHeapSnapshot', value: `${(pauseI / pauseV).toFixed(2)}×`, met: null },
+    { check: 'target pause: the addon with its chunks dropped (V8 alone) / writeHeapSnapshot', value: `${(pauseF / pauseV).toFixed(2)}×`, met: null },
     { check: 'target peak RSS increase: gcdump / writeHeapSnapshot', value: `${(peakG / peakV).toFixed(2)}×`, target: '≤ 1×', met: peakG <= peakV },
     { check: `tool time (collect CPU + report) / ${ref}`, value: `${(toolMs / refMs).toFixed(2)}×`, target: '≤ 0.5×', met: toolMs <= 0.5 * refMs },
     { check: `tool peak RSS / ${ref}`, value: `${(toolPeak / refPeak).toFixed(2)}×`, target: '≤ 0.5×', met: toolPeak <= 0.5 * refPeak },

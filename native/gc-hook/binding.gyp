@@ -3,6 +3,10 @@
     {
       "target_name": "gc_hook",
       "sources": ["gc_hook.cc"]
+    },
+    {
+      "target_name": "heap_snapshot",
+      "sources": ["heap_snapshot.cc"]
     }
   ]
 }

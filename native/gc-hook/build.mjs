@@ -1,8 +1,9 @@
-// Builds tracepipe's optional GC hook at install (npm's "install" script) for the Node.js running it.
-// It is optional: without a compiler, Python or Node's headers, tracepipe installs and runs, and
-// Runtime.GC falls back to perf_hooks (docs/PROVIDERS.md says what that loses). So this never fails
-// the install: it says in one line why the hook was not built, and exits 0.
-// TRACEPIPE_GC_HOOK=0 skips the build.
+// Builds tracepipe's optional native addon at install (npm's "install" script) for the Node.js running
+// it, both targets of binding.gyp in one node-gyp run: the GC hook (gc_hook.node) and the heap snapshot
+// stream (heap_snapshot.node). It is optional: without a compiler, Python or Node's headers, tracepipe
+// installs and runs, Runtime.GC falls back to perf_hooks and Runtime.HeapSnapshot to the inspector
+// (docs/PROVIDERS.md and docs/GCDUMP.md say what that loses). So this never fails the install: it
+// says in one line why the addon was not built, and exits 0. TRACEPIPE_GC_HOOK=0 skips the build.
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -18,7 +19,7 @@ function findNodeGyp() {
 }
 
 function skip(reason) {
-  process.stderr.write(`tracepipe: GC hook not built (${reason}); Runtime.GC uses perf_hooks instead, see docs/PROVIDERS.md\n`);
+  process.stderr.write(`tracepipe: native addon not built (${reason}); Runtime.GC uses perf_hooks and Runtime.HeapSnapshot the inspector instead, see docs/PROVIDERS.md\n`);
   process.exit(0);
 }
 

@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import { GcRing } from './gc-ring.js';
+import { loadNativeAddon } from './native-addon.js';
 
-/** The native GC hook (native/gc-hook), built at install where a compiler is available. */
+/** The native GC hook (native/gc-hook/gc_hook.cc), built at install where a compiler is available. */
 interface GcHookAddon {
   /** Records this thread's GC pauses into the ring from now on. */
   attach(ring: SharedArrayBuffer): void;
@@ -9,22 +9,7 @@ interface GcHookAddon {
   detach(): void;
 }
 
-const ADDON = '../../native/gc-hook/build/Release/gc_hook.node';
-
-function load(): { addon?: GcHookAddon; missing?: string } {
-  // Turned off on purpose (also how tests run the fallback): nothing is missing.
-  if (process.env.TRACEPIPE_GC_HOOK === '0') return {};
-  try {
-    return { addon: createRequire(import.meta.url)(ADDON) as GcHookAddon };
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'MODULE_NOT_FOUND') return { missing: 'it was not built at install' };
-    // Typically built for another Node.js (NODE_MODULE_VERSION): `npm rebuild tracepipe` fixes it.
-    return { missing: `it does not load: ${err.message.split('\n')[0]}` };
-  }
-}
-
-const loaded = load();
+const loaded = loadNativeAddon<GcHookAddon>('gc_hook');
 
 /** Runtime.GC records pauses through the GC hook in this process. */
 export const gcHookLoaded = loaded.addon !== undefined;

@@ -1,16 +1,14 @@
-import { createRequire } from 'node:module';
-import type { Session } from 'node:inspector';
 import { isMainThread } from 'node:worker_threads';
 import { Level } from '../../schema/level.js';
 import { defineProvider, type EnableContext } from '../../schema/provider.js';
 import { isServiceThread } from '../service-thread.js';
 import { type ParseTotals, type SnapshotHeader, SnapshotJsonParser } from './snapshot-json-parser.js';
-
-const require = createRequire(import.meta.url);
+import { snapshotAddonMissing, streamHeapSnapshot } from './snapshot-stream.js';
 
 /** Snapshots taken by this process, numbered so a session can tell its own from another's. */
 let lastSnapshot = 0;
 let taking = false;
+let warned = false;
 
 const BULK_FIELDS = [
   ['snapshot', 'u32'],
@@ -88,22 +86,19 @@ function end(snapshot: number, ctx: EnableContext, t: ParseTotals, started: numb
 }
 
 /**
- * Takes the snapshot through the inspector on this thread: V8 serializes it in chunks of ~100 KB and
- * hands each to the listener during `post` (synchronously for a same-thread session), so each chunk is
- * parsed and written (parking in a Block session while the drain catches up) before the next exists.
+ * Takes the snapshot on this thread (snapshot-stream.ts): each chunk V8 serializes is parsed and
+ * written (parking in a Block session while the drain catches up) before the next exists.
  */
 function takeSnapshot(ctx: EnableContext): void {
   const snapshot = ++lastSnapshot;
   const started = performance.now();
-  const none: ParseTotals = { nodes: 0, edges: 0, locations: 0, strings: 0, stringBytes: 0, skippedValues: 0 };
-  if (taking) return end(snapshot, ctx, none, started, 'another heap snapshot is being taken in this process');
-  let session: Session;
-  try {
-    const { Session: InspectorSession } = require('node:inspector') as typeof import('node:inspector');
-    session = new InspectorSession();
-    session.connect();
-  } catch (e) {
-    return end(snapshot, ctx, none, started, `the inspector is not available: ${(e as Error).message}`);
+  if (taking) {
+    const none: ParseTotals = { nodes: 0, edges: 0, locations: 0, strings: 0, stringBytes: 0, skippedValues: 0 };
+    return end(snapshot, ctx, none, started, 'another heap snapshot is being taken in this process');
+  }
+  if (snapshotAddonMissing && !warned) {
+    warned = true;
+    process.emitWarning(`tracepipe: Runtime.HeapSnapshot takes its snapshots through the inspector, without its native addon (${snapshotAddonMissing}): the process pauses longer (docs/GCDUMP.md)`);
   }
   taking = true;
   const parser = new SnapshotJsonParser({
@@ -113,22 +108,10 @@ function takeSnapshot(ctx: EnableContext): void {
     locations: (first, count, values) => E.Locations.write(snapshot, first, count, values),
     strings: (first, count, values) => E.Strings.write(snapshot, first, count, values),
   });
-  let finished = false;
-  const finish = (error: string): void => {
-    if (finished) return;
-    finished = true;
+  // Once no session listens (the tool went away), the rest is not parsed.
+  streamHeapSnapshot(parser, () => E.Nodes.enabled, (error) => {
     taking = false;
-    session.disconnect();
     if (!error) parser.finish();
     end(snapshot, ctx, parser.totals, started, error || parser.error || '');
-  };
-  session.on('HeapProfiler.addHeapSnapshotChunk', (m: { params: { chunk: string } }) => {
-    // Once no session listens (the tool went away), V8 still serializes the rest; it is not parsed.
-    if (!finished && E.Nodes.enabled) parser.push(m.params.chunk);
   });
-  try {
-    session.post('HeapProfiler.takeHeapSnapshot', { reportProgress: false }, (err) => finish(err ? `V8 could not take the snapshot: ${err.message}` : ''));
-  } catch (e) {
-    finish(`V8 could not take the snapshot: ${(e as Error).message}`);
-  }
 }

@@ -82,13 +82,18 @@ function hexValue(c: number): number {
   return -1;
 }
 
+/** UTF-8 of the text chunks the inspector hands out, for the byte parser. */
+const utf8 = new TextEncoder();
+
 /**
- * A push parser for V8's heap snapshot JSON, fed the chunks the inspector hands out. It keeps only
- * what it must (the small `snapshot` header, one string being decoded, one bulk payload per section)
- * and never the document: V8's JSON for millions of objects is hundreds of MB and may be longer than
- * V8's maximum string length. Top-level keys may come in any order, except that `snapshot` (whose
- * field lists say how wide a node, edge and location are) must come before the numeric sections, as
- * V8 writes it. `strings` comes last in V8's output; its ids are only referenced before then.
+ * A push parser for V8's heap snapshot JSON, fed as V8 produces it: UTF-8 bytes (the native addon's
+ * chunks, `push`) or text (the inspector's chunks, `pushText`, encoded to UTF-8 first, so both routes
+ * run the same byte loop). It keeps only what it must (the small `snapshot` header, one string being
+ * decoded, one bulk payload per section) and never the document: V8's JSON for millions of objects
+ * is hundreds of MB and may be longer than V8's maximum string length. Top-level keys may come in any
+ * order, except that `snapshot` (whose field lists say how wide a node, edge and location are) must
+ * come before the numeric sections, as V8 writes it. `strings` comes last in V8's output; its ids are
+ * only referenced before then.
  */
 export class SnapshotJsonParser {
   private mode = Mode.Start;
@@ -98,8 +103,7 @@ export class SnapshotJsonParser {
   private inString = false;
   private escaped = false;
   private inNumber = false;
-  private captured: string[] = [];
-  private value = 0;
+  private captured: number[] = [];
   private hex = 0;
   private hexDigits = 0;
   private numbers: NumberSection | undefined;
@@ -109,6 +113,9 @@ export class SnapshotJsonParser {
   private readonly strings: StringSection;
   private skipped = 0;
   private seen = new Set<string>();
+  /** pushText: a high surrogate that ended the last chunk, kept for the low one that starts the next. */
+  private pendingHigh = '';
+  private scratch = new Uint8Array(0);
   error: string | undefined;
 
   constructor(private readonly out: SnapshotOutput) {
@@ -136,7 +143,8 @@ export class SnapshotJsonParser {
     this.mode = Mode.Failed;
   }
 
-  push(chunk: string): void {
+  /** The next bytes of the JSON, cut anywhere (UTF-8 inside strings is carried as it is). */
+  push(chunk: Uint8Array): void {
     let i = 0;
     const n = chunk.length;
     while (i < n) {
@@ -144,75 +152,52 @@ export class SnapshotJsonParser {
       if (mode === Mode.Numbers) i = this.numbersRun(chunk, i);
       else if (mode === Mode.StringChars) i = this.stringRun(chunk, i);
       else if (mode === Mode.Failed) return;
-      else {
-        this.step(chunk.charCodeAt(i), chunk, i);
-        i++;
-      }
+      else this.step(chunk[i++]!);
     }
   }
 
-  /** The hot loop: digits, commas and newlines of nodes, edges and locations. */
-  private numbersRun(chunk: string, i: number): number {
+  /** The next characters of the JSON, cut anywhere, even between the halves of a surrogate pair. */
+  pushText(chunk: string): void {
+    let text = this.pendingHigh + chunk;
+    this.pendingHigh = '';
+    const last = text.charCodeAt(text.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) {
+      this.pendingHigh = text.slice(-1);
+      text = text.slice(0, -1);
+    }
+    // At most 3 UTF-8 bytes per UTF-16 unit; V8's JSON is ASCII, one byte each.
+    if (this.scratch.length < text.length * 3) this.scratch = new Uint8Array(text.length * 3);
+    const { written } = utf8.encodeInto(text, this.scratch);
+    this.push(this.scratch.subarray(0, written));
+  }
+
+  /** Nodes, edges and locations: their section reads its own digits. */
+  private numbersRun(chunk: Uint8Array, i: number): number {
     const section = this.numbers!;
-    const n = chunk.length;
-    let v = this.value;
-    let inNumber = this.inNumber;
-    for (; i < n; i++) {
-      const c = chunk.charCodeAt(i);
-      if (c >= Ch.Zero && c <= Ch.Nine) {
-        v = v * 10 + (c - Ch.Zero);
-        inNumber = true;
-        continue;
-      }
-      if (inNumber) {
-        if (!section.push(v)) {
-          this.fail(section.error);
-          return n;
-        }
-        v = 0;
-        inNumber = false;
-      }
-      if (c === Ch.Comma || c === 10) continue;
-      if (c === Ch.CloseBracket) {
-        if (!section.finish()) {
-          this.fail(section.error);
-          return n;
-        }
-        this.mode = Mode.ExpectKey;
-        this.value = 0;
-        this.inNumber = false;
-        return i + 1;
-      }
-      if (isSpace(c)) continue;
-      this.fail(`unexpected '${String.fromCharCode(c)}' in the ${section.name} section (only whole non-negative numbers belong there)`);
-      return n;
+    i = section.scan(chunk, i);
+    if (section.error) {
+      this.fail(section.error);
+      return chunk.length;
     }
-    this.value = v;
-    this.inNumber = inNumber;
+    if (section.closed) this.mode = Mode.ExpectKey;
     return i;
   }
 
-  /** Plain characters of a string in the strings section, until a quote or a backslash. */
-  private stringRun(chunk: string, i: number): number {
-    const s = this.strings;
+  /** Plain bytes of a string in the strings section, until a quote or a backslash: copied as they are. */
+  private stringRun(chunk: Uint8Array, i: number): number {
     const n = chunk.length;
-    for (; i < n; i++) {
-      const c = chunk.charCodeAt(i);
-      if (c === Ch.Quote) {
-        s.endString();
-        this.mode = Mode.StringsBetween;
-        return i + 1;
-      }
-      if (c === Ch.Backslash) {
-        this.mode = Mode.StringEscape;
-        return i + 1;
-      }
-      s.unit(c);
-    }
-    return i;
+    const start = i;
+    while (i < n && chunk[i] !== Ch.Quote && chunk[i] !== Ch.Backslash) i++;
+    this.strings.raw(chunk, start, i);
+    if (i === n) return n;
+    if (chunk[i] === Ch.Quote) {
+      this.strings.endString();
+      this.mode = Mode.StringsBetween;
+    } else this.mode = Mode.StringEscape;
+    return i + 1;
   }
 
-  private step(c: number, chunk: string, i: number): void {
+  private step(c: number): void {
     switch (this.mode) {
       case Mode.Done:
         if (!isSpace(c)) this.fail('data after the end of the snapshot JSON');
@@ -246,7 +231,7 @@ export class SnapshotJsonParser {
         return this.startValue();
       case Mode.Capture:
       case Mode.Skip:
-        return this.generic(c, chunk, i);
+        return this.generic(c);
       case Mode.ExpectArray:
         if (isSpace(c)) return;
         if (c !== Ch.OpenBracket) return this.fail(`"${this.key}" is not an array`);
@@ -321,7 +306,6 @@ export class SnapshotJsonParser {
     if (key === 'nodes' || key === 'edges' || key === 'locations') {
       if (!section) return this.fail(`"${key}" comes before the snapshot header that describes it`);
       this.numbers = section;
-      this.value = 0;
       this.mode = Mode.ExpectArray;
       return;
     }
@@ -332,10 +316,10 @@ export class SnapshotJsonParser {
    * Any JSON value, character by character: captured (the header) or skipped (sections not
    * carried, counting their numbers). Ends after the closing bracket that returns to depth 0.
    */
-  private generic(c: number, chunk: string, i: number): void {
+  private generic(c: number): void {
     const capture = this.mode === Mode.Capture;
     if (this.inString) {
-      if (capture) this.captured.push(chunk[i]!);
+      if (capture) this.captured.push(c);
       if (this.escaped) this.escaped = false;
       else if (c === Ch.Backslash) this.escaped = true;
       else if (c === Ch.Quote) this.inString = false;
@@ -347,7 +331,7 @@ export class SnapshotJsonParser {
       this.mode = c === Ch.Comma ? Mode.ExpectKey : Mode.Done;
       return;
     }
-    if (capture) this.captured.push(chunk[i]!);
+    if (capture) this.captured.push(c);
     const digit = c >= Ch.Zero && c <= Ch.Nine;
     if (digit && !this.inNumber && !capture) this.skipped++;
     this.inNumber = digit || (this.inNumber && (c === 46 || c === 101 || c === 69 || c === 43 || c === 45));
@@ -363,7 +347,7 @@ export class SnapshotJsonParser {
     const wasCapture = this.mode === Mode.Capture;
     this.mode = Mode.ExpectKey;
     if (!wasCapture) return;
-    const json = this.captured.join('');
+    const json = new TextDecoder().decode(Uint8Array.from(this.captured));
     this.captured = [];
     let h: SnapshotHeader;
     try {
@@ -386,6 +370,7 @@ export class SnapshotJsonParser {
   /** Call when V8 has written everything: the document must be complete. */
   finish(): void {
     if (this.mode === Mode.Failed) return;
+    if (this.pendingHigh) this.push(utf8.encode(this.pendingHigh));
     if (this.mode !== Mode.Done) return this.fail('the snapshot JSON ended early');
     if (!this.nodes) this.fail('the snapshot has no header');
   }

@@ -7,18 +7,24 @@ export const BULK_BYTES = 12 * 1024;
 export type BulkFlush = (first: number, count: number, payload: Uint8Array) => void;
 
 /**
- * One numeric section of V8's snapshot (nodes, edges or locations) as it streams by: values arrive
- * one at a time in field order and leave as varint records in bulk payloads of about BULK_BYTES, so
- * the section is never held whole. A field that V8 writes as an offset into the nodes array
- * (`to_node`, `object_index`) leaves as a node index, and must be a multiple of the node width.
+ * One numeric section of V8's snapshot (nodes, edges or locations) as it streams by: the digits of its
+ * JSON array are read here, and values leave in field order as varint records in bulk payloads of
+ * about BULK_BYTES, so the section is never held whole. A field that V8 writes as an offset into the
+ * nodes array (`to_node`, `object_index`) leaves as a node index, and must be a multiple of the node width.
  */
 export class NumberSection {
   private readonly buf: Uint8Array;
   private pos = 0;
   private column = 0;
+  /** The number being read, when `inNumber`: a chunk may end inside it. */
+  private value = 0;
+  private inNumber = false;
   /** Records completed so far; the staged ones start at `staged`. */
   records = 0;
   private staged = 0;
+  /** The array's closing bracket was read. */
+  closed = false;
+  /** Why the section cannot be right; scanning stops there. */
   error = '';
 
   constructor(
@@ -32,24 +38,75 @@ export class NumberSection {
     this.buf = new Uint8Array(BULK_BYTES + width * 8);
   }
 
-  /** False when the value cannot be right (`error` says why). */
-  push(v: number): boolean {
-    if (this.column === this.offsetColumn) {
-      if (v % this.nodeWidth !== 0) {
-        this.error = `${this.name} record ${this.records} points at node offset ${v}, not a multiple of the node width ${this.nodeWidth}`;
-        return false;
+  /**
+   * The hot loop: the array's digits, commas and newlines from chunk[i] (after its opening bracket)
+   * until the chunk ends, the array closes (`closed`) or a byte does not belong (`error`); returns
+   * the index after the last byte read. State lives in locals while it runs.
+   */
+  scan(chunk: Uint8Array, i: number): number {
+    const n = chunk.length;
+    const buf = this.buf;
+    const width = this.width;
+    const offsetColumn = this.offsetColumn;
+    const nodeWidth = this.nodeWidth;
+    const perNode = 1 / nodeWidth;
+    let v = this.value;
+    let inNumber = this.inNumber;
+    let pos = this.pos;
+    let column = this.column;
+    for (; i < n; i++) {
+      let c = chunk[i]!;
+      let digit = c - 48;
+      if (digit >>> 0 < 10) {
+        // A number's digits in a loop of their own: fewer branches per byte than one loop for all.
+        v = v * 10 + digit;
+        inNumber = true;
+        while (++i < n && (digit = chunk[i]! - 48) >>> 0 < 10) v = v * 10 + digit;
+        if (i === n) break;
+        c = chunk[i]!;
       }
-      v /= this.nodeWidth;
+      if (inNumber) {
+        if (column === offsetColumn) {
+          // A multiply, not a modulo, in the loop: exact for any offset below 2^51.
+          const index = Math.round(v * perNode);
+          if (index * nodeWidth !== v) {
+            this.error = `${this.name} record ${this.records} points at node offset ${v}, not a multiple of the node width ${nodeWidth}`;
+            break;
+          }
+          v = index;
+        }
+        // Most values fit one byte (types, small counts and sizes): no call for those.
+        if (v < 128) buf[pos++] = v;
+        else pos = writeVarint(buf, pos, v);
+        v = 0;
+        inNumber = false;
+        if (++column === width) {
+          column = 0;
+          this.records++;
+          if (pos >= BULK_BYTES) {
+            this.pos = pos;
+            this.send();
+            pos = 0;
+          }
+        }
+      }
+      // Commas and V8's newlines first: nearly every byte that is not a digit is one of them.
+      if (c === 44 || c === 10) continue;
+      if (c === 93) {
+        this.pos = pos;
+        this.column = column;
+        this.close();
+        return i + 1;
+      }
+      if (c === 32 || c === 13 || c === 9) continue;
+      this.error = `unexpected '${String.fromCharCode(c)}' in the ${this.name} section (only whole non-negative numbers belong there)`;
+      break;
     }
-    // Most values fit one byte (types, small counts and sizes): no call for those.
-    if (v < 128) this.buf[this.pos++] = v;
-    else this.pos = writeVarint(this.buf, this.pos, v);
-    if (++this.column === this.width) {
-      this.column = 0;
-      this.records++;
-      if (this.pos >= BULK_BYTES) this.send();
-    }
-    return true;
+    this.value = v;
+    this.inNumber = inNumber;
+    this.pos = pos;
+    this.column = column;
+    return i;
   }
 
   private send(): void {
@@ -59,20 +116,18 @@ export class NumberSection {
     this.pos = 0;
   }
 
-  finish(): boolean {
-    if (this.column !== 0) {
-      this.error = `the ${this.name} section ends in the middle of a record`;
-      return false;
-    }
-    this.send();
-    return true;
+  private close(): void {
+    this.closed = true;
+    if (this.column !== 0) this.error = `the ${this.name} section ends in the middle of a record`;
+    else this.send();
   }
 }
 
 /**
- * The `strings` section: each string, decoded from JSON (UTF-16 code units), is written as a varint
- * byte length and its UTF-8, into one byte stream cut into bulk payloads at any byte, so a string of
- * any length fits. A lone surrogate becomes U+FFFD, as TextEncoder does.
+ * The `strings` section: each string, decoded from JSON (raw UTF-8 bytes, and escapes as UTF-16 code
+ * units), is written as a varint byte length and its UTF-8, into one byte stream cut into bulk
+ * payloads at any byte, so a string of any length fits. A lone surrogate escape becomes U+FFFD, as
+ * TextEncoder does.
  */
 export class StringSection {
   private cur = new Uint8Array(1024);
@@ -91,6 +146,19 @@ export class StringSection {
     return this.sent + this.outLen;
   }
 
+  /** Bytes start .. end-1 of `chunk`, UTF-8 taken as it is. */
+  raw(chunk: Uint8Array, start: number, end: number): void {
+    if (start === end) return;
+    this.flushHigh();
+    this.reserve(end - start);
+    // Most strings are short names: a plain copy loop beats a subarray per string.
+    const cur = this.cur;
+    let p = this.curLen;
+    for (let i = start; i < end; i++) cur[p++] = chunk[i]!;
+    this.curLen = p;
+  }
+
+  /** One UTF-16 code unit of an escape (`\n`, `\uXXXX`): surrogate pairs are joined across two calls. */
   unit(c: number): void {
     if (this.high !== 0) {
       const h = this.high;
@@ -103,12 +171,22 @@ export class StringSection {
     else this.codePoint(c);
   }
 
+  /** A high surrogate not followed by its low half has no UTF-8. */
+  private flushHigh(): void {
+    if (this.high === 0) return;
+    this.high = 0;
+    this.codePoint(0xfffd);
+  }
+
+  private reserve(length: number): void {
+    if (this.curLen + length <= this.cur.length) return;
+    const next = new Uint8Array(Math.max(this.cur.length * 2, this.curLen + length));
+    next.set(this.cur.subarray(0, this.curLen));
+    this.cur = next;
+  }
+
   private codePoint(c: number): void {
-    if (this.curLen + 4 > this.cur.length) {
-      const next = new Uint8Array(this.cur.length * 2);
-      next.set(this.cur);
-      this.cur = next;
-    }
+    this.reserve(4);
     const b = this.cur;
     let p = this.curLen;
     if (c < 0x80) b[p++] = c;
@@ -129,10 +207,7 @@ export class StringSection {
   }
 
   endString(): void {
-    if (this.high !== 0) {
-      this.high = 0;
-      this.codePoint(0xfffd);
-    }
+    this.flushHigh();
     const end = writeVarint(this.head, 0, this.curLen);
     for (let i = 0; i < end; i++) this.byte(this.head[i]!);
     this.emit(this.cur, this.curLen);
