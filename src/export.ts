@@ -8,6 +8,10 @@ export { EventTables, TIME_COLUMNS, DROP_TABLE, type EventTable, type TableColum
 export { prepareDirectory, ExportTargetError } from './export/export-output.js';
 export { CsvWriter, type CsvTable } from './export/csv-writer.js';
 export type { AnalyzeModule } from './cli/analyze-loader.js';
+export { SqlError, type TraceDatabase, type QueryResult, type QueryColumn, type QueryValue, type TableSchema, type LoadedTrace, type LoadProgress } from './cli/query/query-engine.js';
+export { ThreadNames, isThreadInfo } from './export/runtime-view.js';
+export type { ReportPageData, TimeSeries } from './cli/report/report-page-data.js';
+export type { TraceReport } from './cli/trace-report.js';
 export type { EventBatch, PlacedDrop } from './format/trace-reader.js';
 export type { BlockEvent } from './format/events-block.js';
 export type { StreamEventType } from './format/trace-event.js';

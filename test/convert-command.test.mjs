@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TraceWriter } from '../dist/format/trace-writer.js';
 import { ConvertProgressLine } from '../dist/cli/convert/convert-progress.js';
-import { cli, dumpJsonl, needTool, run } from './helpers/convert-helpers.mjs';
+import { assertOneLine, cli, dumpJsonl, needTool, run } from './helpers/convert-helpers.mjs';
 import { parseCsv, parseProtoText } from './helpers/reader-text.mjs';
 import { headerInfo, syntheticTrace } from './helpers/synthetic-trace.mjs';
 
@@ -131,13 +131,6 @@ test('the default output sits beside the input; the summary names it', async () 
 });
 
 /** Every user mistake: an exit code, and one `tracepipe: ...` line on stderr. */
-function assertOneLine(r, code, pattern) {
-  assert.equal(r.code, code, r.stderr);
-  const lines = r.stderr.split('\n').filter((l) => l !== '');
-  assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0], pattern);
-}
-
 test('mistakes get one line and exit 2; unreadable inputs exit 1 and create nothing', async () => {
   assertOneLine(await cli(['convert', good]), 2, /^tracepipe: usage: tracepipe convert FILE --to /);
   assertOneLine(await cli(['convert', good, '--to', 'svg']), 2, /^tracepipe: --to must be one of perfetto, chrome, ctf, jsonl, csv, parquet, not 'svg'$/);

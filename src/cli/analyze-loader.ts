@@ -1,5 +1,7 @@
 import type { ExportFiles, ExportWriter } from '../export/export-writer.js';
 import { CliError } from './cli-error.js';
+import type { LoadProgress, TraceDatabase } from './query/query-engine.js';
+import type { ReportPageData } from './report/report-page-data.js';
 
 /** The package that holds what needs a third-party engine (DuckDB); the CLI loads it only when asked. */
 export const ANALYZE_PACKAGE = '@tracepipe/analyze';
@@ -16,6 +18,13 @@ export interface AnalyzeModule {
   createParquetWriter(dir: string): ExportWriter;
   /** Its engine stage: DuckDB turns the staged tables into one Parquet file per event type, and drops.parquet. */
   finishParquet(staged: ExportFiles): Promise<ExportFiles>;
+  /**
+   * `tracepipe query`: the trace files streamed into DuckDB tables (one file: its tables; several:
+   * the same tables with a `file` column), ready for SQL.
+   */
+  openTraceDatabase(files: readonly string[], onProgress?: (p: LoadProgress) => void): Promise<TraceDatabase>;
+  /** `tracepipe report --html`: one self-contained page (the chart library, its styles and the data inlined). */
+  renderReportPage(data: ReportPageData): Promise<string>;
 }
 
 /** Loads @tracepipe/analyze for `feature` (e.g. "tracepipe convert --to parquet"), or says in one line what to install. */

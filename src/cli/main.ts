@@ -12,6 +12,7 @@ import { dumpCommand, dumpUsage } from './dump-command.js';
 import { gcdumpCommand, gcdumpUsage } from './gcdump/gcdump-command.js';
 import { reportCommand, reportUsage } from './report-command.js';
 import { psCommand, psUsage } from './ps-command.js';
+import { queryCommand, queryUsage } from './query/query-command.js';
 import { recorderCommand, recorderUsage } from './recorder-command.js';
 import { statsCommand, statsUsage } from './stats-command.js';
 import { stopCommand, stopUsage } from './stop-command.js';
@@ -23,6 +24,7 @@ const commands: Record<string, { run: Command; usage: string }> = {
   stats: { run: statsCommand, usage: statsUsage },
   report: { run: reportCommand, usage: reportUsage },
   convert: { run: convertCommand, usage: convertUsage },
+  query: { run: queryCommand, usage: queryUsage },
   demo: { run: demoCommand, usage: demoUsage },
   ps: { run: psCommand, usage: psUsage },
   collect: { run: collectCommand, usage: collectUsage },

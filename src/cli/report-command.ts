@@ -1,12 +1,17 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadAnalyze } from './analyze-loader.js';
 import { CliError } from './cli-error.js';
+import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
 import type { SpanReport } from './span-tracker.js';
-import { buildReport, type Distribution, type TraceReport } from './trace-report.js';
+import { ReportCharts } from './report/report-charts.js';
+import { buildReport, type Distribution, type ReportOptions, type TraceReport } from './trace-report.js';
 
-export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json]   GC pauses, event-loop stalls and delay, spans, drops';
+export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json] [--html OUT.html]   GC pauses, event-loop stalls and delay, spans, drops; --html: a page of charts';
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
@@ -75,13 +80,34 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, 'info-ms': { type: 'string' }, 'warn-ms': { type: 'string' } },
+    options: { json: { type: 'boolean', default: false }, 'info-ms': { type: 'string' }, 'warn-ms': { type: 'string' }, html: { type: 'string' } },
   });
   if (positionals.length !== 1) throw new CliError(`usage: ${reportUsage}`);
   const infoMs = milliseconds(values['info-ms'], '--info-ms', 10);
   const warnMs = milliseconds(values['warn-ms'], '--warn-ms', 50);
   if (warnMs < infoMs) throw new CliError(`--warn-ms (${warnMs}) must not be below --info-ms (${infoMs})`);
-  const report = await buildReport(positionals[0]!, { infoMs, warnMs });
+  const file = positionals[0]!;
+  if (values.html !== undefined) return htmlReport(file, values.html, { infoMs, warnMs });
+  const report = await buildReport(file, { infoMs, warnMs });
   await writeOut(values.json ? `${stringify(report, 2)}\n` : formatReport(report));
+  return report.complete ? 0 : 1;
+}
+
+/** `--html OUT.html`: the charts' data collected in the report's own pass, the page made by @tracepipe/analyze (it inlines the chart library). */
+async function htmlReport(file: string, out: string, options: ReportOptions): Promise<number> {
+  if (out === '' || resolve(out) === resolve(file)) throw new CliError(`--html needs an output file other than the trace, not '${out}'`);
+  const analyze = await loadAnalyze('tracepipe report --html');
+  const started = performance.now();
+  const charts = new ReportCharts();
+  const report = await buildReport(file, options, (batch) => charts.add(batch));
+  const page = await analyze.renderReportPage(charts.data(file, report, formatReport(report), options));
+  try {
+    await writeFile(out, page);
+  } catch (e) {
+    throw new CliError(`cannot write ${out}: ${(e as Error).message}`);
+  }
+  const s = (performance.now() - started) / 1000;
+  await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${report.events.toLocaleString('en-US')} events in ${s.toFixed(2)} s: ${report.gc.all.count} GC pauses, ${report.stalls.count} stalls, ${report.drops.ranges} drop ranges\n`);
+  if (!report.complete) process.stderr.write(`tracepipe: ${report.error ?? 'incomplete trace'}; the page covers the intact part\n`);
   return report.complete ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 import type { TraceEvent } from '../format/trace-event.js';
 import { TraceFormatError } from '../format/format-error.js';
-import { readTrace, type TraceSummary } from '../format/trace-reader.js';
+import { type EventBatch, readTrace, type TraceSummary } from '../format/trace-reader.js';
 import { percentile } from './percentile.js';
 import { SpanTracker, type SpanReport } from './span-tracker.js';
 
@@ -98,8 +98,12 @@ function keepLargest<T>(list: T[], item: T, by: (t: T) => number, n: number): vo
   if (list.length > n) list.pop();
 }
 
-/** What happened over a trace: GC pauses, event-loop stalls and delay, spans, lost events. */
-export async function buildReport(path: string, options: ReportOptions): Promise<TraceReport> {
+/**
+ * What happened over a trace: GC pauses, event-loop stalls and delay, spans, lost events. `observe`
+ * sees each batch of events (in timestamp order) after the report has: the HTML report's charts
+ * are collected in the same pass.
+ */
+export async function buildReport(path: string, options: ReportOptions, observe?: (batch: EventBatch) => void): Promise<TraceReport> {
   const pauses: GcPauseRecord[] = [];
   const stalls: StallRecord[] = [];
   const longestStalls: StallRecord[] = [];
@@ -142,7 +146,10 @@ export async function buildReport(path: string, options: ReportOptions): Promise
   };
 
   try {
-    for await (const e of readTrace(path)) onEvent(e);
+    for await (const batch of readTrace(path).batches()) {
+      for (const e of batch.events) onEvent(e);
+      observe?.(batch);
+    }
   } catch (e) {
     // A damaged trace still yields its intact part: report on that and say where it broke.
     if (!(e instanceof TraceFormatError) || e.code === 'io' || e.code === 'not-a-trace' || e.code === 'unsupported-version') throw e;

@@ -1,5 +1,6 @@
 // Shared by the convert tests: the CLI as a user runs it, the reference events (`tracepipe dump`),
 // the independent readers (babeltrace2, protoc) and the rich fixture trace.
+import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,4 +76,12 @@ export function blocksOf(bytes, headerEnd) {
     at = end;
   }
   return blocks;
+}
+
+/** A mistake or an unreadable input: exit `code`, and one line on stderr matching `pattern`. */
+export function assertOneLine(r, code, pattern) {
+  assert.equal(r.code, code, r.stderr);
+  const lines = r.stderr.split('\n').filter((l) => l !== '');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0], pattern);
 }

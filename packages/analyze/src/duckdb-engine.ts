@@ -1,7 +1,8 @@
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
-/** An in-memory DuckDB that spills to `spillDir` past `memoryLimit`, so its memory stays bounded. */
+/** A DuckDB that spills to `spillDir` past `memoryLimit`, so its memory stays bounded. */
 export interface DuckDBEngine {
   readonly connection: DuckDBConnection;
   close(): Promise<void>;
@@ -13,16 +14,19 @@ export interface EngineOptions {
   /** DuckDB's own memory limit (its default is 80% of RAM). */
   readonly memoryLimit?: string;
   readonly threads?: number;
+  /** A database file made in spillDir (and removed with it), for tables larger than memory should hold; in memory without one. */
+  readonly databaseFile?: string;
 }
 
 /**
- * Opens the engine every tool of this package runs on (convert --to parquet now, SQL queries later).
+ * Opens the engine every tool of this package runs on (convert --to parquet, query).
  * Row order is not preserved by bulk writes: that lets DuckDB stream them instead of buffering.
  */
 export async function openDuckDB(options: EngineOptions): Promise<DuckDBEngine> {
   // Loaded when first needed: the engine's native library costs ~25 MB of memory once loaded.
   const { DuckDBInstance } = await import('@duckdb/node-api');
-  const instance = await DuckDBInstance.create(':memory:', {
+  if (options.databaseFile) await mkdir(options.spillDir, { recursive: true });
+  const instance = await DuckDBInstance.create(options.databaseFile ? join(options.spillDir, options.databaseFile) : ':memory:', {
     memory_limit: options.memoryLimit ?? '256MB',
     temp_directory: options.spillDir,
     preserve_insertion_order: 'false',

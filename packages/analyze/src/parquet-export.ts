@@ -7,19 +7,13 @@ import {
   type ExportEnd,
   type ExportFiles,
   type ExportWriter,
-  type FieldType,
   prepareDirectory,
   TIME_COLUMNS,
   type TraceHeader,
 } from 'tracepipe/export';
 import { ident, literal, openDuckDB } from './duckdb-engine.js';
+import { SQL_TYPE, TIME_TYPES } from './sql-types.js';
 
-/** Parquet (through DuckDB) column types: unsigned 64-bit integers stay UINT64, never doubles. */
-const SQL_TYPE: Record<FieldType, string> = {
-  bool: 'BOOLEAN', u8: 'UTINYINT', i8: 'TINYINT', u16: 'USMALLINT', i16: 'SMALLINT', u32: 'UINTEGER', i32: 'INTEGER',
-  u64: 'UBIGINT', i64: 'BIGINT', f32: 'FLOAT', f64: 'DOUBLE', string: 'VARCHAR', bytes: 'BLOB',
-};
-const TIME_TYPES = ['BIGINT', 'UINTEGER', 'UBIGINT'];
 const DROP_TYPES = ['BIGINT', 'UINTEGER', 'UBIGINT', 'UBIGINT', 'UBIGINT'];
 
 /** Where the rows wait, as exact CSV, until DuckDB turns each table into Parquet. */

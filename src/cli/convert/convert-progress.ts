@@ -9,7 +9,11 @@ export class ConvertProgressLine {
   private readonly started = performance.now();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly out: NodeJS.WriteStream) {
+  constructor(
+    private readonly out: NodeJS.WriteStream,
+    /** What the line says is going on (`tracepipe query` loads). */
+    private readonly doing = 'converting',
+  ) {
     if (out.isTTY) this.timer = setInterval(() => out.write(`\r\x1b[K${this.line()}`), REFRESH_MS);
   }
 
@@ -19,7 +23,7 @@ export class ConvertProgressLine {
 
   private line(): string {
     const s = (performance.now() - this.started) / 1000;
-    return `converting: ${this.last.events.toLocaleString('en-US')} events, ${formatBytes(this.last.bytesIn)} read, ${(this.last.events / s / 1e6).toFixed(2)} M events/s`;
+    return `${this.doing}: ${this.last.events.toLocaleString('en-US')} events, ${formatBytes(this.last.bytesIn)} read, ${(this.last.events / s / 1e6).toFixed(2)} M events/s`;
   }
 
   stop(): void {

@@ -1,0 +1,347 @@
+// The HTML report's page script (runs in the browser; inlined into the page with uPlot, which it
+// finds as a global). It lays out what ReportPageData holds: every GC pause, stall and drop range as
+// it is, the sampled series as the report's maker downsampled them. What it drew is counted on
+// `window.tracepipeReport.drawn`, with the data, for tests.
+import type { ReportPageData, TimeSeries } from 'tracepipe/export';
+
+interface Drawn {
+  gcPauseBars: number;
+  stallSpans: number;
+  unfinishedStallSpans: number;
+  dropMarkers: number;
+}
+
+declare global {
+  interface Window {
+    /** renderedMs: the page script's own time; readyAtMs: since navigation began, when every chart was drawn. */
+    tracepipeReport: { data: ReportPageData; drawn: Drawn; charts: string[]; renderedMs: number; readyAtMs: number };
+  }
+}
+
+const data = JSON.parse(document.getElementById('tracepipe-data')!.textContent!) as ReportPageData;
+const drawn: Drawn = { gcPauseBars: 0, stallSpans: 0, unfinishedStallSpans: 0, dropMarkers: 0 };
+const charts: string[] = [];
+const main = document.getElementById('report')!;
+
+const KIND_COLOURS: Record<string, string> = { scavenge: '#3b82f6', 'mark-compact': '#dc2626', 'incremental-marking': '#f59e0b', 'weak-callbacks': '#8b5cf6' };
+const PALETTE = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d', '#ea580c', '#4f46e5', '#0d9488', '#9333ea', '#64748b'];
+const kindColour = (kind: string, i: number): string => KIND_COLOURS[kind] ?? PALETTE[(i + 4) % PALETTE.length]!;
+const STALL_FILL = 'rgba(220, 38, 38, 0.12)';
+const UNFINISHED_FILL = 'rgba(220, 38, 38, 0.28)';
+const DROP_COLOUR = '#b91c1c';
+
+/** The end of the time axis: the trace's last event (or the last thing drawn, if later). */
+const endS = Math.max(
+  data.trace.durationS,
+  ...data.pauses.startS.map((s, i) => s + data.pauses.durationMs[i]! / 1000),
+  ...data.stalls.startS.map((s, i) => s + data.stalls.durationMs[i]! / 1000),
+  ...data.drops.atS,
+  ...data.rates.x.map((x) => x + data.rates.bucketS),
+);
+const X_RANGE: [number, number] = [0, endS > 0 ? endS : 1];
+
+function section(title: string, note: string): HTMLElement {
+  const s = document.createElement('section');
+  const h = document.createElement('h2');
+  h.textContent = title;
+  const p = document.createElement('p');
+  p.className = 'note';
+  p.textContent = note;
+  s.append(h, p);
+  main.append(s);
+  return s;
+}
+
+const width = (): number => Math.max(480, main.clientWidth - 24);
+
+/** Saves the canvas state and clips drawing to the plotting area; the caller restores. */
+function clipToPlot(u: uPlot): CanvasRenderingContext2D {
+  const { ctx, bbox } = u;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(bbox.left, bbox.top, bbox.width, bbox.height);
+  ctx.clip();
+  return ctx;
+}
+
+/** Options every time chart shares: the full width, the trace's time range, a cursor that follows across charts. */
+function timeChart(height: number, axes: uPlot.Axis[], series: uPlot.Series[], hooks: uPlot.Hooks.Arrays, scales: uPlot.Scales = {}): uPlot.Options {
+  return { width: width(), height, cursor: { sync: { key: 'time' } }, scales: { x: { time: false, range: X_RANGE }, ...scales }, axes: [timeAxis, ...axes], series: [{ label: 's' }, ...series], hooks };
+}
+
+/** Red-shaded stall spans behind a time chart's lines (all threads' stalls). */
+function shadeStalls(u: uPlot): void {
+  const { bbox } = u;
+  const ctx = clipToPlot(u);
+  const span = (a: number, b: number, fill: string) => {
+    const x0 = u.valToPos(a, 'x', true);
+    const x1 = u.valToPos(b, 'x', true);
+    ctx.fillStyle = fill;
+    ctx.fillRect(x0, bbox.top, Math.max(1, x1 - x0), bbox.height);
+  };
+  let spans = 0;
+  let unfinished = 0;
+  data.stalls.startS.forEach((s, i) => {
+    span(s, s + data.stalls.durationMs[i]! / 1000, STALL_FILL);
+    spans++;
+  });
+  data.unfinishedStalls.startS.forEach((s) => {
+    span(s, X_RANGE[1], UNFINISHED_FILL);
+    unfinished++;
+  });
+  ctx.restore();
+  drawn.stallSpans = spans;
+  drawn.unfinishedStallSpans = unfinished;
+}
+
+const timeAxis: uPlot.Axis = { label: 'seconds since the trace began', values: (_u, ticks) => ticks.map((t) => `${+t.toFixed(3)}`) };
+
+/** A time chart of downsampled series, stalls shaded; a note instead when there is nothing to draw. */
+function lineChart(title: string, note: string, series: readonly TimeSeries[], unit: string, options: { extra?: readonly TimeSeries[]; extraUnit?: string; stepped?: boolean } = {}): void {
+  const s = section(title, note);
+  const all = [...series, ...(options.extra ?? [])];
+  if (all.every((x) => x.x.length === 0)) {
+    s.querySelector('.note')!.textContent += ' No such events in this trace.';
+    return;
+  }
+  const joined = uPlot.join(all.map((x) => [x.x as number[], x.y as number[]] as uPlot.AlignedData));
+  const extraCount = options.extra?.length ?? 0;
+  const u = new uPlot(
+    timeChart(
+      260,
+      [{ label: unit }, ...(extraCount ? [{ label: options.extraUnit ?? '', side: 1, scale: 'pct', grid: { show: false } } as uPlot.Axis] : [])],
+      all.map((x, i): uPlot.Series => ({
+        label: x.name,
+        stroke: PALETTE[i % PALETTE.length],
+        width: 1.5,
+        spanGaps: true,
+        points: { show: false },
+        ...(options.stepped ? { paths: uPlot.paths.stepped!({ align: 1 }) } : {}),
+        ...(i >= series.length ? { scale: 'pct', dash: [4, 3] } : {}),
+      })),
+      { drawClear: [shadeStalls] },
+      extraCount ? { pct: { range: [0, 100] } } : {},
+    ),
+    joined,
+    s,
+  );
+  charts.push(title);
+  resizers.push((w) => u.setSize({ width: w, height: 260 }));
+}
+
+const resizers: Array<(w: number) => void> = [];
+
+/** Every GC pause: a bar from its start for its duration, as high as it is long, coloured by kind; thresholds drawn; hover tells kind, duration, heap after. */
+function pauseTimeline(): void {
+  const p = data.pauses;
+  const s = section('GC pauses', `Every Runtime.GC/GCPause at its true start, its width and height its duration; dashed lines at --info-ms ${data.thresholds.infoMs} ms and --warn-ms ${data.thresholds.warnMs} ms; stalls shaded. Hover a bar for its kind, duration and heap after.`);
+  if (p.startS.length === 0) {
+    s.querySelector('.note')!.textContent += ' No GC pauses in this trace.';
+    return;
+  }
+  const maxMs = Math.max(data.thresholds.warnMs, ...p.durationMs) * 1.1;
+  const tip = document.createElement('div');
+  tip.className = 'tip';
+  const options = timeChart(
+    280,
+    [{ label: 'pause (ms)' }],
+    // One legend entry per kind; the bars themselves are drawn by the draw hook.
+    p.kinds.map((k, i): uPlot.Series => ({ label: k, stroke: kindColour(k, i), fill: kindColour(k, i), paths: () => null, points: { show: false } })),
+    {
+      drawClear: [shadeStalls],
+      draw: [
+        (chart) => {
+          const { bbox } = chart;
+          const ctx = clipToPlot(chart);
+          const y0 = chart.valToPos(0, 'y', true);
+          let bars = 0;
+          for (let i = 0; i < p.startS.length; i++) {
+            const x0 = chart.valToPos(p.startS[i]!, 'x', true);
+            const x1 = chart.valToPos(p.startS[i]! + p.durationMs[i]! / 1000, 'x', true);
+            const y = chart.valToPos(p.durationMs[i]!, 'y', true);
+            ctx.fillStyle = kindColour(p.kinds[p.kind[i]!]!, p.kind[i]!);
+            ctx.fillRect(x0, y, Math.max(devicePixelRatio, x1 - x0), Math.max(devicePixelRatio, y0 - y));
+            bars++;
+          }
+          ctx.setLineDash([6, 4]);
+          for (const [ms, colour] of [[data.thresholds.infoMs, '#d97706'], [data.thresholds.warnMs, '#dc2626']] as const) {
+            const y = chart.valToPos(ms, 'y', true);
+            ctx.strokeStyle = colour;
+            ctx.beginPath();
+            ctx.moveTo(bbox.left, y);
+            ctx.lineTo(bbox.left + bbox.width, y);
+            ctx.stroke();
+          }
+          ctx.restore();
+          drawn.gcPauseBars = bars;
+        },
+      ],
+      setCursor: [
+        (chart) => {
+          const left = chart.cursor.left ?? -1;
+          const hit = left < 0 ? -1 : pauseAt(chart, left);
+          if (hit < 0) {
+            tip.style.display = 'none';
+            return;
+          }
+          const heap = p.heapAfterMB[hit];
+          tip.textContent = `${p.kinds[p.kind[hit]!]} · ${p.durationMs[hit]!.toFixed(3)} ms · heap after ${heap === null ? 'unknown' : `${heap!.toFixed(1)} MB`} · thread ${p.thread[hit]} · at ${p.startS[hit]!.toFixed(6)} s`;
+          tip.style.display = 'block';
+          tip.style.left = `${Math.min(left + 12, chart.over.clientWidth - 260)}px`;
+          tip.style.top = `${Math.max(0, chart.cursor.top ?? 0) + 12}px`;
+        },
+      ],
+    },
+    { y: { range: [0, maxMs] } },
+  );
+  const u = new uPlot(
+    { ...options, cursor: { ...options.cursor, points: { show: false } }, legend: { live: false } },
+    [p.startS as number[], ...p.kinds.map((_, k) => p.durationMs.map((d, i) => (p.kind[i] === k ? d : null)))],
+    s,
+  );
+  u.over.append(tip);
+  charts.push('GC pauses');
+  resizers.push((w) => u.setSize({ width: w, height: 280 }));
+}
+
+/** The pause under (or within 3 px of) a cursor position, preferring the longest; -1 for none. */
+function pauseAt(u: uPlot, left: number): number {
+  const p = data.pauses;
+  const slack = 3;
+  const lo = u.posToVal(left - slack, 'x');
+  const hi = u.posToVal(left + slack, 'x');
+  let best = -1;
+  for (let i = 0; i < p.startS.length; i++) {
+    if (p.startS[i]! > hi || p.startS[i]! + p.durationMs[i]! / 1000 < lo) continue;
+    if (best < 0 || p.durationMs[i]! > p.durationMs[best]!) best = i;
+  }
+  return best;
+}
+
+/** Log-spaced bins (4 per decade) from 10 µs to the longest pause. */
+function histogram(): void {
+  const p = data.pauses;
+  const s = section('Pause durations by kind', 'How many pauses of each kind took how long (bins of a quarter decade, log scale).');
+  if (p.startS.length === 0) {
+    s.querySelector('.note')!.textContent += ' No GC pauses in this trace.';
+    return;
+  }
+  const lo = Math.floor(Math.log10(Math.max(0.01, Math.min(...p.durationMs))) * 4);
+  const hi = Math.ceil(Math.log10(Math.max(0.01, ...p.durationMs)) * 4) + 1;
+  const edges = Array.from({ length: hi - lo + 1 }, (_, i) => 10 ** ((lo + i) / 4));
+  const counts = p.kinds.map(() => new Array<number>(edges.length).fill(0));
+  p.durationMs.forEach((d, i) => {
+    const b = Math.min(edges.length - 2, Math.max(0, Math.floor(Math.log10(Math.max(0.01, d)) * 4) - lo));
+    counts[p.kind[i]!]![b]!++;
+  });
+  const u = new uPlot(
+    {
+      width: width(),
+      height: 240,
+      scales: { x: { time: false, distr: 3 } },
+      axes: [{ label: 'pause (ms)' }, { label: 'pauses' }],
+      series: [{ label: 'ms' }, ...p.kinds.map((k, i): uPlot.Series => ({ label: k, stroke: kindColour(k, i), fill: `${kindColour(k, i)}55`, paths: uPlot.paths.stepped!({ align: 1 }), points: { show: false } }))],
+    },
+    [edges, ...counts],
+    s,
+  );
+  charts.push('Pause durations by kind');
+  resizers.push((w) => u.setSize({ width: w, height: 240 }));
+}
+
+/** The share of wall time each thread spent in GC pauses, per bucket (a second, or coarser for long traces), pauses split at bucket edges. */
+function gcShare(): void {
+  const p = data.pauses;
+  // A second per bucket; a trace too short for that gets finer ones (1, 2 or 5 × 10^k s, at most 100 over it), a long one coarser (at most 2,000).
+  const fine = 10 ** Math.floor(Math.log10(X_RANGE[1] / 100));
+  const bucketS = X_RANGE[1] < 100 ? [1, 2, 5, 10].map((m) => m * fine).find((w) => X_RANGE[1] / w <= 100)! : Math.max(1, Math.ceil(X_RANGE[1] / 2000));
+  const buckets = Math.ceil(X_RANGE[1] / bucketS);
+  const threads = [...new Set(p.thread)].sort((a, b) => a - b);
+  const series: TimeSeries[] = threads.map((t) => {
+    const ms = new Array<number>(buckets).fill(0);
+    p.startS.forEach((start, i) => {
+      if (p.thread[i] !== t) return;
+      let a = Math.max(0, start);
+      const end = start + p.durationMs[i]! / 1000;
+      while (a < end) {
+        const b = Math.min(buckets - 1, Math.floor(a / bucketS));
+        const edge = Math.max((b + 1) * bucketS, a + 1e-12);
+        ms[b]! += (Math.min(end, edge) - a) * 1000;
+        a = edge;
+      }
+    });
+    return { name: `thread ${t}`, x: ms.map((_, b) => b * bucketS), y: ms.map((v) => (100 * v) / (bucketS * 1000)) };
+  });
+  lineChart('Time in GC', `Percent of wall time in GC pauses per ${bucketS === 1 ? 'second' : `${+bucketS.toPrecision(3)} s`}, per thread; stalls shaded.`, series, '% of wall time', { stepped: true });
+}
+
+/** Events per second per event type, drop ranges marked on the time axis. */
+function rates(): void {
+  const r = data.rates;
+  const s = section('Events per second', `Per event type, in buckets of ${r.bucketS >= 1 ? `${r.bucketS} s` : `${r.bucketS * 1000} ms`}. Red marks on the time axis: where events were dropped (${data.drops.atS.length} drop ranges${data.drops.omitted ? `, ${data.drops.omitted} more not placed` : ''}).`);
+  if (r.x.length === 0) {
+    s.querySelector('.note')!.textContent += ' No events in this trace.';
+    return;
+  }
+  const u = new uPlot(
+    timeChart(
+      300,
+      [{ label: 'events/s' }],
+      r.series.map((x, i): uPlot.Series => ({ label: x.name, stroke: PALETTE[i % PALETTE.length], width: 1.5, points: { show: false }, paths: uPlot.paths.stepped!({ align: 1 }) })),
+      {
+        drawClear: [shadeStalls],
+        draw: [
+          (chart) => {
+            const { ctx, bbox } = chart;
+            ctx.save();
+            ctx.fillStyle = DROP_COLOUR;
+            ctx.strokeStyle = DROP_COLOUR;
+            const bottom = bbox.top + bbox.height;
+            let marks = 0;
+            for (const at of data.drops.atS) {
+              const x = chart.valToPos(at, 'x', true);
+              ctx.globalAlpha = 0.35;
+              ctx.beginPath();
+              ctx.moveTo(x, bbox.top);
+              ctx.lineTo(x, bottom);
+              ctx.stroke();
+              ctx.globalAlpha = 1;
+              ctx.beginPath();
+              ctx.moveTo(x, bottom - 8 * devicePixelRatio);
+              ctx.lineTo(x - 5 * devicePixelRatio, bottom);
+              ctx.lineTo(x + 5 * devicePixelRatio, bottom);
+              ctx.fill();
+              marks++;
+            }
+            ctx.restore();
+            drawn.dropMarkers = marks;
+          },
+        ],
+      },
+    ),
+    [r.x as number[], ...r.series.map((x) => x.perSecond as number[])],
+    s,
+  );
+  charts.push('Events per second');
+  resizers.push((w) => u.setSize({ width: w, height: 300 }));
+}
+
+function textReport(): void {
+  const s = section('The text report', '`tracepipe report` of the same trace: its tables.');
+  const pre = document.createElement('pre');
+  pre.textContent = data.reportText;
+  s.append(pre);
+}
+
+const started = performance.now();
+document.getElementById('subtitle')!.textContent = `${data.trace.file} · pid ${data.trace.pid} on ${data.trace.hostname} · node ${data.trace.nodeVersion} · began ${data.trace.startedAt} · ${data.trace.events.toLocaleString('en-US')} events over ${data.trace.durationS.toFixed(3)} s · ${data.report.gc.all.count} GC pauses · ${data.report.stalls.count} stalls · ${data.report.drops.dropped.toLocaleString('en-US')} events dropped`;
+pauseTimeline();
+histogram();
+gcShare();
+lineChart('Heap', 'Runtime.GCHeap/HeapStats: used and total heap per thread (MB); stalls shaded.', data.heap, 'MB');
+lineChart('Heap spaces', 'Runtime.GCHeap/HeapSpace: used size of each heap space per thread (MB).', data.spaces, 'MB');
+lineChart('Event loop', 'Runtime.EventLoop/Delay: delay p50, p99 and max (ms, left) and utilisation (%, right, dashed) per thread; stalls shaded.', data.loopDelay, 'delay (ms)', { extra: data.loopUtilization, extraUnit: 'utilisation (%)' });
+rates();
+textReport();
+addEventListener('resize', () => resizers.forEach((r) => r(width())));
+window.tracepipeReport = { data, drawn, charts, renderedMs: performance.now() - started, readyAtMs: performance.now() };

@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { text } from 'node:stream/consumers';
+import { parseArgs } from 'node:util';
+import { loadAnalyze } from '../analyze-loader.js';
+import { CliError } from '../cli-error.js';
+import { ConvertProgressLine } from '../convert/convert-progress.js';
+import { writeOut } from '../output.js';
+import { isQueryFormat, type QueryFormat, QUERY_FORMATS, writeResult } from './query-format.js';
+import { isSqlError, type TraceDatabase } from './query-engine.js';
+import { queryPrompt } from './query-prompt.js';
+import { formatSchema } from './query-schema.js';
+
+export const queryUsage = `tracepipe query FILE... ["SQL"] [--format ${QUERY_FORMATS.join('|')}] [--schema]   SQL over traces (DuckDB): a table per event type (docs/QUERY.md)`;
+
+/**
+ * The last argument is the SQL unless it names an existing file or a .tptrace (a missing trace
+ * file is reported as missing, not as bad SQL).
+ */
+function splitArguments(positionals: readonly string[]): { files: string[]; sql: string | undefined } {
+  const last = positionals[positionals.length - 1];
+  const isFile = last === undefined || existsSync(last) || /^\S+\.tptrace$/.test(last);
+  return isFile ? { files: [...positionals], sql: undefined } : { files: positionals.slice(0, -1), sql: last };
+}
+
+/** Runs each statement of `sql` and prints the result of each that returns rows. */
+async function printStatements(db: TraceDatabase, sql: string, format: QueryFormat): Promise<void> {
+  let first = true;
+  for await (const result of db.query(sql)) {
+    if (!first && format === 'table') await writeOut('\n');
+    first = false;
+    await writeResult(result, format, writeOut);
+  }
+}
+
+export async function queryCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { format: { type: 'string', default: 'table' }, schema: { type: 'boolean', default: false } },
+  });
+  const format = values.format;
+  if (!isQueryFormat(format)) throw new CliError(`--format must be one of ${QUERY_FORMATS.join(', ')}, not '${format}'`);
+  const { files, sql } = splitArguments(positionals);
+  if (files.length === 0) throw new CliError(`usage: ${queryUsage}`);
+  if (values.schema && sql !== undefined) throw new CliError('give either --schema or a SQL statement, not both');
+  const analyze = await loadAnalyze('tracepipe query');
+  // Ctrl-C or a kill: leave through process.exit, whose handlers remove the engine's scratch database
+  // (death by a signal's default action would skip them). The prompt takes Ctrl-C itself.
+  const leave = (signal: NodeJS.Signals) => process.exit(128 + osConstants.signals[signal]);
+  process.once('SIGINT', leave).once('SIGTERM', leave);
+  const progress = new ConvertProgressLine(process.stderr, 'loading');
+  let db: TraceDatabase;
+  try {
+    db = await analyze.openTraceDatabase(files, (p) => progress.update(p));
+  } finally {
+    progress.stop();
+  }
+  const damaged = db.traces.filter((t) => t.damage !== undefined);
+  // The tables hold every intact event of a damaged file; the damage is said first and decides the exit code.
+  for (const t of damaged) process.stderr.write(`tracepipe: ${t.file} is damaged (${t.damage}); its tables hold the intact part\n`);
+  try {
+    if (values.schema) await writeOut(formatSchema(await db.schema(), format));
+    else if (sql !== undefined) await printStatements(db, sql, format);
+    else if (process.stdin.isTTY) await queryPrompt({ db, format, run: (q, f) => printStatements(db, q, f), write: writeOut });
+    else {
+      // Statements piped in: read to the end of input, then run.
+      const piped = await text(process.stdin);
+      if (piped.trim() === '') throw new CliError(`no SQL: give a statement, pipe statements in, or run on a terminal for a prompt; usage: ${queryUsage}`);
+      await printStatements(db, piped, format);
+    }
+  } catch (e) {
+    if (isSqlError(e)) throw new CliError(e.message, 1);
+    throw e;
+  } finally {
+    await db.close();
+    process.off('SIGINT', leave).off('SIGTERM', leave);
+  }
+  if (damaged.length > 0) throw new CliError(`${damaged.length} of ${files.length} trace file${files.length === 1 ? ' is' : 's are'} damaged (see above)`, 1);
+  return 0;
+}
