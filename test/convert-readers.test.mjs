@@ -68,7 +68,7 @@ test('ctf: babeltrace2 prints the same events, names and field values as dump, a
   assert.equal(bt.code, 0, bt.stderr);
   const lines = bt.stdout.split('\n').filter((l) => l !== '');
   assert.equal(lines.length, dump.events.length, 'as many events as dump');
-  const FLOATS = new Set(['f32', 'f64', 'heapUsedAfter', 'p50Ms', 'p99Ms', 'maxMs', 'meanMs', 'utilization', 'intervalMs', 'blockedMs', 'durationMs', 'uptimeSec']);
+  const FLOATS = new Set(['f32', 'f64', 'heapUsedAfter', 'preemptions', 'p50Ms', 'p99Ms', 'maxMs', 'meanMs', 'utilization', 'intervalMs', 'blockedMs', 'durationMs', 'uptimeSec']);
   // Each event's fields as text both sides can produce (floats at babeltrace2's precision, bytes as hex).
   const fromDump = new Map();
   for (const e of dump.events) {
