@@ -10,6 +10,8 @@ import type { DataMessage } from '../session/drain-protocol.js';
  * while too much is in flight, so a slow consumer costs drops (or parking), never unbounded memory.
  */
 export class PortSink implements Sink {
+  readonly live = true;
+
   constructor(
     private readonly port: MessagePort,
     private readonly memory: SessionMemory,
