@@ -4,12 +4,12 @@
  */
 import { workerData } from 'node:worker_threads';
 import '../session/control-channel.js';
-import { runtimeEventLoop } from '../providers/event-loop-provider.js';
+import { runtimeEventLoop } from '../providers/event-loop/event-loop-provider.js';
 import { runtimeGC, writeGcPauses } from '../providers/gc-provider.js';
 import { GcRing } from '../providers/gc-ring.js';
-import { Heartbeat, WatchdogDuty } from '../providers/heartbeat.js';
-import { watchStalls } from '../providers/stall-detector.js';
-import { beatIntervalMs, type WatchdogData } from '../providers/stall-watchdog.js';
+import { Heartbeat, WatchdogDuty } from '../providers/event-loop/heartbeat.js';
+import { watchStalls } from '../providers/event-loop/stall-detector.js';
+import { beatIntervalMs, type WatchdogData } from '../providers/event-loop/stall-watchdog.js';
 
 const MAIN_THREAD = 0;
 /** How often a stall's GC pauses are written while it lasts: their latency. */

@@ -1,9 +1,9 @@
 import { type EventLoopUtilization, monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
-import { Level } from '../schema/level.js';
-import { defineProvider } from '../schema/provider.js';
-import { ProviderSessions } from './provider-sessions.js';
-import { isServiceThread } from './service-thread.js';
+import { Level } from '../../schema/level.js';
+import { defineProvider } from '../../schema/provider.js';
+import { ProviderSessions } from '../provider-sessions.js';
+import { isServiceThread } from '../service-thread.js';
 import { WatchdogDuty } from './heartbeat.js';
 import { setWatchdogDuty } from './stall-watchdog.js';
 

@@ -1,8 +1,8 @@
 import { Worker } from 'node:worker_threads';
-import { markServiceWorker } from '../session/service-workers.js';
-import { threadGcRing } from './gc-hook.js';
+import { markServiceWorker } from '../../session/service-workers.js';
+import { threadGcRing } from '../gc-hook.js';
 import { Heartbeat, WatchdogDuty } from './heartbeat.js';
-import { SERVICE_THREAD_KEY } from './service-thread.js';
+import { SERVICE_THREAD_KEY } from '../service-thread.js';
 
 /** How often the watched loop beats: often enough to time a stall to within a tenth of its threshold. */
 export function beatIntervalMs(stallMs: number): number {
@@ -29,7 +29,7 @@ class StallWatchdog {
     const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab, gcRing: threadGcRing()?.sab };
     this.configure(stallMs, duties);
     this.hb.beat();
-    const worker = new Worker(new URL('../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], stdout: false, stderr: false });
+    const worker = new Worker(new URL('../../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], stdout: false, stderr: false });
     markServiceWorker(worker, 'tracepipe-watchdog');
     worker.on('error', (e) => process.emitWarning(`tracepipe: the event-loop watchdog failed: ${e.message}; stalls are no longer watched`));
     worker.on('exit', (code) => {
