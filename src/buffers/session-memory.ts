@@ -266,6 +266,11 @@ export class SessionMemory {
     return Atomics.load(this.i32, Ctl.ChunksTaken) + Atomics.load(this.i32, Ctl.SealCounter);
   }
 
+  /** No thread holds a chunk and none waits to be read. */
+  get allChunksFree(): boolean {
+    return Atomics.load(this.i32, Ctl.FreeCount) === this.chunkCount;
+  }
+
   /** How many passes the drain has made. */
   get drainPasses(): number {
     return Atomics.load(this.i32, Ctl.DrainPasses);

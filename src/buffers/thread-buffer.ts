@@ -15,6 +15,12 @@ const IDLE_SEAL_MS = 100;
  * frees one (see docs/BUFFERING.md).
  */
 export class ThreadBuffer extends RecordViews implements RecordTarget {
+  /**
+   * Set while this thread writes a burst it will hand over itself (see handOver): no idle-seal timer
+   * is armed meanwhile. (A cleared Node.js timer still wakes the thread at its time.)
+   */
+  static handingOver = false;
+
   pos = 0;
   end = 0;
   commitIndex = 0;
@@ -57,7 +63,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
    * runs, a dump reads the chunks threads hold, and a chunk sealed early would waste ring space.
    */
   private armIdleSeal(): void {
-    if (this.idleTimer || this.memory.mode === BufferingMode.Ring) return;
+    if (this.idleTimer || this.memory.mode === BufferingMode.Ring || ThreadBuffer.handingOver) return;
     this.idleChunkSeq = this.chunkSeq;
     this.idleTimer = setTimeout(() => {
       this.idleTimer = undefined;
@@ -186,6 +192,14 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     m.wakeDrainIfAsleep();
     this.chunk = c;
     this.armIdleSeal();
+  }
+
+  /**
+   * The thread expects to write nothing for a while: hands its chunk to the drain now rather than
+   * from an idle-seal timer. A ring keeps it: a dump reads it there.
+   */
+  handOver(): void {
+    if (this.memory.mode !== BufferingMode.Ring) this.seal();
   }
 
   /** Hands the current chunk to the drain. */

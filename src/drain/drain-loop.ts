@@ -17,7 +17,7 @@ const IDLE_WAIT_MS = 100;
  * How long a drain whose last pass found nothing sleeps: producers wake it when they take or seal a
  * chunk, so this only bounds what a thread that never yields writes into the chunk it holds.
  */
-export const QUIET_WAIT_MS = 2000;
+export const QUIET_WAIT_MS = 5000;
 /** How long after the last event idle passes keep marking time with sequence points (see markTime). */
 const IDLE_MARK_NS = 1e9;
 const FLUSH_BYTES = 1 << 20;
@@ -270,8 +270,9 @@ export class DrainLoop implements RecordVisitor {
         let quiet = false;
         if (!this.sink.congested) {
           lastVisited = this.pass(lastVisited > 0 || this.markTime());
-          // Parked producers wait for chunks only passes free; a dead one at the head is skipped by one.
-          quiet = lastVisited === 0 && !this.marking() && this.scanner.queue.empty;
+          // Nothing came, or nothing is left anywhere (every chunk free: the next event needs a chunk
+          // taken, which wakes this drain). Parked producers wait for chunks only passes free.
+          quiet = (lastVisited === 0 || m.allChunksFree) && !this.marking() && this.scanner.queue.empty;
         }
         // A parked producer that died is skipped here even when no other producer is left to notice.
         this.scanner.queue.checkHead();

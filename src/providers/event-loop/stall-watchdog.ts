@@ -1,13 +1,17 @@
 import { Worker } from 'node:worker_threads';
 import { markServiceWorker } from '../../session/service-workers.js';
 import { threadGcRing } from '../gc-hook.js';
-import { Heartbeat, WatchdogDuty } from './heartbeat.js';
 import { SERVICE_THREAD_KEY } from '../service-thread.js';
+import { Heartbeat, STALL_DUTIES, WatchdogDuty } from './heartbeat.js';
+import { useLoopSampler, watchLoopSampler } from './loop-sampler.js';
 
-/** How often the watched loop beats: often enough to time a stall to within a tenth of its threshold. */
+/** How often the watched loop beats while it has work: often enough to time a stall to within a tenth of its threshold. */
 export function beatIntervalMs(stallMs: number): number {
   return Math.max(1, Math.min(10, Math.floor(stallMs / 10)));
 }
+
+/** StallMs when no duty that watches for stalls asked for one. */
+const DEFAULT_STALL_MS = 100;
 
 export interface WatchdogData {
   readonly [SERVICE_THREAD_KEY]: true;
@@ -17,13 +21,11 @@ export interface WatchdogData {
 }
 
 /**
- * The main thread's half of stall detection: a heartbeat timer (unref'd, so it never keeps the
- * process alive) and the watchdog worker that reads it. The worker writes its events itself.
+ * The main thread's watchdog worker (unref'd, so it never keeps the process alive). It reads the
+ * heartbeat the thread's loop sampler beats, and writes its events itself.
  */
 class StallWatchdog {
   readonly hb = new Heartbeat();
-  private timer: NodeJS.Timeout | undefined;
-  private stallMs = 0;
 
   constructor(stallMs: number, duties: number) {
     const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab, gcRing: threadGcRing()?.sab };
@@ -40,39 +42,44 @@ class StallWatchdog {
 
   configure(stallMs: number, duties: number): void {
     this.hb.duties = duties;
-    if (stallMs === this.stallMs) return;
-    this.stallMs = stallMs;
-    this.hb.stallMs = stallMs;
-    clearInterval(this.timer);
-    this.timer = setInterval(() => this.hb.beat(), beatIntervalMs(stallMs));
-    this.timer.unref();
+    if (stallMs !== this.hb.stallMs) this.hb.stallMs = stallMs;
   }
 
   stop(): void {
-    clearInterval(this.timer);
     this.hb.stop();
   }
 }
 
 let watchdog: StallWatchdog | undefined;
-/** Duty → the StallMs its provider asked for. */
+/** Duty → the StallMs its provider asked for (WakeRestingLoop asks for none: Infinity). */
 const duties = new Map<number, number>();
 
 /**
- * Runtime.EventLoop (stall events) and Runtime.GC (pauses during stalls) share one watchdog for the
- * main thread: each sets or clears its duty; the smallest StallMs wins; no duty, no watchdog.
+ * Runtime.EventLoop (stall events; waking the Delay sampler from rest) and Runtime.GC (pauses during
+ * stalls) share one watchdog for the main thread: each sets or clears its duty; the smallest StallMs
+ * wins; no duty, no watchdog. Stall duties need the sampler's beats, so they keep it running too.
  */
 export function setWatchdogDuty(duty: (typeof WatchdogDuty)[keyof typeof WatchdogDuty], stallMs: number | undefined): void {
   if (stallMs === undefined) duties.delete(duty);
   else duties.set(duty, stallMs);
+  let bits = 0;
+  for (const d of duties.keys()) bits |= d;
+  const asked = Math.min(...duties.values());
+  const ms = Number.isFinite(asked) ? asked : DEFAULT_STALL_MS;
+  // The watchdog learns first that stalls are no longer its business, then the beats may stop.
   if (duties.size === 0) {
     watchdog?.stop();
     watchdog = undefined;
-    return;
-  }
-  let bits = 0;
-  for (const d of duties.keys()) bits |= d;
-  const ms = Math.min(...duties.values());
-  if (watchdog) watchdog.configure(ms, bits);
+  } else if (watchdog) watchdog.configure(ms, bits);
   else watchdog = new StallWatchdog(ms, bits);
+  useLoopSampler('stalls', bits & STALL_DUTIES ? beatIntervalMs(ms) : undefined);
+  watchLoopSampler(watchdog?.hb);
+}
+
+/**
+ * The main thread's watchdog counters (beats, readings of the resting thread, doorbell rings), or
+ * undefined when no watchdog runs: for tests and diagnostics.
+ */
+export function watchdogCounters(): { beats: number; polls: number; rings: number } | undefined {
+  return watchdog?.hb.counters;
 }
