@@ -33,10 +33,13 @@ const enum F64 {
   /** The thread's runnable time (ns) when it began resting, and when that was. */
   RestRunnableNs = 9,
   RestSinceMs = 10,
-  /** When the watchdog reckons a resting thread woke, by its CPU time: the answer is measured from it. */
+  /** When the watchdog reckons a resting thread woke, by its CPU time, and when it rang. */
   WokeAtMs = 11,
+  RingAtMs = 12,
+  /** While the watchdog reports a stall: when the loop was last known free (NaN otherwise). */
+  StallFromMs = 13,
 }
-const BYTES = 96;
+const BYTES = 112;
 
 export const WatchdogDuty = {
   /** Write StallStart / StallEnd. */
@@ -63,9 +66,15 @@ export class Heartbeat {
   readonly i32: Int32Array;
   private readonly f64: Float64Array;
 
-  constructor(readonly sab: SharedArrayBuffer = new SharedArrayBuffer(BYTES)) {
+  constructor(readonly sab: SharedArrayBuffer = Heartbeat.allocate()) {
     this.i32 = new Int32Array(sab);
     this.f64 = new Float64Array(sab);
+  }
+
+  private static allocate(): SharedArrayBuffer {
+    const sab = new SharedArrayBuffer(BYTES);
+    new Float64Array(sab)[F64.StallFromMs] = NaN;
+    return sab;
   }
 
   // ---- the watched thread's side
@@ -95,9 +104,22 @@ export class Heartbeat {
     return r.async ? r.value : Promise.resolve();
   }
 
-  /** When the watchdog reckons the thread woke before it rang. */
+  /** When the watchdog reckons the thread woke before it rang (NaN: not known), and when it rang. */
   get wokeAtMs(): number {
     return this.f64[F64.WokeAtMs]!;
+  }
+
+  get ringAtMs(): number {
+    return this.f64[F64.RingAtMs]!;
+  }
+
+  /** When the stall the watchdog is reporting began (NaN: none). */
+  get stallFromMs(): number {
+    return this.f64[F64.StallFromMs]!;
+  }
+
+  set stallFromMs(ms: number) {
+    this.f64[F64.StallFromMs] = ms;
   }
 
   set stallMs(ms: number) {
@@ -151,6 +173,7 @@ export class Heartbeat {
   /** A resting thread has run since it began resting: ask it to answer (it does when its loop turns). */
   ring(wokeAtMs: number): void {
     this.f64[F64.WokeAtMs] = wokeAtMs;
+    this.f64[F64.RingAtMs] = monotonicMs();
     Atomics.add(this.i32, Word.Rings, 1);
     this.releaseDoorbell();
   }

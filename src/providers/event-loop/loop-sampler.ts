@@ -5,10 +5,10 @@ import { SchedSample, ThreadSchedStat } from './thread-schedstat.js';
 
 /**
  * A period in which the loop slept (waited in epoll) at least this share of the time was idle: the
- * sampler's own timer is then what wakes the thread. (Activity is not the measure: on a busy machine
- * the sampler's own turn can last milliseconds while other threads hold the CPU.)
+ * sampler's own timer is what woke the thread. A loop busy a third of the time is not idle, and
+ * keeps its sampler (while resting it is sampled only by the watchdog's rings).
  */
-const IDLE_SHARE = 0.5;
+const IDLE_SHARE = 0.9;
 /** Idle periods in a row after which a watched sampler rests. */
 const REST_AFTER_PERIODS = 2;
 /**
@@ -116,9 +116,12 @@ class LoopSampler {
   private answer(hb: Heartbeat): void {
     if (this.stopped || hb !== this.watch || this.restingSinceMs === undefined) return;
     const now = monotonicMs();
-    const woke = Math.min(now, Math.max(this.restingSinceMs, hb.wokeAtMs || now));
-    this.onTimeSamples += (woke - this.restingSinceMs) / this.periodMs;
-    this.record(now - woke);
+    // The ring was a timer due when it rang: its lateness is a delay sample. Unless the watchdog
+    // found the loop stalled since the thread woke: then the whole stall is the delay.
+    const stallFrom = hb.stallFromMs;
+    const due = Math.min(now, Math.max(this.restingSinceMs, stallFrom >= this.restingSinceMs ? stallFrom : hb.ringAtMs || now));
+    this.onTimeSamples += (due - this.restingSinceMs) / this.periodMs;
+    this.record(now - due);
     const elu = performance.eventLoopUtilization();
     if (elu.active - this.restElu!.active >= RESUME_ACTIVE_MS || !this.sched!.read(this.reading)) {
       this.resume(now, elu);

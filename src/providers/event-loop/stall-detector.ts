@@ -60,6 +60,7 @@ export async function watchStalls(
         on.stallStart(blockedMs);
         on.stallEnd(blockedMs);
       }
+      hb.stallFromMs = NaN;
       rang = undefined;
       // The thread is finishing that turn: read it again a poll later, not while it runs.
       if (hb.resting) {
@@ -96,6 +97,7 @@ export async function watchStalls(
     }
     // Sessions may have changed since the loop last turned: hear of them before writing.
     await yieldToLoop();
+    hb.stallFromMs = last;
     on.stallStart(since);
     hb.listening = true;
     for (;;) {
@@ -108,6 +110,7 @@ export async function watchStalls(
     }
     hb.listening = false;
     rang = undefined;
+    hb.stallFromMs = NaN;
     if (hb.count !== beat) on.stallEnd(hb.lastBeatMs - last);
     // Its buffers' idle seal runs on this loop: let it turn once the events are written.
     await yieldToLoop();
