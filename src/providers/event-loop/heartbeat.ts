@@ -57,6 +57,13 @@ type WaitAsync = (a: Int32Array, index: number, value: number) => { async: false
 /** Node 20 has it; TypeScript's ES2022 library does not declare it yet. */
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
+export interface WatchdogCounters {
+  readonly beats: number;
+  readonly polls: number;
+  readonly rings: number;
+  readonly resting: boolean;
+}
+
 export function monotonicMs(): number {
   const [s, ns] = process.hrtime();
   return s * 1e3 + ns / 1e6;
@@ -188,9 +195,9 @@ export class Heartbeat {
     Atomics.add(this.i32, Word.Polls, 1);
   }
 
-  /** Beats, readings of a resting thread and rings so far (for tests and diagnostics). */
-  get counters(): { beats: number; polls: number; rings: number } {
-    return { beats: this.count, polls: Atomics.load(this.i32, Word.Polls), rings: Atomics.load(this.i32, Word.Rings) };
+  /** Beats, readings of a resting thread and rings so far, and whether it rests now (for tests and diagnostics). */
+  get counters(): WatchdogCounters {
+    return { beats: this.count, polls: Atomics.load(this.i32, Word.Polls), rings: Atomics.load(this.i32, Word.Rings), resting: this.resting };
   }
 
   set listening(on: boolean) {

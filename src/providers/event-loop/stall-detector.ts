@@ -17,6 +17,12 @@ export const REST_POLL_MS = 100;
  * it began resting, after its reading.
  */
 const REST_TAIL_NS = 1e6;
+/**
+ * How far a running thread's schedstat may lag: Linux brings its runnable time up to date at context
+ * switches and scheduler ticks (every 1 to 10 ms). A wake reckoned from it is put this much earlier,
+ * so a stall is over-estimated by at most this, as one timed from beats is by at most a beat.
+ */
+const SCHED_LAG_MS = 10;
 
 /**
  * The watchdog's side (runs on its own thread, so it sees a stall while it lasts). A loop that beats
@@ -24,9 +30,9 @@ const REST_TAIL_NS = 1e6;
  * beat interval. A loop whose sampler rests is asleep as long as its thread has not run since (its
  * CPU time, read every REST_POLL_MS); once it has, the watchdog rings the doorbell and reckons when it
  * woke from its CPU time: a thread that has been running since it woke has been runnable exactly that
- * long. With no answer StallMs after that, the loop is stalled; the answer ends it. Resolves when the
- * heartbeat stops. `yieldToLoop` lets this thread's own event loop run between waits (which are
- * synchronous: nothing else runs here meanwhile).
+ * long. With no answer StallMs (plus the lag) after that, the loop is stalled; the answer ends it.
+ * Resolves when the heartbeat stops. `yieldToLoop` lets this thread's own event loop run between
+ * waits, which are synchronous: nothing else runs here meanwhile.
  */
 export async function watchStalls(
   hb: Heartbeat,
@@ -55,7 +61,7 @@ export async function watchStalls(
       // Answered. A loop that did not turn for StallMs after it woke stalled, though this thread
       // could not look in time (a busy machine): reported now, with its length.
       const blockedMs = hb.lastBeatMs - rang.wokeMs;
-      if (watching && blockedMs >= stallMs) {
+      if (watching && blockedMs >= stallMs + SCHED_LAG_MS) {
         await yieldToLoop();
         on.stallStart(blockedMs);
         on.stallEnd(blockedMs);
@@ -76,9 +82,9 @@ export async function watchStalls(
         hb.sleep(seen, Math.min(REST_POLL_MS, stallMs));
         continue;
       }
-      // It ran since it began resting: since when, its runnable time says (exact if it ran since it woke).
+      // It ran since it began resting: since when, its runnable time says (if it ran since it woke).
       const t = monotonicMs();
-      rang = { beat: hb.count, wokeMs: read ? Math.min(t, Math.max(sinceMs, t - (now.runnableNs - base.runnableNs) / 1e6)) : t };
+      rang = { beat: hb.count, wokeMs: read ? Math.min(t, Math.max(sinceMs, t - (now.runnableNs - base.runnableNs) / 1e6 - SCHED_LAG_MS)) : t };
       hb.ring(rang.wokeMs);
     }
     if (!watching) {
@@ -87,9 +93,9 @@ export async function watchStalls(
       continue;
     }
     const beat = hb.count;
-    // From a beat, allow one beat interval (the loop may have turned just after it); from a wake, none.
+    // The loop may have turned up to a beat interval after its last beat, or the lag after its reckoned wake.
     const last = rang ? rang.wokeMs : hb.lastBeatMs;
-    const limit = rang ? stallMs : stallMs + beatIntervalMs(stallMs);
+    const limit = stallMs + (rang ? SCHED_LAG_MS : beatIntervalMs(stallMs));
     const since = monotonicMs() - last;
     if (since < limit) {
       hb.sleep(seen, limit - since);

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { markServiceWorker } from '../../session/service-workers.js';
 import { threadGcRing } from '../gc-hook.js';
 import { SERVICE_THREAD_KEY } from '../service-thread.js';
-import { Heartbeat, STALL_DUTIES, WatchdogDuty } from './heartbeat.js';
+import { Heartbeat, STALL_DUTIES, WatchdogDuty, type WatchdogCounters } from './heartbeat.js';
 import { useLoopSampler, watchLoopSampler } from './loop-sampler.js';
 
 /** How often the watched loop beats while it has work: often enough to time a stall to within a tenth of its threshold. */
@@ -80,6 +80,6 @@ export function setWatchdogDuty(duty: (typeof WatchdogDuty)[keyof typeof Watchdo
  * The main thread's watchdog counters (beats, readings of the resting thread, doorbell rings), or
  * undefined when no watchdog runs: for tests and diagnostics.
  */
-export function watchdogCounters(): { beats: number; polls: number; rings: number } | undefined {
+export function watchdogCounters(): WatchdogCounters | undefined {
   return watchdog?.hb.counters;
 }
