@@ -16,8 +16,9 @@ const IDLE_SEAL_MS = 100;
  */
 export class ThreadBuffer extends RecordViews implements RecordTarget {
   /**
-   * Set while this thread writes a burst it will hand over itself (see handOver): no idle-seal timer
-   * is armed meanwhile. (A cleared Node.js timer still wakes the thread at its time.)
+   * Set while this thread writes a burst it hands over itself (ThreadSessions.writeAndHandOver): no
+   * idle-seal timer is armed (a cleared Node.js timer still wakes the thread at its time), and a
+   * sleeping drain is not woken for it: it reads the burst on its next pass (BUFFERING.md).
    */
   static handingOver = false;
 
@@ -189,7 +190,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     Atomics.store(this.u32, this.commitIndex, this.pos);
     Atomics.store(this.i32, hi + ChunkI32.State, ChunkState.Owned);
     Atomics.add(this.i32, Ctl.ChunksTaken, 1);
-    m.wakeDrainIfAsleep();
+    if (!ThreadBuffer.handingOver) m.wakeDrainIfAsleep();
     this.chunk = c;
     this.armIdleSeal();
   }
@@ -217,7 +218,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     // never drained: its drain needs waking only to make more of the budget resident.
     if (m.mode === BufferingMode.Ring && m.i32[Ctl.ResidentChunks] === m.chunkCount) return;
     if (m.chunkCount - Atomics.load(m.i32, Ctl.FreeCount) > m.wakeThreshold) m.wakeDrain();
-    else m.wakeDrainIfAsleep();
+    else if (!ThreadBuffer.handingOver) m.wakeDrainIfAsleep();
   }
 
   private drop(reason: number): number {
