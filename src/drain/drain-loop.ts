@@ -180,7 +180,7 @@ export class DrainLoop implements RecordVisitor {
       return;
     }
     Atomics.store(m.i32, Ctl.DrainAsleep, 1);
-    if (m.chunkTurnover === turnover) Atomics.wait(m.i32, Ctl.DrainWake, wake, Math.min(QUIET_WAIT_MS, this.sink.checkEveryMs ?? QUIET_WAIT_MS));
+    if (m.chunkTurnover === turnover) Atomics.wait(m.i32, Ctl.DrainWake, wake, Math.min(QUIET_WAIT_MS, this.sink.maxSleepMs ?? QUIET_WAIT_MS));
     Atomics.store(m.i32, Ctl.DrainAsleep, 0);
   }
 

@@ -15,6 +15,9 @@ export interface Sink {
    * events. A file is read once it is complete.
    */
   readonly live?: boolean;
-  /** The longest an idle drain may sleep, when the sink has something to check on every pass. */
-  readonly checkEveryMs?: number;
+  /**
+   * The longest an idle drain may sleep: a sink that checks something on every pass, or a reader
+   * waiting for events that do not wake the drain (periodic samples; BUFFERING.md).
+   */
+  readonly maxSleepMs?: number;
 }

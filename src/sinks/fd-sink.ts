@@ -22,7 +22,7 @@ function code(e: unknown): string | undefined {
  */
 export class FdSink implements Sink {
   readonly live = true;
-  readonly checkEveryMs = PEER_CHECK_MS;
+  readonly maxSleepMs = PEER_CHECK_MS;
   private nextPeerCheck = 0;
   private readonly scratch = new Uint8Array(256);
 
