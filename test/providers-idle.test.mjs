@@ -48,7 +48,8 @@ test('an idle process with the default profile: the sampler rests, the drain sle
   const passes = session.memory.drainPasses - passesBefore;
   const counts = { beats: after.beats - before.beats, rings: after.rings - before.rings, polls: after.polls - before.polls, passes };
   // Before resting existed: a beat every 10 ms (300 here) and a drain pass every 100 ms (30). Now the
-  // thread wakes for the 1 s providers' tick (its events wake the drain once), and for this test's timer.
+  // thread wakes for the 1 s providers' tick (which wakes neither the drain nor the watchdog's
+  // doorbell), and for this test's timer.
   assert.ok(counts.beats <= 10 * seconds, `beats while idle: ${JSON.stringify(counts)}`);
   assert.ok(counts.rings <= 3 * seconds, `doorbell rings while idle: ${JSON.stringify(counts)}`);
   assert.ok(counts.passes <= 4 * seconds, `drain passes while idle: ${JSON.stringify(counts)}`);
