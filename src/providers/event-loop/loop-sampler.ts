@@ -1,4 +1,5 @@
 import { createHistogram, type EventLoopUtilization, performance, type RecordableHistogram } from 'node:perf_hooks';
+import { isMainThread } from 'node:worker_threads';
 import { threadSessions } from '../../session/thread-sessions.js';
 import { type Heartbeat, monotonicMs } from './heartbeat.js';
 import { SchedSample, ThreadSchedStat } from './thread-schedstat.js';
@@ -228,7 +229,8 @@ export function useLoopSampler(use: SamplerUse, periodMs: number | undefined): v
   const ms = Math.min(...uses.values());
   if (sampler) sampler.setPeriod(ms);
   else {
-    sampler = new LoopSampler(ms, ThreadSchedStat.ofThisThread());
+    // Only the main thread has a watchdog to wake it, so only it may rest and needs its readings.
+    sampler = new LoopSampler(ms, isMainThread ? ThreadSchedStat.ofThisThread() : undefined);
     sampler.watchedBy(watch);
   }
 }
