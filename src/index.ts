@@ -23,7 +23,7 @@ export type { DumpResult } from './session/drain-protocol.js';
 export { monitorGCPauses, type GCPauseInfo, type GCPauseMonitorOptions, type GCPauseSeverity } from './api/gc-pause-monitor.js';
 // Importing tracepipe defines the runtime providers, so a session that names them just works.
 export { runtimeGC } from './providers/gc-provider.js';
-export { runtimeEventLoop } from './providers/event-loop-provider.js';
+export { runtimeEventLoop } from './providers/event-loop/event-loop-provider.js';
 export { runtimeGCHeap } from './providers/gc-heap-provider.js';
 export { runtimeProcess } from './providers/process-provider.js';
 export { nodeChannels } from './providers/channels-provider.js';

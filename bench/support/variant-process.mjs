@@ -4,9 +4,9 @@ import { spawn } from 'node:child_process';
  * Runs one measured variant in a fresh Node process, so no variant inherits another's JIT state,
  * heap or buffers. The child prints its result as a JSON object on its last stdout line.
  */
-export function runVariant(script, args = [], { nodeArgs = [], timeoutMs = 120_000 } = {}) {
+export function runVariant(script, args = [], { nodeArgs = [], timeoutMs = 120_000, env = process.env } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeArgs, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (d) => (out += d));

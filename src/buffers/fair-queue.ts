@@ -26,6 +26,11 @@ export class FairQueue {
 
   constructor(private readonly m: SessionMemory) {}
 
+  /** Nobody is in line (no producer is parked or about to park). */
+  get empty(): boolean {
+    return Atomics.load(this.m.i32, Ctl.TicketServing) === Atomics.load(this.m.i32, Ctl.TicketNext);
+  }
+
   /** The slot holding `ticket`, or -1 when none does (it left, died before registering, or was reclaimed). */
   private holderOf(ticket: number): number {
     const m = this.m;

@@ -47,6 +47,13 @@ export const Ctl = {
   SealCounter: 21,
   /** Ring mode: the id of the last dump the drain has finished (a dying owner waits on it). */
   DumpsDone: 22,
+  /**
+   * 1 while the drain sleeps because its last pass found nothing: the next producer to take or seal a
+   * chunk wakes it (docs/BUFFERING.md, "When the drain runs").
+   */
+  DrainAsleep: 23,
+  /** Passes the drain has made: a counter for tests and diagnostics. */
+  DrainPasses: 24,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"
@@ -243,6 +250,30 @@ export class SessionMemory {
   wakeDrain(): void {
     Atomics.add(this.i32, Ctl.DrainWake, 1);
     Atomics.notify(this.i32, Ctl.DrainWake);
+  }
+
+  /**
+   * A producer has just taken or sealed a chunk (and counted it in ChunksTaken or SealCounter): a
+   * drain that went to sleep on finding nothing must see it. The drain sets DrainAsleep before it
+   * reads those counters a last time, so either it sees the count or this sees it asleep.
+   */
+  wakeDrainIfAsleep(): void {
+    if (Atomics.load(this.i32, Ctl.DrainAsleep) !== 0) this.wakeDrain();
+  }
+
+  /** Chunks taken plus chunks sealed so far: it moves whenever a producer starts or hands on a chunk. */
+  get chunkTurnover(): number {
+    return Atomics.load(this.i32, Ctl.ChunksTaken) + Atomics.load(this.i32, Ctl.SealCounter);
+  }
+
+  /** No thread holds a chunk and none waits to be read. */
+  get allChunksFree(): boolean {
+    return Atomics.load(this.i32, Ctl.FreeCount) === this.chunkCount;
+  }
+
+  /** How many passes the drain has made. */
+  get drainPasses(): number {
+    return Atomics.load(this.i32, Ctl.DrainPasses);
   }
 
   chunkBase(c: number): number {

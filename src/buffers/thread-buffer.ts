@@ -15,6 +15,13 @@ const IDLE_SEAL_MS = 100;
  * frees one (see docs/BUFFERING.md).
  */
 export class ThreadBuffer extends RecordViews implements RecordTarget {
+  /**
+   * Set while this thread writes a burst it hands over itself (ThreadSessions.writeAndHandOver): no
+   * idle-seal timer is armed (a cleared Node.js timer still wakes the thread at its time), and a
+   * sleeping drain is not woken for it: it reads the burst on its next pass (BUFFERING.md).
+   */
+  static handingOver = false;
+
   pos = 0;
   end = 0;
   commitIndex = 0;
@@ -50,12 +57,14 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   }
 
   /**
-   * An idle thread must not sit on a chunk others need (in Block mode they would wait for it): a
-   * timer seals a chunk its thread has kept for IDLE_SEAL_MS. One timer per buffer, re-armed per
-   * chunk; it runs when the thread's event loop turns, and never keeps the thread alive.
+   * An idle thread must not sit on a chunk others need (in Block mode they would wait for it), nor on
+   * events a sleeping drain would not see before the chunk is sealed: a timer seals a chunk its thread
+   * has kept for IDLE_SEAL_MS. One timer per buffer, re-armed per chunk; it runs when the thread's
+   * event loop turns, and never keeps the thread alive. A ring needs none: it is not drained while it
+   * runs, a dump reads the chunks threads hold, and a chunk sealed early would waste ring space.
    */
   private armIdleSeal(): void {
-    if (this.idleTimer) return;
+    if (this.idleTimer || this.memory.mode === BufferingMode.Ring || ThreadBuffer.handingOver) return;
     this.idleChunkSeq = this.chunkSeq;
     this.idleTimer = setTimeout(() => {
       this.idleTimer = undefined;
@@ -181,8 +190,17 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     Atomics.store(this.u32, this.commitIndex, this.pos);
     Atomics.store(this.i32, hi + ChunkI32.State, ChunkState.Owned);
     Atomics.add(this.i32, Ctl.ChunksTaken, 1);
+    if (!ThreadBuffer.handingOver) m.wakeDrainIfAsleep();
     this.chunk = c;
     this.armIdleSeal();
+  }
+
+  /**
+   * The thread expects to write nothing for a while: hands its chunk to the drain now rather than
+   * from an idle-seal timer. A ring keeps it: a dump reads it there.
+   */
+  handOver(): void {
+    if (this.memory.mode !== BufferingMode.Ring) this.seal();
   }
 
   /** Hands the current chunk to the drain. */
@@ -195,11 +213,12 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     this.chunk = -1;
     this.pos = this.end = 0;
     // Waking the drain is a system call and a context switch: only once half the chunks that are
-    // already mapped are in use (so freed ones are reused before untouched memory is). Otherwise its
-    // periodic pass (every 100 ms) collects the chunk. A ring is never drained: its drain needs waking
-    // only to make more of the budget resident.
+    // already mapped are in use (so freed ones are reused before untouched memory is), or when it
+    // sleeps for want of work. Otherwise its periodic pass (every 100 ms) collects the chunk. A ring is
+    // never drained: its drain needs waking only to make more of the budget resident.
     if (m.mode === BufferingMode.Ring && m.i32[Ctl.ResidentChunks] === m.chunkCount) return;
     if (m.chunkCount - Atomics.load(m.i32, Ctl.FreeCount) > m.wakeThreshold) m.wakeDrain();
+    else if (!ThreadBuffer.handingOver) m.wakeDrainIfAsleep();
   }
 
   private drop(reason: number): number {

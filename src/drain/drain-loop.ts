@@ -13,6 +13,11 @@ import type { DrainResult, DumpResult } from '../session/drain-protocol.js';
 import { RingSnapshot } from '../buffers/ring-snapshot.js';
 
 const IDLE_WAIT_MS = 100;
+/**
+ * How long a drain whose last pass found nothing sleeps: producers wake it when they take or seal a
+ * chunk, so this only bounds what a thread that never yields writes into the chunk it holds.
+ */
+export const QUIET_WAIT_MS = 5000;
 /** How long after the last event idle passes keep marking time with sequence points (see markTime). */
 const IDLE_MARK_NS = 1e9;
 const FLUSH_BYTES = 1 << 20;
@@ -136,6 +141,7 @@ export class DrainLoop implements RecordVisitor {
 
   /** One pass: everything committed when it started is in the stream when it ends. */
   private pass(force: boolean): number {
+    Atomics.add(this.memory.i32, Ctl.DrainPasses, 1);
     const passStartNs = this.nowNs();
     this.refreshSlots();
     const visited = this.scanner.scan(this);
@@ -154,8 +160,28 @@ export class DrainLoop implements RecordVisitor {
    * after the producers go quiet idle passes keep writing one every IDLE_WAIT_MS for a while.
    */
   private markTime(): boolean {
-    const now = this.nowNs();
-    return now - this.lastEventNs < IDLE_MARK_NS && now - this.lastSequencePointNs >= IDLE_WAIT_MS * 1e6;
+    return this.marking() && this.nowNs() - this.lastSequencePointNs >= IDLE_WAIT_MS * 1e6;
+  }
+
+  /** Whether idle passes still mark time for a live reader. */
+  private marking(): boolean {
+    return this.sink.live === true && this.nowNs() - this.lastEventNs < IDLE_MARK_NS;
+  }
+
+  /**
+   * Waits for the next pass: IDLE_WAIT_MS while there is work about, else asleep until a producer
+   * takes or seals a chunk (it wakes a drain that says it sleeps). The turnover is read after saying
+   * so: a chunk taken or sealed since the pass began is seen here or wakes the sleep.
+   */
+  private waitForWork(wake: number, quiet: boolean, turnover: number): void {
+    const m = this.memory;
+    if (!quiet) {
+      Atomics.wait(m.i32, Ctl.DrainWake, wake, IDLE_WAIT_MS);
+      return;
+    }
+    Atomics.store(m.i32, Ctl.DrainAsleep, 1);
+    if (m.chunkTurnover === turnover) Atomics.wait(m.i32, Ctl.DrainWake, wake, Math.min(QUIET_WAIT_MS, this.sink.maxSleepMs ?? QUIET_WAIT_MS));
+    Atomics.store(m.i32, Ctl.DrainAsleep, 0);
   }
 
   /** A producer's drops by reason, with the ones this drain refused added. */
@@ -240,10 +266,17 @@ export class DrainLoop implements RecordVisitor {
         const state = m.state;
         if (state >= SessionState.Stopping) break;
         m.prefault();
-        if (!this.sink.congested) lastVisited = this.pass(lastVisited > 0 || this.markTime());
+        const turnover = m.chunkTurnover;
+        let quiet = false;
+        if (!this.sink.congested) {
+          lastVisited = this.pass(lastVisited > 0 || this.markTime());
+          // Nothing came, or nothing is left anywhere (every chunk free: the next event needs a chunk
+          // taken, which wakes this drain). Parked producers wait for chunks only passes free.
+          quiet = (lastVisited === 0 || m.allChunksFree) && !this.marking() && this.scanner.queue.empty;
+        }
         // A parked producer that died is skipped here even when no other producer is left to notice.
         this.scanner.queue.checkHead();
-        Atomics.wait(m.i32, Ctl.DrainWake, wake, IDLE_WAIT_MS);
+        this.waitForWork(wake, quiet, turnover);
       }
       if (m.state === SessionState.Failed) throw new Error('session failed');
       this.settle();

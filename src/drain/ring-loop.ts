@@ -4,11 +4,8 @@ import { Ctl, type SessionMemory, SessionState } from '../buffers/session-memory
 import { addDropReasons, noDropReasons } from '../format/drop-reason.js';
 import type { HeaderInfo } from '../format/stream-header.js';
 import type { DrainResult, DumpRequest, DumpResult, DumpTarget } from '../session/drain-protocol.js';
-import { DrainLoop } from './drain-loop.js';
+import { DrainLoop, QUIET_WAIT_MS } from './drain-loop.js';
 import type { Sink } from './sink.js';
-
-/** A ring drain sleeps until asked for something; the bound only caps a lost wake-up. */
-const RING_IDLE_WAIT_MS = 1000;
 
 /**
  * A ring session's drain: it writes nothing while the session runs (the ring keeps each thread's
@@ -41,7 +38,8 @@ export function runRing(memory: SessionMemory, port: MessagePort, header: Header
     serveAll();
     if (memory.state >= SessionState.Stopping) break;
     memory.prefault();
-    Atomics.wait(memory.i32, Ctl.DrainWake, wake, RING_IDLE_WAIT_MS);
+    // Asleep until asked for something; the bound only caps a lost wake-up.
+    Atomics.wait(memory.i32, Ctl.DrainWake, wake, QUIET_WAIT_MS);
   }
   serveAll();
   if (memory.state !== SessionState.Failed) memory.setState(SessionState.Stopped);

@@ -9,4 +9,15 @@ export interface Sink {
   close(): void;
   /** True while the consumer wants the drain to hold off (the drain's final pass ignores it). */
   readonly congested?: boolean;
+  /**
+   * A reader consumes the stream while it is written (a socket, a listener): after the producers go
+   * quiet the drain keeps writing sequence points for a while, so the reader can release its last
+   * events. A file is read once it is complete.
+   */
+  readonly live?: boolean;
+  /**
+   * The longest an idle drain may sleep: a sink that checks something on every pass, or a reader
+   * waiting for events that do not wake the drain (periodic samples; BUFFERING.md).
+   */
+  readonly maxSleepMs?: number;
 }

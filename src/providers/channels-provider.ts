@@ -42,12 +42,24 @@ interface ServerSocketState {
 }
 const serverSockets = new WeakMap<Socket, ServerSocketState>();
 
+/**
+ * `socket.bytesWritten` without its cost in the usual case. The getter copies the socket's write
+ * buffer to add up what is still queued in it (0.4 % of a busy server's time, once per response);
+ * with nothing queued, which is the rule once a response has been handed on, it is what the socket
+ * has dispatched (its `_bytesDispatched`, net.Socket's own first term). Anything else: the getter.
+ */
+function bytesWrittenBy(socket: Socket): number {
+  const s = socket as Socket & { readonly _bytesDispatched?: unknown; readonly _pendingData?: unknown };
+  const dispatched = s._bytesDispatched;
+  return typeof dispatched === 'number' && socket.writableLength === 0 && !s._pendingData ? dispatched : socket.bytesWritten;
+}
+
 const http: Record<string, Handler> = {
   'http.server.request.start': (m) => {
     const { request, socket } = m as { request: IncomingMessage; socket: Socket };
     const span = nodeChannels.HttpServer.begin(request.method ?? '', request.url ?? '');
     const state = serverSockets.get(socket);
-    if (state === undefined) serverSockets.set(socket, { startedMs: [now()], spans: [span], writtenMark: socket.bytesWritten });
+    if (state === undefined) serverSockets.set(socket, { startedMs: [now()], spans: [span], writtenMark: bytesWrittenBy(socket) });
     else {
       state.startedMs.push(now());
       state.spans.push(span);
@@ -63,7 +75,7 @@ const http: Record<string, Handler> = {
     if (state === undefined || state.startedMs.length === 0) return;
     const started = state.startedMs.shift()!;
     const span = state.spans.shift()!;
-    const written = socket.bytesWritten;
+    const written = bytesWrittenBy(socket);
     const t = now();
     const c = nodeChannels;
     if (c.HttpServerRequest.enabled) c.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, written - state.writtenMark, t - started);

@@ -2,6 +2,7 @@ import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { Level } from '../schema/level.js';
 import { defineProvider } from '../schema/provider.js';
 import { onGcPause } from './gc-pause-source.js';
+import { everyInterval, type Ticking } from './interval-ticker.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { isServiceThread } from './service-thread.js';
 
@@ -14,8 +15,7 @@ function sample(reason: string): void {
   }
 }
 
-let timer: NodeJS.Timeout | undefined;
-let intervalSec = 0;
+let ticking: Ticking | undefined;
 let enabledSessions = 0;
 let stopGc: (() => void) | undefined;
 
@@ -23,8 +23,8 @@ const sessions = new ProviderSessions('Runtime.GCHeap', (s) => {
   const joined = s.size > enabledSessions;
   enabledSessions = s.size;
   if (s.size === 0 || isServiceThread) {
-    clearInterval(timer);
-    timer = undefined;
+    ticking?.stop();
+    ticking = undefined;
     stopGc?.();
     stopGc = undefined;
     return;
@@ -35,11 +35,8 @@ const sessions = new ProviderSessions('Runtime.GCHeap', (s) => {
   // A session that joins gets a first sample at once.
   if (joined) sample('start');
   const sec = s.smallestNumber('IntervalSec', 1, 0.01, 3600);
-  if (timer && sec === intervalSec) return;
-  clearInterval(timer);
-  intervalSec = sec;
-  timer = setInterval(() => sample('interval'), sec * 1000);
-  timer.unref();
+  if (ticking) ticking.setInterval(sec);
+  else ticking = everyInterval(sec, () => sample('interval'));
 });
 
 /**

@@ -5,10 +5,10 @@ import { defineProvider } from '../schema/provider.js';
 import { gcHookLoaded, gcHookMissing, recordGcPauses, threadGcRing } from './gc-hook.js';
 import { flushGcPauses, gcKindName, type GcPause, onGcPause } from './gc-pause-source.js';
 import type { GcRing } from './gc-ring.js';
-import { WatchdogDuty } from './heartbeat.js';
+import { WatchdogDuty } from './event-loop/heartbeat.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { isServiceThread } from './service-thread.js';
-import { setWatchdogDuty } from './stall-watchdog.js';
+import { setWatchdogDuty } from './event-loop/stall-watchdog.js';
 
 const origin = Number(threadOriginNs());
 /**

@@ -100,6 +100,22 @@ class ThreadSessions {
     this.sealChunks();
   }
 
+  /**
+   * Runs `write`, a burst of events after which this thread expects to write nothing for a while (a
+   * provider's periodic sample), and hands its chunks to the drains at once: no idle-seal timer wakes
+   * the thread later for them, and no sleeping drain is woken for them (it takes them on its next
+   * pass: a periodic sample is not worth a wake-up).
+   */
+  writeAndHandOver(write: () => void): void {
+    ThreadBuffer.handingOver = true;
+    try {
+      write();
+      for (const s of this.live.values()) s.buffer?.handOver();
+    } finally {
+      ThreadBuffer.handingOver = false;
+    }
+  }
+
   /** Hands this thread's chunk in every session to the drains (before it parks: it must hold none). */
   sealChunks(): void {
     for (const s of this.live.values()) s.buffer?.seal();

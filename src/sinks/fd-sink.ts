@@ -21,6 +21,8 @@ function code(e: unknown): string | undefined {
  * that makes producers drop or park. The descriptor belongs to whoever opened it; it outlives the sink.
  */
 export class FdSink implements Sink {
+  readonly live = true;
+  readonly maxSleepMs = PEER_CHECK_MS;
   private nextPeerCheck = 0;
   private readonly scratch = new Uint8Array(256);
 

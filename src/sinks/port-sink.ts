@@ -3,6 +3,8 @@ import { Ctl, type SessionMemory } from '../buffers/session-memory.js';
 import type { Sink } from '../drain/sink.js';
 import type { DataMessage } from '../session/drain-protocol.js';
 
+/** A listener or stream hears a quiet process's periodic samples within this. */
+const LIVE_LATENCY_MS = 1000;
 
 /**
  * Hands encoded bytes to the session's owning thread, which writes them to a user stream or decodes
@@ -10,6 +12,9 @@ import type { DataMessage } from '../session/drain-protocol.js';
  * while too much is in flight, so a slow consumer costs drops (or parking), never unbounded memory.
  */
 export class PortSink implements Sink {
+  readonly live = true;
+  readonly maxSleepMs = LIVE_LATENCY_MS;
+
   constructor(
     private readonly port: MessagePort,
     private readonly memory: SessionMemory,

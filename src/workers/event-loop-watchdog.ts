@@ -1,15 +1,16 @@
 /**
- * Worker entry of the main thread's watchdog: reads its heartbeat; during a stall writes the stall
- * events and the main thread's GC pauses, as its duties say.
+ * Worker entry of the main thread's watchdog: reads its heartbeat and, while its sampler rests, its CPU
+ * time; during a stall writes the stall events and the main thread's GC pauses, as its duties say.
  */
 import { workerData } from 'node:worker_threads';
 import '../session/control-channel.js';
-import { runtimeEventLoop } from '../providers/event-loop-provider.js';
+import { runtimeEventLoop } from '../providers/event-loop/event-loop-provider.js';
 import { runtimeGC, writeGcPauses } from '../providers/gc-provider.js';
 import { GcRing } from '../providers/gc-ring.js';
-import { Heartbeat, WatchdogDuty } from '../providers/heartbeat.js';
-import { watchStalls } from '../providers/stall-detector.js';
-import { beatIntervalMs, type WatchdogData } from '../providers/stall-watchdog.js';
+import { Heartbeat, WatchdogDuty } from '../providers/event-loop/heartbeat.js';
+import { watchStalls } from '../providers/event-loop/stall-detector.js';
+import { beatIntervalMs, type WatchdogData } from '../providers/event-loop/stall-watchdog.js';
+import { ThreadSchedStat } from '../providers/event-loop/thread-schedstat.js';
 
 const MAIN_THREAD = 0;
 /** How often a stall's GC pauses are written while it lasts: their latency. */
@@ -17,6 +18,8 @@ const TICK_MS = 50;
 const data = workerData as WatchdogData;
 const hb = new Heartbeat(data.heartbeat);
 const gcRing = data.gcRing ? new GcRing(data.gcRing) : undefined;
+// The main thread's id as the kernel knows it is the process id.
+const mainSched = ThreadSchedStat.ofThread(process.pid);
 
 /**
  * The main thread's pauses so far; the main thread takes them itself once its loop turns. Only while
@@ -26,13 +29,24 @@ function writeMainGcPauses(): void {
   if (gcRing && hb.duties & WatchdogDuty.GcDuringStalls && runtimeGC.GCPause.enabled) writeGcPauses(gcRing, MAIN_THREAD);
 }
 
-await watchStalls(hb, beatIntervalMs, TICK_MS, {
-  stallStart(blockedMs) {
-    if (hb.duties & WatchdogDuty.StallEvents) runtimeEventLoop.StallStart.write(MAIN_THREAD, blockedMs);
-    writeMainGcPauses();
+/** One turn of this thread's loop (session news, its buffers' timers) without sleeping in it. */
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+await watchStalls(
+  hb,
+  mainSched,
+  beatIntervalMs,
+  TICK_MS,
+  {
+    stallStart(blockedMs) {
+      if (hb.duties & WatchdogDuty.StallEvents) runtimeEventLoop.StallStart.write(MAIN_THREAD, blockedMs);
+      writeMainGcPauses();
+    },
+    stalled: writeMainGcPauses,
+    stallEnd(durationMs) {
+      if (hb.duties & WatchdogDuty.StallEvents) runtimeEventLoop.StallEnd.write(MAIN_THREAD, durationMs);
+    },
   },
-  stalled: writeMainGcPauses,
-  stallEnd(durationMs) {
-    if (hb.duties & WatchdogDuty.StallEvents) runtimeEventLoop.StallEnd.write(MAIN_THREAD, durationMs);
-  },
-});
+  yieldToLoop,
+);
+mainSched?.close();

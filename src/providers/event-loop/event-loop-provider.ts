@@ -1,59 +1,46 @@
-import { type EventLoopUtilization, monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
-import { Level } from '../schema/level.js';
-import { defineProvider } from '../schema/provider.js';
-import { ProviderSessions } from './provider-sessions.js';
-import { isServiceThread } from './service-thread.js';
+import { Level } from '../../schema/level.js';
+import { defineProvider } from '../../schema/provider.js';
+import { ProviderSessions } from '../provider-sessions.js';
+import { isServiceThread } from '../service-thread.js';
 import { WatchdogDuty } from './heartbeat.js';
+import { everyInterval, type Ticking } from '../interval-ticker.js';
+import { loopCanRest, takeLoopDelay, useLoopSampler } from './loop-sampler.js';
 import { setWatchdogDuty } from './stall-watchdog.js';
 
+/** The loop sampler's period for delay: what perf_hooks' monitorEventLoopDelay defaults to. */
 const RESOLUTION_MS = 10;
 
-/** Delay statistics of this thread's event loop over one interval. */
+/** Delay statistics of this thread's event loop over one interval, from its loop sampler. */
 class DelayMonitor {
-  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   private elu: EventLoopUtilization = performance.eventLoopUtilization();
   private since = performance.now();
-  private timer: NodeJS.Timeout;
+  private readonly ticking: Ticking;
 
-  constructor(private intervalSec: number) {
-    this.histogram.enable();
-    this.timer = this.schedule();
-  }
-
-  private schedule(): NodeJS.Timeout {
-    // After the timers phase: a blocked loop's overdue histogram timer must record the delay before
-    // this interval's figures are read and the histogram reset.
-    const t = setInterval(() => setImmediate(() => this.sample()), this.intervalSec * 1000);
-    t.unref();
-    return t;
+  constructor(intervalSec: number) {
+    this.ticking = everyInterval(intervalSec, () => this.sample());
   }
 
   setInterval(sec: number): void {
-    if (sec === this.intervalSec) return;
-    this.intervalSec = sec;
-    clearInterval(this.timer);
-    this.timer = this.schedule();
+    this.ticking.setInterval(sec);
   }
 
   sample(): void {
-    const h = this.histogram;
     const now = performance.now();
     const elu = performance.eventLoopUtilization();
     const util = performance.eventLoopUtilization(elu, this.elu).utilization;
-    // The histogram records whole timer periods: the delay is what exceeds the resolution. An interval
-    // in which the loop never turned has no samples: its delay is the whole interval.
-    const empty = h.count === 0;
-    const ms = (ns: number) => (empty ? now - this.since : Math.max(0, ns / 1e6 - RESOLUTION_MS));
-    runtimeEventLoop.Delay.write(ms(h.percentile(50)), ms(h.percentile(99)), ms(h.max), ms(h.mean), util, now - this.since, h.count);
-    h.reset();
+    // An interval in which the loop never turned has no sample: its delay is the whole interval.
+    const d = takeLoopDelay();
+    const whole = now - this.since;
+    if (d) runtimeEventLoop.Delay.write(d.p50Ms, d.p99Ms, d.maxMs, d.meanMs, util, whole, d.samples);
+    else runtimeEventLoop.Delay.write(whole, whole, whole, whole, util, whole, 0);
     this.elu = elu;
     this.since = now;
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    this.histogram.disable();
+    this.ticking.stop();
   }
 }
 
@@ -67,6 +54,7 @@ const sessions = new ProviderSessions('Runtime.EventLoop', (s) => {
   const wantStalls = s.size > 0 && isMainThread && runtimeEventLoop.StallStart.enabled;
   if (wantDelay) {
     const sec = s.smallestNumber('IntervalSec', 1, 0.01, 3600);
+    useLoopSampler('delay', RESOLUTION_MS);
     if (delay) delay.setInterval(sec);
     else delay = new DelayMonitor(sec);
   } else if (delay) {
@@ -74,8 +62,11 @@ const sessions = new ProviderSessions('Runtime.EventLoop', (s) => {
     delay.sample();
     delay.stop();
     delay = undefined;
+    useLoopSampler('delay', undefined);
   }
   setWatchdogDuty(WatchdogDuty.StallEvents, wantStalls ? Math.round(s.smallestNumber('StallMs', 100, 1, 3_600_000)) : undefined);
+  // The main thread's sampler rests while its loop is idle, and the watchdog wakes it.
+  if (isMainThread) setWatchdogDuty(WatchdogDuty.WakeRestingLoop, wantDelay && loopCanRest() ? Infinity : undefined);
 });
 
 /**
@@ -91,21 +82,21 @@ export const runtimeEventLoop = defineProvider('Runtime.EventLoop', {
       level: Level.Informational,
       keywords: ['delay'],
       fields: [['p50Ms', 'f64'], ['p99Ms', 'f64'], ['maxMs', 'f64'], ['meanMs', 'f64'], ['utilization', 'f64'], ['intervalMs', 'f64'], ['samples', 'u32']],
-      doc: 'Event-loop delay percentiles (perf_hooks monitorEventLoopDelay, 10 ms resolution) and utilisation over the last interval.',
+      doc: 'Event-loop delay percentiles (how late a 10 ms timer runs; periods the loop slept count as on time) and utilisation over the last interval.',
     },
     StallStart: {
       id: 2,
       level: Level.Warning,
       keywords: ['stalls'],
       fields: [['thread', 'u32'], ['blockedMs', 'f64']],
-      doc: "Written by the watchdog thread while `thread`'s loop is still blocked: no heartbeat for blockedMs.",
+      doc: "Written by the watchdog thread while `thread`'s loop is still blocked: it has not turned for blockedMs (since its last beat, or since its thread woke from rest).",
     },
     StallEnd: {
       id: 3,
       level: Level.Warning,
       keywords: ['stalls'],
       fields: [['thread', 'u32'], ['durationMs', 'f64']],
-      doc: 'The stalled loop turned again; durationMs is the gap between the heartbeats around the stall.',
+      doc: 'The stalled loop turned again; durationMs is from the last moment it was known free (a beat, or its wake) to the turn that ended the stall.',
     },
   },
   onEnable: sessions.onEnable,

@@ -1,0 +1,124 @@
+import { type Heartbeat, monotonicMs, STALL_DUTIES } from './heartbeat.js';
+import { SchedSample, type ThreadSchedStat } from './thread-schedstat.js';
+
+export interface StallListener {
+  /** The watched loop has not turned for `blockedMs` and still has not. */
+  stallStart(blockedMs: number): void;
+  /** Still stalled: called about every `tickMs` while the stall lasts. */
+  stalled(): void;
+  /** It turned again; `durationMs` is from the last moment it was known free to the beat that ended it. */
+  stallEnd(durationMs: number): void;
+}
+
+/** How often the watchdog reads a resting thread's CPU time (StallMs, when smaller). */
+export const REST_POLL_MS = 100;
+/**
+ * Runnable time a resting thread may add without being taken for awake: the rest of the turn in which
+ * it began resting, after its reading.
+ */
+const REST_TAIL_NS = 1e6;
+/**
+ * How far a running thread's schedstat may lag: Linux brings its runnable time up to date at context
+ * switches and scheduler ticks (every 1 to 10 ms). A wake reckoned from it is put this much earlier,
+ * so a stall is over-estimated by at most this, as one timed from beats is by at most a beat.
+ */
+const SCHED_LAG_MS = 10;
+
+/**
+ * The watchdog's side (runs on its own thread, so it sees a stall while it lasts). A loop that beats
+ * (its sampler runs while it has work) is stalled once its last beat is older than StallMs plus one
+ * beat interval. A loop whose sampler rests is asleep as long as its thread has not run since (its
+ * CPU time, read every REST_POLL_MS); once it has, the watchdog rings the doorbell and reckons when it
+ * woke from its CPU time: a thread that has been running since it woke has been runnable exactly that
+ * long. With no answer StallMs (plus the lag) after that, the loop is stalled; the answer ends it.
+ * Resolves when the heartbeat stops. `yieldToLoop` lets this thread's own event loop run between
+ * waits, which are synchronous: nothing else runs here meanwhile.
+ */
+export async function watchStalls(
+  hb: Heartbeat,
+  sched: ThreadSchedStat | undefined,
+  beatIntervalMs: (stallMs: number) => number,
+  tickMs: number,
+  on: StallListener,
+  yieldToLoop: () => Promise<void>,
+): Promise<void> {
+  const base = new SchedSample();
+  const now = new SchedSample();
+  /** A ring not yet answered: the beat count when it rang, and when the thread woke. */
+  let rang: { beat: number; wokeMs: number } | undefined;
+  let settings = -1;
+  while (!hb.stopped) {
+    const seen = hb.wakeCount;
+    // This thread's own loop runs only when there is news: a new setting (sessions changed), or
+    // events written (below). Turning it on every poll would cost more than the poll.
+    if (seen !== settings) {
+      settings = seen;
+      await yieldToLoop();
+    }
+    const stallMs = hb.stallMs;
+    const watching = (hb.duties & STALL_DUTIES) !== 0;
+    if (rang && hb.count !== rang.beat) {
+      // Answered. A loop that did not turn for StallMs after it woke stalled, though this thread
+      // could not look in time (a busy machine): reported now, with its length.
+      const blockedMs = hb.lastBeatMs - rang.wokeMs;
+      if (watching && blockedMs >= stallMs + SCHED_LAG_MS) {
+        await yieldToLoop();
+        on.stallStart(blockedMs);
+        on.stallEnd(blockedMs);
+      }
+      hb.stallFromMs = NaN;
+      rang = undefined;
+      // The thread is finishing that turn: read it again a poll later, not while it runs.
+      if (hb.resting) {
+        hb.sleep(seen, Math.min(REST_POLL_MS, stallMs));
+        continue;
+      }
+    }
+    if (!rang && hb.resting) {
+      const sinceMs = hb.restBaseline(base);
+      hb.countPoll();
+      const read = sched?.read(now) === true;
+      if (read && now.arrivals === base.arrivals && now.runnableNs - base.runnableNs < REST_TAIL_NS) {
+        hb.sleep(seen, Math.min(REST_POLL_MS, stallMs));
+        continue;
+      }
+      // It ran since it began resting: since when, its runnable time says (if it ran since it woke).
+      const t = monotonicMs();
+      rang = { beat: hb.count, wokeMs: read ? Math.min(t, Math.max(sinceMs, t - (now.runnableNs - base.runnableNs) / 1e6 - SCHED_LAG_MS)) : t };
+      hb.ring(rang.wokeMs);
+    }
+    if (!watching) {
+      // Only here to wake a resting loop: nothing to time.
+      hb.sleep(seen, REST_POLL_MS);
+      continue;
+    }
+    const beat = hb.count;
+    // The loop may have turned up to a beat interval after its last beat, or the lag after its reckoned wake.
+    const last = rang ? rang.wokeMs : hb.lastBeatMs;
+    const limit = stallMs + (rang ? SCHED_LAG_MS : beatIntervalMs(stallMs));
+    const since = monotonicMs() - last;
+    if (since < limit) {
+      hb.sleep(seen, limit - since);
+      continue;
+    }
+    // Sessions may have changed since the loop last turned: hear of them before writing.
+    await yieldToLoop();
+    hb.stallFromMs = last;
+    on.stallStart(since);
+    hb.listening = true;
+    for (;;) {
+      const s = hb.wakeCount;
+      if (hb.stopped || hb.count !== beat) break;
+      hb.sleep(s, tickMs);
+      if (hb.stopped || hb.count !== beat) break;
+      on.stalled();
+      await yieldToLoop();
+    }
+    hb.listening = false;
+    rang = undefined;
+    hb.stallFromMs = NaN;
+    if (hb.count !== beat) on.stallEnd(hb.lastBeatMs - last);
+    // Its buffers' idle seal runs on this loop: let it turn once the events are written.
+    await yieldToLoop();
+  }
+}

@@ -1,0 +1,118 @@
+// What an always-on session costs while the process does nothing, counted (drain passes, beats,
+// doorbell rings), never timed; and that resting costs nothing in what stalls report.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { findProfile, readTrace, startSession } from '../dist/index.js';
+import { Ctl } from '../dist/buffers/session-memory.js';
+import { watchdogCounters } from '../dist/providers/event-loop/stall-watchdog.js';
+import { tempDir } from './helpers/temp-dir.mjs';
+
+// The loop sampler rests only where the watchdog can read the main thread's CPU time.
+const canRest = existsSync(`/proc/self/task/${process.pid}/schedstat`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function eventsOf(file) {
+  const out = [];
+  for await (const e of readTrace(file)) out.push(e);
+  return out;
+}
+
+/** Waits (bounded) until `check()` holds; false if it never did. */
+async function eventually(check, ms = 20_000) {
+  const deadline = performance.now() + ms;
+  while (!check()) {
+    if (performance.now() > deadline) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
+function blockFor(ms) {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+test('an idle process with the default profile: the sampler rests, the drain sleeps, the watchdog rings only for real wakes', { timeout: 60_000, skip: !canRest && 'no /proc schedstat here: the sampler never rests' }, async (t) => {
+  const dir = await tempDir(t);
+  const session = await startSession({ providers: findProfile('default').providers, output: join(dir, 'idle.tptrace') });
+  t.after(() => session.stop());
+  assert.ok(await eventually(() => watchdogCounters()?.resting), 'the main thread\'s sampler rests once the loop is idle');
+  const seconds = 3;
+  const before = watchdogCounters();
+  const passesBefore = session.memory.drainPasses;
+  // Idle, but for this test's own timer: one wake at the end.
+  await sleep(seconds * 1000);
+  const after = watchdogCounters();
+  const passes = session.memory.drainPasses - passesBefore;
+  const counts = { beats: after.beats - before.beats, rings: after.rings - before.rings, polls: after.polls - before.polls, passes };
+  // Before resting existed: a beat every 10 ms (300 here) and a drain pass every 100 ms (30). Now the
+  // thread wakes for the 1 s providers' tick (which wakes neither the drain nor the watchdog's
+  // doorbell), and for this test's timer.
+  assert.ok(counts.beats <= 10 * seconds, `beats while idle: ${JSON.stringify(counts)}`);
+  assert.ok(counts.rings <= 3 * seconds, `doorbell rings while idle: ${JSON.stringify(counts)}`);
+  assert.ok(counts.passes <= 4 * seconds, `drain passes while idle: ${JSON.stringify(counts)}`);
+  // The watchdog still looks: that is what the stall tests below rely on.
+  assert.ok(counts.polls >= seconds, `the watchdog polls the resting thread: ${JSON.stringify(counts)}`);
+});
+
+test('a stall that begins while the loop rests is reported while it lasts, at least as long as the block', { timeout: 60_000, skip: !canRest && 'no /proc schedstat here: the sampler never rests' }, async (t) => {
+  const file = join(await tempDir(t), 'stall.tptrace');
+  const session = await startSession({ providers: 'Runtime.EventLoop:*:5:StallMs=100', output: file });
+  const blocks = [];
+  for (const ms of [400, 250]) {
+    assert.ok(await eventually(() => watchdogCounters()?.resting), 'resting before the block');
+    const start = process.hrtime.bigint();
+    blockFor(ms);
+    blocks.push({ ms, startNs: Number(start - session.originNs), endNs: Number(process.hrtime.bigint() - session.originNs) });
+    await sleep(300);
+  }
+  await session.stop();
+  const events = await eventsOf(file);
+  const starts = events.filter((e) => e.name === 'StallStart');
+  const ends = events.filter((e) => e.name === 'StallEnd');
+  assert.equal(starts.length, blocks.length, `one stall per block: ${JSON.stringify(events.filter((e) => e.name.startsWith('Stall')).map((e) => [e.name, e.timestampNs, e.fields]))}`);
+  assert.equal(ends.length, blocks.length);
+  blocks.forEach((b, k) => {
+    assert.ok(starts[k].timestampNs > b.startNs && starts[k].timestampNs < b.endNs, `StallStart ${k} written while the ${b.ms} ms block lasted`);
+    assert.ok(starts[k].fields.blockedMs >= 100);
+    assert.ok(ends[k].fields.durationMs >= b.ms, `stall ${k}: ${ends[k].fields.durationMs} ms for a ${b.ms} ms block`);
+    // Timed from when the thread woke (its CPU time): not from a beat long before.
+    assert.ok(ends[k].fields.durationMs < (b.endNs - b.startNs) / 1e6 + 100, `stall ${k}: ${ends[k].fields.durationMs} ms for ${(b.endNs - b.startNs) / 1e6} ms blocked`);
+  });
+});
+
+test('a block in a system call (not on the CPU) that begins while the loop rests is still a stall', { timeout: 60_000, skip: !canRest && 'no /proc schedstat here: the sampler never rests' }, async (t) => {
+  const file = join(await tempDir(t), 'sleep.tptrace');
+  const session = await startSession({ providers: 'Runtime.EventLoop:*:5:StallMs=100', output: file });
+  assert.ok(await eventually(() => watchdogCounters()?.resting), 'resting before the block');
+  const start = Number(process.hrtime.bigint() - session.originNs);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);
+  const end = Number(process.hrtime.bigint() - session.originNs);
+  await sleep(300);
+  await session.stop();
+  const events = await eventsOf(file);
+  const stallStart = events.find((e) => e.name === 'StallStart');
+  const stallEnd = events.find((e) => e.name === 'StallEnd');
+  assert.ok(stallStart && stallEnd, 'the sleeping block is a stall');
+  assert.ok(stallStart.timestampNs > start && stallStart.timestampNs < end, 'reported while it lasted');
+  // Its start is known to within the watchdog's poll (100 ms) of the thread's wake: the length may fall short by that.
+  assert.ok(stallEnd.fields.durationMs > 1000 && stallEnd.fields.durationMs <= (end - start) / 1e6 + 100, `${stallEnd.fields.durationMs} ms for a 1500 ms block`);
+});
+
+test('a drain asleep on an idle session is woken by the next chunk a producer takes, not by its time bound', { timeout: 60_000 }, async (t) => {
+  const file = join(await tempDir(t), 'wake.tptrace');
+  const { defineProvider } = await import('../dist/index.js');
+  const provider = defineProvider('Test.IdleWake', { events: { Ping: { id: 1, fields: [['n', 'u32']] } } });
+  const session = await startSession({ providers: 'Test.IdleWake', output: file });
+  const i32 = session.memory.i32;
+  assert.ok(await eventually(() => Atomics.load(i32, Ctl.DrainAsleep) === 1), 'the drain sleeps when its pass finds nothing');
+  const wakes = Atomics.load(i32, Ctl.DrainWake);
+  provider.Ping.write(1);
+  assert.ok(Atomics.load(i32, Ctl.DrainWake) > wakes, 'taking the first chunk rang the sleeping drain');
+  const passes = session.memory.drainPasses;
+  assert.ok(await eventually(() => session.memory.drainPasses > passes), 'and it made a pass');
+  await session.stop();
+  assert.deepEqual((await eventsOf(file)).filter((e) => e.name === 'Ping').map((e) => e.fields.n), [1]);
+});
