@@ -3,18 +3,17 @@
 // missing @tracepipe/analyze package, and the progress line.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TraceWriter } from '../dist/format/trace-writer.js';
 import { ConvertProgressLine } from '../dist/cli/convert/convert-progress.js';
-import { assertOneLine, cli, dumpJsonl, needTool, run } from './helpers/convert-helpers.mjs';
+import { assertOneLine, cli, dumpJsonl, needTool, run, withCliAlone } from './helpers/convert-helpers.mjs';
 import { parseCsv, parseProtoText } from './helpers/reader-text.mjs';
 import { headerInfo, syntheticTrace } from './helpers/synthetic-trace.mjs';
 
 const FORMATS = ['perfetto', 'chrome', 'ctf', 'jsonl', 'csv', 'parquet'];
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 let dir;
 let good;
@@ -152,22 +151,13 @@ test('mistakes get one line and exit 2; unreadable inputs exit 1 and create noth
 });
 
 test('without @tracepipe/analyze, --to parquet says in one line what to install and exits 2', async () => {
-  // The CLI alone, as `npm install tracepipe` leaves it: no workspace, no node_modules anywhere above.
-  const alone = await mkdtemp(join(tmpdir(), 'tracepipe-alone-'));
-  try {
-    await cp(join(ROOT, 'dist'), join(alone, 'dist'), { recursive: true });
-    await cp(join(ROOT, 'package.json'), join(alone, 'package.json'));
-    for (let d = alone; d !== dirname(d); d = dirname(d)) {
-      await assert.rejects(stat(join(d, 'node_modules', '@tracepipe', 'analyze')), { code: 'ENOENT' }, `no ${d}/node_modules/@tracepipe/analyze`);
-    }
-    const r = await run(process.execPath, [join(alone, 'dist', 'cli', 'main.js'), 'convert', good, '--to', 'parquet', '-o', join(alone, 'out')]);
+  await withCliAlone(async (main, alone) => {
+    const r = await run(process.execPath, [main, 'convert', good, '--to', 'parquet', '-o', join(alone, 'out')]);
     assertOneLine(r, 2, /^tracepipe: tracepipe convert --to parquet needs the @tracepipe\/analyze package: npm install @tracepipe\/analyze$/);
     // Every other format needs nothing more.
-    const chrome = await run(process.execPath, [join(alone, 'dist', 'cli', 'main.js'), 'convert', good, '--to', 'chrome', '-o', join(alone, 'out.json')]);
+    const chrome = await run(process.execPath, [main, 'convert', good, '--to', 'chrome', '-o', join(alone, 'out.json')]);
     assert.equal(chrome.code, 0, chrome.stderr);
-  } finally {
-    await rm(alone, { recursive: true, force: true });
-  }
+  });
 });
 
 test('progress: rewritten in place on a terminal (events, input read, rate), cleared at the end; silent otherwise', async () => {

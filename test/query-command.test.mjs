@@ -7,16 +7,14 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, stat, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { runtimeEventLoop, runtimeGC } from '../dist/index.js';
-import { assertOneLine, CLI, cli, dumpJsonl, richTrace, run } from './helpers/convert-helpers.mjs';
+import { assertOneLine, CLI, cli, dumpJsonl, richTrace, run, withCliAlone } from './helpers/convert-helpers.mjs';
 import { parseCsv } from './helpers/reader-text.mjs';
 import { prng } from './helpers/synthetic-trace.mjs';
 import { writeTrace } from './helpers/trace-builder.mjs';
 
 const SEED = Number(process.env.TRACEPIPE_TEST_SEED ?? 15);
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 let dir;
 let rich;
@@ -300,20 +298,10 @@ async function queryCsvAllowingDamage(args) {
 }
 
 test('without @tracepipe/analyze, query and report --html say in one line what to install and exit 2', async () => {
-  // The CLI alone, as `npm install tracepipe` leaves it: no workspace, no node_modules anywhere above.
-  const alone = await mkdtemp(join(tmpdir(), 'tracepipe-alone-'));
-  try {
-    await cp(join(ROOT, 'dist'), join(alone, 'dist'), { recursive: true });
-    await cp(join(ROOT, 'package.json'), join(alone, 'package.json'));
-    for (let d = alone; d !== dirname(d); d = dirname(d)) {
-      await assert.rejects(stat(join(d, 'node_modules', '@tracepipe', 'analyze')), { code: 'ENOENT' }, `no ${d}/node_modules/@tracepipe/analyze`);
-    }
-    const main = join(alone, 'dist', 'cli', 'main.js');
+  await withCliAlone(async (main, alone) => {
     assertOneLine(await run(process.execPath, [main, 'query', rich, 'SELECT 1']), 2, /^tracepipe: tracepipe query needs the @tracepipe\/analyze package: npm install @tracepipe\/analyze$/);
     assertOneLine(await run(process.execPath, [main, 'report', rich, '--html', join(alone, 'r.html')]), 2, /^tracepipe: tracepipe report --html needs the @tracepipe\/analyze package: npm install @tracepipe\/analyze$/);
     // The text report needs nothing more.
     assert.equal((await run(process.execPath, [main, 'report', rich])).code, 0);
-  } finally {
-    await rm(alone, { recursive: true, force: true });
-  }
+  });
 });

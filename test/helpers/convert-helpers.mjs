@@ -2,10 +2,13 @@
 // the independent readers (babeltrace2, protoc) and the rich fixture trace.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { cp, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RICH_TRACE = fileURLToPath(new URL('../fixtures/rich-trace.mjs', import.meta.url));
 /** Reports the process's peak RSS on stderr as it exits, for a child that runs the CLI. */
 const REPORT_MAX_RSS = fileURLToPath(new URL('./report-max-rss.mjs', import.meta.url));
@@ -84,4 +87,22 @@ export function assertOneLine(r, code, pattern) {
   const lines = r.stderr.split('\n').filter((l) => l !== '');
   assert.equal(lines.length, 1, r.stderr);
   assert.match(lines[0], pattern);
+}
+
+/**
+ * Runs `fn(main, dir)` against a copy of the CLI alone, as `npm install tracepipe` leaves it: no
+ * workspace and no node_modules anywhere above it, so @tracepipe/analyze cannot be found.
+ */
+export async function withCliAlone(fn) {
+  const alone = await mkdtemp(join(tmpdir(), 'tracepipe-alone-'));
+  try {
+    await cp(join(ROOT, 'dist'), join(alone, 'dist'), { recursive: true });
+    await cp(join(ROOT, 'package.json'), join(alone, 'package.json'));
+    for (let d = alone; d !== dirname(d); d = dirname(d)) {
+      await assert.rejects(stat(join(d, 'node_modules', '@tracepipe', 'analyze')), { code: 'ENOENT' }, `no ${d}/node_modules/@tracepipe/analyze`);
+    }
+    await fn(join(alone, 'dist', 'cli', 'main.js'), alone);
+  } finally {
+    await rm(alone, { recursive: true, force: true });
+  }
 }
