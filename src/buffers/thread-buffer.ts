@@ -18,7 +18,8 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   /**
    * Set while this thread writes a burst it hands over itself (ThreadSessions.writeAndHandOver): no
    * idle-seal timer is armed (a cleared Node.js timer still wakes the thread at its time), and a
-   * sleeping drain is not woken for it: it reads the burst on its next pass (BUFFERING.md).
+   * sleeping drain is not woken for a chunk taken for the burst: it reads it on its next pass
+   * (BUFFERING.md). A chunk taken before holds other events too: its seal wakes the drain as usual.
    */
   static handingOver = false;
 
@@ -42,6 +43,8 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   slot = -1;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private idleChunkSeq = -1;
+  /** The current chunk was taken for a hand-over burst: it holds nothing else, and its seal wakes no drain. */
+  private quietChunk = false;
   /** Ctl.ChunksFreed when a park last timed out: until the drain frees a chunk again, drop without parking. */
   private timedOutAt = -1;
 
@@ -190,7 +193,8 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     Atomics.store(this.u32, this.commitIndex, this.pos);
     Atomics.store(this.i32, hi + ChunkI32.State, ChunkState.Owned);
     Atomics.add(this.i32, Ctl.ChunksTaken, 1);
-    if (!ThreadBuffer.handingOver) m.wakeDrainIfAsleep();
+    this.quietChunk = ThreadBuffer.handingOver;
+    if (!this.quietChunk) m.wakeDrainIfAsleep();
     this.chunk = c;
     this.armIdleSeal();
   }
@@ -218,7 +222,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     // never drained: its drain needs waking only to make more of the budget resident.
     if (m.mode === BufferingMode.Ring && m.i32[Ctl.ResidentChunks] === m.chunkCount) return;
     if (m.chunkCount - Atomics.load(m.i32, Ctl.FreeCount) > m.wakeThreshold) m.wakeDrain();
-    else if (!ThreadBuffer.handingOver) m.wakeDrainIfAsleep();
+    else if (!this.quietChunk) m.wakeDrainIfAsleep();
   }
 
   private drop(reason: number): number {

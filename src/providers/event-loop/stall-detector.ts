@@ -44,8 +44,18 @@ export async function watchStalls(
 ): Promise<void> {
   const base = new SchedSample();
   const now = new SchedSample();
-  /** A ring not yet answered: the beat count when it rang, and when the thread woke. */
-  let rang: { beat: number; wokeMs: number } | undefined;
+  /**
+   * When the resting thread woke, by its runnable time since `base` (read at `sinceMs`): exact for a
+   * thread that has been on a CPU or waiting for one ever since. Read again once the stall ends:
+   * while it runs, Linux has not yet counted its current slice, nor a wait for a CPU under way.
+   */
+  const wokeAt = (sinceMs: number): number => {
+    const t = monotonicMs();
+    if (!sched?.read(now)) return t;
+    return Math.min(t, Math.max(sinceMs, t - (now.runnableNs - base.runnableNs) / 1e6 - SCHED_LAG_MS));
+  };
+  /** A ring not yet answered: the beat count when it rang, when the thread woke, and its rest's start. */
+  let rang: { beat: number; wokeMs: number; sinceMs: number } | undefined;
   let settings = -1;
   while (!hb.stopped) {
     const seen = hb.wakeCount;
@@ -60,7 +70,7 @@ export async function watchStalls(
     if (rang && hb.count !== rang.beat) {
       // Answered. A loop that did not turn for StallMs after it woke stalled, though this thread
       // could not look in time (a busy machine): reported now, with its length.
-      const blockedMs = hb.lastBeatMs - rang.wokeMs;
+      const blockedMs = hb.lastBeatMs - Math.min(rang.wokeMs, wokeAt(rang.sinceMs));
       if (watching && blockedMs >= stallMs + SCHED_LAG_MS) {
         await yieldToLoop();
         on.stallStart(blockedMs);
@@ -77,14 +87,12 @@ export async function watchStalls(
     if (!rang && hb.resting) {
       const sinceMs = hb.restBaseline(base);
       hb.countPoll();
-      const read = sched?.read(now) === true;
-      if (read && now.arrivals === base.arrivals && now.runnableNs - base.runnableNs < REST_TAIL_NS) {
+      if (sched?.read(now) && now.arrivals === base.arrivals && now.runnableNs - base.runnableNs < REST_TAIL_NS) {
         hb.sleep(seen, Math.min(REST_POLL_MS, stallMs));
         continue;
       }
-      // It ran since it began resting: since when, its runnable time says (if it ran since it woke).
-      const t = monotonicMs();
-      rang = { beat: hb.count, wokeMs: read ? Math.min(t, Math.max(sinceMs, t - (now.runnableNs - base.runnableNs) / 1e6 - SCHED_LAG_MS)) : t };
+      // It ran since it began resting: since when, its runnable time says.
+      rang = { beat: hb.count, wokeMs: wokeAt(sinceMs), sinceMs };
       hb.ring(rang.wokeMs);
     }
     if (!watching) {
@@ -115,9 +123,9 @@ export async function watchStalls(
       await yieldToLoop();
     }
     hb.listening = false;
-    rang = undefined;
     hb.stallFromMs = NaN;
-    if (hb.count !== beat) on.stallEnd(hb.lastBeatMs - last);
+    if (hb.count !== beat) on.stallEnd(hb.lastBeatMs - (rang ? Math.min(last, wokeAt(rang.sinceMs)) : last));
+    rang = undefined;
     // Its buffers' idle seal runs on this loop: let it turn once the events are written.
     await yieldToLoop();
   }
