@@ -43,8 +43,11 @@ export class ExportOutput {
   private async send(bytes: Buffer, slab: Buffer): Promise<void> {
     if (!this.fh) {
       if (process.stdout.destroyed) throw new Error('stdout closed before the conversion finished');
-      // stdout may keep the buffer until it drains, so it is not reused.
-      if (!process.stdout.write(bytes)) await drained(process.stdout);
+      // stdout keeps the buffer until the write is done (its callback, called on failure too; the
+      // error itself goes to stdout's 'error' listeners): only then may it take the next copy. A
+      // fresh slab per write instead left the allocator hundreds of freed megabytes to reuse.
+      await new Promise<void>((resolve) => process.stdout.write(bytes, () => resolve()));
+      this.spare.push(slab);
       return;
     }
     let off = 0;

@@ -1,0 +1,149 @@
+import { JsonWriter } from '../export/json-text.js';
+import { hex } from '../export/text-writer.js';
+import type { DecodedFields } from '../format/payload-codec.js';
+import type { TraceEvent } from '../format/trace-event.js';
+import { formatOffset } from './format-time.js';
+
+/** Below this, whole nanoseconds are printed as seconds digit by digit (see seconds()). */
+const EXACT_NS = 2 ** 52;
+
+/**
+ * The lines of `tracepipe dump`, written straight into one reused byte buffer. dump prints a line per
+ * event, millions of them: building each line as strings and joining them into a batch kept enough
+ * of them alive at every scavenge for the collector to promote hundreds of KB each time, and the old
+ * space that grew from it (pooled, not returned, by Node 24's V8) made most of dump's peak RSS. The
+ * text is the same as the string forms in the comments, byte for byte.
+ */
+export class DumpText extends JsonWriter {
+  /**
+   * `${formatOffset(ts)}  T${String(thread).padEnd(4)} #${String(seq).padEnd(8)} ${provider}/${name}  `
+   * then `k=value` per field (values as JSON, bigints and bytes as strings), space-separated.
+   */
+  textLine(e: TraceEvent): void {
+    this.seconds(e.timestampNs);
+    this.ascii('  T');
+    this.padded(e.threadId, 4);
+    this.ascii(' #');
+    this.padded(e.sequence, 8);
+    this.u8(32);
+    this.name(e.provider);
+    this.u8(47);
+    this.name(e.name);
+    this.ascii('  ');
+    const f = e.fields;
+    const keys = Object.keys(f);
+    for (let i = 0; i < keys.length; i++) {
+      if (i > 0) this.u8(32);
+      this.name(keys[i]!);
+      this.u8(61);
+      this.value(f[keys[i]!]!);
+    }
+    this.u8(10);
+  }
+
+  /** `${stringify(e)}\n`: the event as JSON, bigints as decimal strings, bytes as hex. */
+  jsonLine(e: TraceEvent): void {
+    this.ascii('{"provider":');
+    this.quoted(e.provider);
+    this.ascii(',"name":');
+    this.quoted(e.name);
+    this.ascii(',"id":');
+    this.json(e.id);
+    this.ascii(',"version":');
+    this.json(e.version);
+    this.ascii(',"level":');
+    this.json(e.level);
+    this.ascii(',"timestampNs":');
+    this.json(e.timestampNs);
+    this.ascii(',"threadId":');
+    this.json(e.threadId);
+    this.ascii(',"sequence":');
+    this.json(e.sequence);
+    this.ascii(',"fields":{');
+    const f = e.fields;
+    const keys = Object.keys(f);
+    for (let i = 0; i < keys.length; i++) {
+      if (i > 0) this.u8(44);
+      this.quoted(keys[i]!);
+      this.u8(58);
+      this.value(f[keys[i]!]!);
+    }
+    this.ascii('}}\n');
+  }
+
+  /**
+   * `formatOffset(ns)`. Whole nanoseconds in [0, 2^52) are rounded to microseconds here: the double
+   * ns / 1e9 is within 2^-53 of the true quotient, so its microseconds are within 0.0005 of
+   * ns / 1000, whose fraction is a multiple of 0.001; only an exact tie (…500 ns) could round either
+   * way, and it goes through toFixed.
+   */
+  private seconds(ns: number): void {
+    const rest = ns % 1000;
+    if (!(ns >= 0 && ns < EXACT_NS && rest !== 500 && Number.isInteger(ns))) return this.ascii(formatOffset(ns));
+    const us = (ns - rest) / 1000 + (rest > 500 ? 1 : 0);
+    const fraction = us % 1e6;
+    const s = (us - fraction) / 1e6;
+    let digits = 1;
+    for (let m = s; m >= 10; m = Math.floor(m / 10)) digits++;
+    this.ensure(12 + digits);
+    for (let pad = 12 - 7 - digits; pad > 0; pad--) this.buf[this.pos++] = 32;
+    this.integer(s);
+    this.buf[this.pos++] = 46;
+    let p = (this.pos += 6);
+    for (let i = 0, n = fraction; i < 6; i++, n = Math.floor(n / 10)) this.buf[--p] = 48 + (n % 10);
+  }
+
+  /** `String(n).padEnd(width)` for a thread id or sequence number. */
+  private padded(n: number, width: number): void {
+    const start = this.pos;
+    if ((n | 0) === n) this.integer(n);
+    else this.double(n);
+    this.ensure(width);
+    while (this.pos - start < width) this.buf[this.pos++] = 32;
+  }
+
+  /** A number as JSON.stringify writes it. */
+  private json(n: number): void {
+    if ((n | 0) === n) this.integer(n);
+    else this.number(n);
+  }
+
+  /** A field value as JSON (a bigint as a decimal string, bytes as a hex string). */
+  private value(v: DecodedFields[string]): void {
+    switch (typeof v) {
+      case 'number': return this.json(v);
+      case 'boolean': return this.ascii(v ? 'true' : 'false');
+      case 'string': return this.quoted(v);
+      case 'bigint': return this.ascii(`"${v}"`);
+      default: return this.ascii(`"${hex(v)}"`);
+    }
+  }
+
+  /** Text as is (a provider, event or field name), ASCII byte by byte, anything else as UTF-8. */
+  private name(s: string): void {
+    this.ensure(s.length);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) return this.utf8(s);
+      buf[p++] = c;
+    }
+    this.pos = p;
+  }
+
+  /** `JSON.stringify(s)`: printable ASCII that needs no escape byte by byte, anything else through JSON.stringify. */
+  private quoted(s: string): void {
+    this.ensure(s.length + 2);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = 34;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === 34 || c === 92) return this.text(s);
+      buf[p++] = c;
+    }
+    buf[p++] = 34;
+    this.pos = p;
+  }
+}
