@@ -1,8 +1,12 @@
 import { JsonWriter } from '../export/json-text.js';
-import { hex } from '../export/text-writer.js';
+import { hex, utf8 } from '../export/text-writer.js';
 import type { DecodedFields } from '../format/payload-codec.js';
 import type { TraceEvent } from '../format/trace-event.js';
 import { formatOffset } from './format-time.js';
+
+/** The numbers of a JSON line, in the order JSON.stringify writes an event's own keys. */
+const NUMBER_KEYS = ['id', 'version', 'level', 'timestampNs', 'threadId', 'sequence'] as const;
+const NUMBER_PREFIXES = NUMBER_KEYS.map((k) => utf8(`,"${k}":`));
 
 /** Below this, whole nanoseconds are printed as seconds digit by digit (see seconds()). */
 const EXACT_NS = 2 ** 52;
@@ -30,14 +34,7 @@ export class DumpText extends JsonWriter {
     this.u8(47);
     this.name(e.name);
     this.ascii('  ');
-    const f = e.fields;
-    const keys = Object.keys(f);
-    for (let i = 0; i < keys.length; i++) {
-      if (i > 0) this.u8(32);
-      this.name(keys[i]!);
-      this.u8(61);
-      this.value(f[keys[i]!]!);
-    }
+    this.members(e.fields, false);
     this.u8(10);
   }
 
@@ -47,27 +44,12 @@ export class DumpText extends JsonWriter {
     this.quoted(e.provider);
     this.ascii(',"name":');
     this.quoted(e.name);
-    this.ascii(',"id":');
-    this.json(e.id);
-    this.ascii(',"version":');
-    this.json(e.version);
-    this.ascii(',"level":');
-    this.json(e.level);
-    this.ascii(',"timestampNs":');
-    this.json(e.timestampNs);
-    this.ascii(',"threadId":');
-    this.json(e.threadId);
-    this.ascii(',"sequence":');
-    this.json(e.sequence);
-    this.ascii(',"fields":{');
-    const f = e.fields;
-    const keys = Object.keys(f);
-    for (let i = 0; i < keys.length; i++) {
-      if (i > 0) this.u8(44);
-      this.quoted(keys[i]!);
-      this.u8(58);
-      this.value(f[keys[i]!]!);
+    for (let i = 0; i < NUMBER_KEYS.length; i++) {
+      this.raw(NUMBER_PREFIXES[i]!);
+      this.json(e[NUMBER_KEYS[i]!]);
     }
+    this.ascii(',"fields":{');
+    this.members(e.fields, true);
     this.ascii('}}\n');
   }
 
@@ -100,6 +82,19 @@ export class DumpText extends JsonWriter {
     else this.double(n);
     this.ensure(width);
     while (this.pos - start < width) this.buf[this.pos++] = 32;
+  }
+
+  /** The fields in their own key order (integer-like names first), `k=v k=v` or, as JSON members, `"k":v,"k":v`. */
+  private members(f: DecodedFields, json: boolean): void {
+    const keys = Object.keys(f);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (i > 0) this.u8(json ? 44 : 32);
+      if (json) this.quoted(k);
+      else this.name(k);
+      this.u8(json ? 58 : 61);
+      this.value(f[k]!);
+    }
   }
 
   /** A number as JSON.stringify writes it. */
