@@ -6,13 +6,13 @@
  */
 import net from 'node:net';
 import { isMainThread } from 'node:worker_threads';
-import { formatProviderSpec, ProviderSpecError } from '../session/provider-spec.js';
-import { liveSessions, SessionLimitError, startSession, type TraceSession } from '../session/session.js';
+import type { TraceSession } from '../session/session.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
 import { holdSignalFlush, onSignalExit } from './exit-flush.js';
 import { type CollectRequest, decodeCollectRequest, decodeSessionId, encodeProcessInfo, encodeSessionId, encodeStopResult, type ProcessInfo } from './ipc-commands.js';
 import { CommandSet, errorFrame, type Frame, FrameReader, IpcError, IpcErrorCode, MAX_REQUEST_PAYLOAD, okFrame, ProcessCommand, TracingCommand } from './ipc-protocol.js';
 import { endpointPath, listenPrivately, processKey, removeEndpoint, takeDescriptor } from './ipc-transport.js';
+import { loadedSessionMachinery, loadSessionMachinery, type SessionMachinery } from './session-machinery.js';
 
 /** Connections still sending or awaiting a reply; more are refused with Busy so a flood stays bounded. */
 const MAX_PENDING = 32;
@@ -51,10 +51,10 @@ function refuse(socket: net.Socket, e: unknown): void {
 }
 
 /** Why startSession refused a CollectTracing, as the error reply's code and message. */
-function refusalOf(e: unknown): IpcError {
+function refusalOf(e: unknown, { session, providerSpec }: SessionMachinery): IpcError {
   const message = (e as Error)?.message?.replace(/^tracepipe: /, '') ?? String(e);
-  if (e instanceof SessionLimitError) return new IpcError(IpcErrorCode.SessionLimit, message);
-  if (e instanceof ProviderSpecError || e instanceof RangeError) return new IpcError(IpcErrorCode.BadRequest, message);
+  if (e instanceof session.SessionLimitError) return new IpcError(IpcErrorCode.SessionLimit, message);
+  if (e instanceof providerSpec.ProviderSpecError || e instanceof RangeError) return new IpcError(IpcErrorCode.BadRequest, message);
   return new IpcError(IpcErrorCode.SessionFailed, message);
 }
 
@@ -121,14 +121,20 @@ class Server implements DiagnosticServer {
   }
 
   private async dispatch(socket: net.Socket, f: Frame): Promise<void> {
-    if (f.commandSet === CommandSet.Process && f.commandId === ProcessCommand.ProcessInfo) return send(socket, okFrame(encodeProcessInfo(this.info())));
+    if (f.commandSet === CommandSet.Process && f.commandId === ProcessCommand.ProcessInfo) return send(socket, okFrame(encodeProcessInfo(await this.info())));
     if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.CollectTracing) return this.collect(socket, decodeCollectRequest(f.payload));
     if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.StopTracing) return this.stop(socket, decodeSessionId(f.payload, 'StopTracing'));
     if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.DumpRecorder) return this.dumpRecorder(socket, decodeSessionId(f.payload, 'DumpRecorder'));
     throw new IpcError(IpcErrorCode.UnknownCommand, `unknown command ${f.commandSet}/${f.commandId}`);
   }
 
-  private info(): ProcessInfo {
+  /** The thread's sessions; none, loading nothing, while no copy of tracepipe has loaded its sessions. */
+  private async sessions(): Promise<readonly TraceSession[]> {
+    return (await loadedSessionMachinery())?.session.liveSessions() ?? [];
+  }
+
+  private async info(): Promise<ProcessInfo> {
+    const machinery = await loadedSessionMachinery();
     let cwd = '';
     try {
       cwd = process.cwd();
@@ -144,17 +150,20 @@ class Server implements DiagnosticServer {
       title: process.title,
       argv: process.argv,
       execArgv: process.execArgv,
-      sessions: liveSessions().map((s) => ({
-        id: s.id,
-        providers: formatProviderSpec(s.providers),
-        bufferingMode: s.bufferingMode,
-        state: s.state,
-        attached: this.streaming.has(s),
-      })),
+      sessions: machinery
+        ? machinery.session.liveSessions().map((s) => ({
+            id: s.id,
+            providers: machinery.providerSpec.formatProviderSpec(s.providers),
+            bufferingMode: s.bufferingMode,
+            state: s.state,
+            attached: this.streaming.has(s),
+          }))
+        : [],
     };
   }
 
   private async collect(socket: net.Socket, q: CollectRequest): Promise<void> {
+    const machinery = await loadSessionMachinery();
     const fd = takeDescriptor(socket);
     if (fd === undefined) throw new IpcError(IpcErrorCode.SessionFailed, `streaming a session needs a socket descriptor, which this platform (${process.platform}) does not expose`);
     let started!: (s: TraceSession | undefined) => void;
@@ -167,7 +176,7 @@ class Server implements DiagnosticServer {
     };
     let session: TraceSession;
     try {
-      session = await startSession({
+      session = await machinery.session.startSession({
         providers: q.providers,
         output: { fd, prologue: reply },
         bufferingMode: q.bufferingMode,
@@ -178,7 +187,7 @@ class Server implements DiagnosticServer {
     } catch (e) {
       started(undefined);
       // Refused before the session asked for its reply (startSession checks everything first): say why.
-      if (id === 0) throw refusalOf(e);
+      if (id === 0) throw refusalOf(e, machinery);
       // The drain may have written the reply already: closing is the only unambiguous answer left.
       socket.destroy();
       return;
@@ -188,7 +197,7 @@ class Server implements DiagnosticServer {
     started(session);
     this.pending.delete(socket);
     this.streaming.set(session, socket);
-    const release = holdSignalFlush();
+    const release = holdSignalFlush(machinery.session.liveSessions);
     void session.done.then(() => {
       this.streaming.delete(session);
       socket.destroy();
@@ -198,7 +207,7 @@ class Server implements DiagnosticServer {
 
   /** A ring session writes what it holds to the connection (its reply frame first), then the connection closes. */
   private async dumpRecorder(socket: net.Socket, id: number): Promise<void> {
-    const rings = liveSessions().filter((s) => s.bufferingMode === 'ring' && s.state === 'running');
+    const rings = (await this.sessions()).filter((s) => s.bufferingMode === 'ring' && s.state === 'running');
     const session = id === 0 ? rings[0] : rings.find((s) => s.id === id);
     if (!session) throw new IpcError(IpcErrorCode.UnknownSession, id === 0 ? `process ${process.pid} has no flight recorder` : `no flight recorder session ${id} in process ${process.pid}`);
     const fd = takeDescriptor(socket);
@@ -209,7 +218,7 @@ class Server implements DiagnosticServer {
   }
 
   private async stop(socket: net.Socket, id: number): Promise<void> {
-    const session = liveSessions().find((s) => s.id === id) ?? (await this.starting.get(id));
+    const session = (await this.sessions()).find((s) => s.id === id) ?? (await this.starting.get(id));
     if (!session) throw new IpcError(IpcErrorCode.UnknownSession, `no session ${id} in process ${process.pid}`);
     const r = await session.stop();
     send(
