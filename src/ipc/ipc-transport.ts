@@ -19,9 +19,13 @@ export interface Endpoint {
   readonly path: string;
 }
 
-/** This process's disambiguation key: its start time in base 36. */
+/**
+ * This process's disambiguation key: its start time in base 36. From its uptime, not
+ * `performance.timeOrigin`: the `performance` global loads perf_hooks, heap that the diagnostics
+ * server's start would otherwise add to an idle process (docs/IPC.md).
+ */
 export function processKey(): string {
-  return Math.round(performance.timeOrigin).toString(36);
+  return Math.round(Date.now() - process.uptime() * 1000).toString(36);
 }
 
 export function endpointPath(pid: number, key: string): string {
