@@ -7,9 +7,9 @@
  * Without a session asked for, only the server loads: the session machinery (~2 MB of heap, which
  * would earn the idle process a V8 memory-reducer collection) loads on a client's first request.
  */
-import { isMainThread } from 'node:worker_threads';
+import { isMainThread } from './ipc/main-thread.js';
 
-if (isMainThread) {
+if (await isMainThread()) {
   const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
   const { startDiagnosticServer } = await import('./ipc/diagnostics-server.js');
   const { foreignHost } = await import('./schema/provider-host.js');

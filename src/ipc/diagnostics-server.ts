@@ -6,10 +6,10 @@
  * process's heap does not grow by the megabyte that earns it a V8 memory-reducer collection.
  */
 import net from 'node:net';
-import { isMainThread } from 'node:worker_threads';
 import type { DiagnosticRequests } from './diagnostics-requests.js';
 import { onSignalExit } from './exit-flush.js';
 import { endpointPath, listenPrivately, processKey, removeEndpoint } from './ipc-transport.js';
+import { isMainThread } from './main-thread.js';
 
 export interface DiagnosticServer {
   /** The socket (or pipe) clients connect to. */
@@ -22,12 +22,16 @@ let running: Promise<Server> | undefined;
 
 /** Starts this process's diagnostics server (once; later calls return the same server). */
 export function startDiagnosticServer(): Promise<DiagnosticServer> {
-  if (!isMainThread) return Promise.reject(new Error('tracepipe: the diagnostics server runs on the main thread'));
-  running ??= Server.start().catch((e: unknown) => {
+  running ??= startOnMainThread().catch((e: unknown) => {
     running = undefined;
     throw e;
   });
   return running;
+}
+
+async function startOnMainThread(): Promise<Server> {
+  if (!(await isMainThread())) throw new Error('tracepipe: the diagnostics server runs on the main thread');
+  return Server.start();
 }
 
 class Server implements DiagnosticServer {
