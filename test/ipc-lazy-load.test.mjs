@@ -4,7 +4,9 @@
 // host it installs on globalThis (docs/LITE.md).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { collectTracing, processInfo, readTrace, stopTracing } from '../dist/index.js';
 import { startTarget, useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
 
@@ -39,4 +41,21 @@ test('the session machinery loads on the first session request, not at --import 
   assert.deepEqual([...new Set(providers)], ['Runtime.Process']);
   assert.deepEqual((await processInfo(target.pid)).sessions, []);
   await target.exit();
+});
+
+test('the server starts on the main thread only, which is known without worker_threads where /proc says it', async () => {
+  const { isMainThread } = await import('../dist/ipc/main-thread.js');
+  assert.equal(await isMainThread(), true);
+  const serverUrl = new URL('../dist/ipc/diagnostics-server.js', import.meta.url).href;
+  const mainThreadUrl = new URL('../dist/ipc/main-thread.js', import.meta.url).href;
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+     Promise.all([import(${JSON.stringify(mainThreadUrl)}).then((m) => m.isMainThread()), import(${JSON.stringify(serverUrl)}).then((m) => m.startDiagnosticServer()).then(() => 'started', (e) => e.message)])
+       .then((r) => parentPort.postMessage(r));`,
+    { eval: true },
+  );
+  const [[main, started]] = await once(worker, 'message');
+  await worker.terminate();
+  assert.equal(main, false);
+  assert.equal(started, 'tracepipe: the diagnostics server runs on the main thread');
 });
