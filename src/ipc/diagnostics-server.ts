@@ -65,7 +65,10 @@ class Server implements DiagnosticServer {
     this.requests ??= import('./diagnostics-requests.js').then((m) => new m.DiagnosticRequests());
     this.requests.then(
       (r) => r.accept(socket, this.closed),
-      () => socket.destroy(),
+      (e: unknown) => {
+        socket.destroy();
+        process.emitWarning(`tracepipe: a diagnostics request was dropped: its handling did not load (${(e as Error)?.message ?? String(e)})`);
+      },
     );
   }
 
