@@ -3,16 +3,26 @@
  * starts the startup session when TRACEPIPE_ENABLE=1 and a flight recorder when TRACEPIPE_FLIGHT_RECORDER
  * is set. Problems are one line on stderr; the application
  * runs regardless. Only the main thread does anything (worker threads inherit --import).
+ *
+ * Without a session asked for, only the server loads: the session machinery (~2 MB of heap, which
+ * would earn the idle process a V8 memory-reducer collection) loads on a client's first request.
  */
-import { isMainThread } from 'node:worker_threads';
+import { isMainThread } from './ipc/main-thread.js';
 
-if (isMainThread) {
-  // Through the public entry, which defines the built-in providers: sessions naming them then get their events.
-  const { startDiagnosticServer } = await import('./index.js');
-  const { startStartupSession } = await import('./ipc/startup-session.js');
+if (await isMainThread()) {
   const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
-  await startDiagnosticServer().catch((e: unknown) => warn('diagnostics server not started', e));
-  await startStartupSession().catch((e: unknown) => warn('startup session not started', e));
-  const { startFlightRecorderFromEnv } = await import('./api/flight-recorder.js');
-  await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
+  const { startDiagnosticServer } = await import('./ipc/diagnostics-server.js');
+  const { foreignHost } = await import('./schema/provider-host.js');
+  // Another copy of tracepipe that hosts this thread already runs its server: the same one.
+  const host = foreignHost as { startDiagnosticServer?: typeof startDiagnosticServer } | undefined;
+  await (host?.startDiagnosticServer ?? startDiagnosticServer)().catch((e: unknown) => warn('diagnostics server not started', e));
+  const { TRACEPIPE_ENABLE: enable, TRACEPIPE_FLIGHT_RECORDER: recorder } = process.env;
+  if (enable || recorder) {
+    // Through the public entry, which defines the built-in providers: sessions naming them then get their events.
+    await import('./index.js');
+    const { startStartupSession } = await import('./ipc/startup-session.js');
+    await startStartupSession().catch((e: unknown) => warn('startup session not started', e));
+    const { startFlightRecorderFromEnv } = await import('./api/flight-recorder.js');
+    await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
+  }
 }

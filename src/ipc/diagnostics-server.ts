@@ -1,23 +1,15 @@
 /**
- * The diagnostics server in the traced process: answers ProcessInfo, starts sessions that stream to
- * the requesting connection (CollectTracing) and stops sessions (StopTracing). One request per
- * connection. It never keeps the process alive and does nothing until a client connects; whatever a
- * client sends, the worst outcome is an error reply and a closed connection.
+ * The diagnostics server in the traced process: a listener on this process's endpoint that hands each
+ * connection to the requests (diagnostics-requests.ts). It never keeps the process alive and does
+ * nothing until a client connects. The requests, and the session machinery they drive, load with the
+ * first connection: what `--import tracepipe/register` loads stays small enough that an idle
+ * process's heap does not grow by the megabyte that earns it a V8 memory-reducer collection.
  */
 import net from 'node:net';
-import { isMainThread } from 'node:worker_threads';
-import { formatProviderSpec, ProviderSpecError } from '../session/provider-spec.js';
-import { liveSessions, SessionLimitError, startSession, type TraceSession } from '../session/session.js';
-import { TRACEPIPE_VERSION } from '../session/version.js';
-import { holdSignalFlush, onSignalExit } from './exit-flush.js';
-import { type CollectRequest, decodeCollectRequest, decodeSessionId, encodeProcessInfo, encodeSessionId, encodeStopResult, type ProcessInfo } from './ipc-commands.js';
-import { CommandSet, errorFrame, type Frame, FrameReader, IpcError, IpcErrorCode, MAX_REQUEST_PAYLOAD, okFrame, ProcessCommand, TracingCommand } from './ipc-protocol.js';
-import { endpointPath, listenPrivately, processKey, removeEndpoint, takeDescriptor } from './ipc-transport.js';
-
-/** Connections still sending or awaiting a reply; more are refused with Busy so a flood stays bounded. */
-const MAX_PENDING = 32;
-/** A request must arrive complete this soon after connecting. */
-const REQUEST_TIMEOUT_MS = 5000;
+import type { DiagnosticRequests } from './diagnostics-requests.js';
+import { onSignalExit } from './exit-flush.js';
+import { endpointPath, listenPrivately, processKey, removeEndpoint } from './ipc-transport.js';
+import { isMainThread } from './main-thread.js';
 
 export interface DiagnosticServer {
   /** The socket (or pipe) clients connect to. */
@@ -30,43 +22,20 @@ let running: Promise<Server> | undefined;
 
 /** Starts this process's diagnostics server (once; later calls return the same server). */
 export function startDiagnosticServer(): Promise<DiagnosticServer> {
-  if (!isMainThread) return Promise.reject(new Error('tracepipe: the diagnostics server runs on the main thread'));
-  running ??= Server.start().catch((e: unknown) => {
+  running ??= startOnMainThread().catch((e: unknown) => {
     running = undefined;
     throw e;
   });
   return running;
 }
 
-function send(socket: net.Socket, frame: Uint8Array): void {
-  socket.removeAllListeners('data');
-  // A client that never reads its reply does not hold the connection open.
-  socket.setTimeout(REQUEST_TIMEOUT_MS, () => socket.destroy());
-  socket.end(frame, () => socket.destroy());
-}
-
-function refuse(socket: net.Socket, e: unknown): void {
-  if (e instanceof IpcError) send(socket, errorFrame(e.code, e.message));
-  else send(socket, errorFrame(IpcErrorCode.SessionFailed, e instanceof Error ? e.message : String(e)));
-}
-
-/** Why startSession refused a CollectTracing, as the error reply's code and message. */
-function refusalOf(e: unknown): IpcError {
-  const message = (e as Error)?.message?.replace(/^tracepipe: /, '') ?? String(e);
-  if (e instanceof SessionLimitError) return new IpcError(IpcErrorCode.SessionLimit, message);
-  if (e instanceof ProviderSpecError || e instanceof RangeError) return new IpcError(IpcErrorCode.BadRequest, message);
-  return new IpcError(IpcErrorCode.SessionFailed, message);
+async function startOnMainThread(): Promise<Server> {
+  if (!(await isMainThread())) throw new Error('tracepipe: the diagnostics server runs on the main thread');
+  return Server.start();
 }
 
 class Server implements DiagnosticServer {
-  private readonly pending = new Set<net.Socket>();
-  /** Sessions streaming to a connection, which is closed once the session is done. */
-  private readonly streaming = new Map<TraceSession, net.Socket>();
-  /**
-   * Sessions whose id the client has (the drain sends the reply as it starts) but whose start has not
-   * finished here yet: a StopTracing for one waits for it.
-   */
-  private readonly starting = new Map<number, Promise<TraceSession | undefined>>();
+  private requests: Promise<DiagnosticRequests> | undefined;
   private closed = false;
   private readonly remove = (): void => removeEndpoint(this.path);
   private forgetSignalCleanup: () => void = () => undefined;
@@ -92,138 +61,14 @@ class Server implements DiagnosticServer {
   private accept(socket: net.Socket): void {
     socket.unref();
     socket.on('error', () => socket.destroy());
-    if (this.closed) return refuse(socket, new IpcError(IpcErrorCode.SessionFailed, 'the diagnostics server is closing'));
-    if (this.pending.size >= MAX_PENDING) return refuse(socket, new IpcError(IpcErrorCode.Busy, 'too many requests in flight; try again'));
-    this.pending.add(socket);
-    socket.once('close', () => this.pending.delete(socket));
-    const reader = new FrameReader(MAX_REQUEST_PAYLOAD);
-    let answered = false;
-    const answer = (f: () => void): void => {
-      if (answered) return;
-      answered = true;
-      socket.removeAllListeners('data');
-      socket.setTimeout(0);
-      f();
-    };
-    socket.on('data', (chunk: Buffer) => {
-      let frame: Frame | undefined;
-      try {
-        frame = reader.push(chunk);
-      } catch (e) {
-        return answer(() => refuse(socket, e));
-      }
-      if (frame) answer(() => void this.dispatch(socket, frame).catch((e: unknown) => refuse(socket, e)));
-    });
-    socket.on('end', () =>
-      answer(() => refuse(socket, new IpcError(IpcErrorCode.BadFrame, reader.buffered > 0 ? `truncated message (${reader.buffered} bytes)` : 'empty request'))),
-    );
-    socket.setTimeout(REQUEST_TIMEOUT_MS, () => answer(() => refuse(socket, new IpcError(IpcErrorCode.Timeout, `no complete request within ${REQUEST_TIMEOUT_MS} ms`))));
-  }
-
-  private async dispatch(socket: net.Socket, f: Frame): Promise<void> {
-    if (f.commandSet === CommandSet.Process && f.commandId === ProcessCommand.ProcessInfo) return send(socket, okFrame(encodeProcessInfo(this.info())));
-    if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.CollectTracing) return this.collect(socket, decodeCollectRequest(f.payload));
-    if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.StopTracing) return this.stop(socket, decodeSessionId(f.payload, 'StopTracing'));
-    if (f.commandSet === CommandSet.Tracing && f.commandId === TracingCommand.DumpRecorder) return this.dumpRecorder(socket, decodeSessionId(f.payload, 'DumpRecorder'));
-    throw new IpcError(IpcErrorCode.UnknownCommand, `unknown command ${f.commandSet}/${f.commandId}`);
-  }
-
-  private info(): ProcessInfo {
-    let cwd = '';
-    try {
-      cwd = process.cwd();
-    } catch {
-      // The working directory was deleted.
-    }
-    return {
-      pid: process.pid,
-      startTimeMs: Math.round(performance.timeOrigin),
-      nodeVersion: process.version,
-      tracepipeVersion: TRACEPIPE_VERSION,
-      cwd,
-      title: process.title,
-      argv: process.argv,
-      execArgv: process.execArgv,
-      sessions: liveSessions().map((s) => ({
-        id: s.id,
-        providers: formatProviderSpec(s.providers),
-        bufferingMode: s.bufferingMode,
-        state: s.state,
-        attached: this.streaming.has(s),
-      })),
-    };
-  }
-
-  private async collect(socket: net.Socket, q: CollectRequest): Promise<void> {
-    const fd = takeDescriptor(socket);
-    if (fd === undefined) throw new IpcError(IpcErrorCode.SessionFailed, `streaming a session needs a socket descriptor, which this platform (${process.platform}) does not expose`);
-    let started!: (s: TraceSession | undefined) => void;
-    const start = new Promise<TraceSession | undefined>((resolve) => (started = resolve));
-    let id = 0;
-    const reply = (sessionId: number): Uint8Array => {
-      id = sessionId;
-      this.starting.set(id, start);
-      return okFrame(encodeSessionId(id));
-    };
-    let session: TraceSession;
-    try {
-      session = await startSession({
-        providers: q.providers,
-        output: { fd, prologue: reply },
-        bufferingMode: q.bufferingMode,
-        ...(q.bufferSizeMB !== 0 ? { bufferSizeMB: q.bufferSizeMB } : {}),
-        rundown: q.rundown,
-        keepProcessAlive: false,
-      });
-    } catch (e) {
-      started(undefined);
-      // Refused before the session asked for its reply (startSession checks everything first): say why.
-      if (id === 0) throw refusalOf(e);
-      // The drain may have written the reply already: closing is the only unambiguous answer left.
-      socket.destroy();
-      return;
-    } finally {
-      this.starting.delete(id);
-    }
-    started(session);
-    this.pending.delete(socket);
-    this.streaming.set(session, socket);
-    const release = holdSignalFlush();
-    void session.done.then(() => {
-      this.streaming.delete(session);
-      socket.destroy();
-      release();
-    });
-  }
-
-  /** A ring session writes what it holds to the connection (its reply frame first), then the connection closes. */
-  private async dumpRecorder(socket: net.Socket, id: number): Promise<void> {
-    const rings = liveSessions().filter((s) => s.bufferingMode === 'ring' && s.state === 'running');
-    const session = id === 0 ? rings[0] : rings.find((s) => s.id === id);
-    if (!session) throw new IpcError(IpcErrorCode.UnknownSession, id === 0 ? `process ${process.pid} has no flight recorder` : `no flight recorder session ${id} in process ${process.pid}`);
-    const fd = takeDescriptor(socket);
-    if (fd === undefined) throw new IpcError(IpcErrorCode.SessionFailed, `streaming a dump needs a socket descriptor, which this platform (${process.platform}) does not expose`);
-    this.pending.delete(socket);
-    await session.dump({ fd, prologue: okFrame(encodeSessionId(session.id)) });
-    socket.destroy();
-  }
-
-  private async stop(socket: net.Socket, id: number): Promise<void> {
-    const session = liveSessions().find((s) => s.id === id) ?? (await this.starting.get(id));
-    if (!session) throw new IpcError(IpcErrorCode.UnknownSession, `no session ${id} in process ${process.pid}`);
-    const r = await session.stop();
-    send(
-      socket,
-      okFrame(
-        encodeStopResult({
-          sessionId: id,
-          status: r.status,
-          eventsWritten: r.eventsWritten,
-          eventsDropped: r.eventsDropped,
-          bytesWritten: r.bytesWritten,
-          error: r.error?.message ?? '',
-        }),
-      ),
+    // Until the requests are loaded the connection's bytes wait in its buffer (nothing reads them yet).
+    this.requests ??= import('./diagnostics-requests.js').then((m) => new m.DiagnosticRequests());
+    this.requests.then(
+      (r) => r.accept(socket, this.closed),
+      (e: unknown) => {
+        socket.destroy();
+        process.emitWarning(`tracepipe: a diagnostics request was dropped: its handling did not load (${(e as Error)?.message ?? String(e)})`);
+      },
     );
   }
 
@@ -231,8 +76,7 @@ class Server implements DiagnosticServer {
     if (this.closed) return;
     this.closed = true;
     running = undefined;
-    for (const socket of this.pending) socket.destroy();
-    await Promise.all([...this.streaming.keys()].map((s) => s.stop()));
+    await (await this.requests)?.close();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.remove();
     process.off('exit', this.remove);

@@ -4,7 +4,7 @@
  * key is the process start time, so an endpoint left by a dead process never matches a new one that
  * reuses its pid.
  */
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,9 +19,13 @@ export interface Endpoint {
   readonly path: string;
 }
 
-/** This process's disambiguation key: its start time in base 36. */
+/**
+ * This process's disambiguation key: its start time in base 36. From its uptime, not
+ * `performance.timeOrigin`: the `performance` global loads perf_hooks, heap that the diagnostics
+ * server's start would otherwise add to an idle process (docs/IPC.md).
+ */
 export function processKey(): string {
-  return Math.round(performance.timeOrigin).toString(36);
+  return Math.round(Date.now() - process.uptime() * 1000).toString(36);
 }
 
 export function endpointPath(pid: number, key: string): string {
@@ -56,14 +60,24 @@ export function listEndpoints(): Endpoint[] {
   return out;
 }
 
+/** net.Server's setup of a listening handle, which listen() ends in (Node's name for it since its early days). */
+type SetupListenHandle = (this: net.Server, address: string, port: number, addressType: number) => void;
+
 function listen(server: net.Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    // exclusive: a cluster worker listens itself instead of asking the primary to.
-    server.listen({ path, exclusive: true }, () => {
+    server.once('listening', () => {
       server.off('error', reject);
       resolve();
     });
+    // listen() first loads Node's cluster module (and child_process with it: ~0.2 MB of heap, which an
+    // idle process would pay for in a V8 memory-reducer collection) to ask whether a cluster primary
+    // should listen instead. An exclusive listen never asks it: it ends in this setup, called directly
+    // (port and address type -1: a pipe) where it exists.
+    const setup = (server as unknown as { _listen2?: SetupListenHandle })._listen2;
+    if (typeof setup === 'function') setup.call(server, path, -1, -1);
+    // exclusive: a cluster worker listens itself instead of asking the primary to.
+    else server.listen({ path, exclusive: true });
   });
 }
 
@@ -81,10 +95,11 @@ export async function listenPrivately(server: net.Server, path: string): Promise
     renameSync(staged, path);
   } catch (e) {
     if (server.listening) server.close();
-    throw e;
-  } finally {
     rmSync(dir, { recursive: true, force: true });
+    throw e;
   }
+  // Empty now: removed without the recursive removal, which would load more of Node into an idle process.
+  rmdirSync(dir);
 }
 
 export function removeEndpoint(path: string): void {
