@@ -318,7 +318,10 @@ void TranscodeJson(const v8::FunctionCallbackInfo<v8::Value>& info) {
   for (uint32_t i = 0; i < chunks->Length(); i++) {
     v8::Local<v8::Value> value;
     if (!chunks->Get(context, i).ToLocal(&value)) break;
-    if (!value->IsUint8Array()) return Throw(isolate, "transcodeJson needs an array of Uint8Array chunks");
+    if (!value->IsUint8Array()) {
+      Throw(isolate, "transcodeJson needs an array of Uint8Array chunks");
+      break;
+    }
     // A copy: the callbacks run JavaScript, which could detach or resize what the view is over.
     v8::Local<v8::Uint8Array> view = value.As<v8::Uint8Array>();
     chunk.resize(view->ByteLength());

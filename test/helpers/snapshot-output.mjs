@@ -96,3 +96,14 @@ export function objectsNamed(s, name) {
   }
   return out;
 }
+
+/**
+ * Every call a SnapshotOutput gets, in order, payloads copied (base64): two producers of the same
+ * JSON are compared with it byte for byte, payload boundaries included.
+ */
+export function recordingOutput() {
+  const calls = [];
+  const record = (kind) => (first, count, payload) => void calls.push([kind, first, count, Buffer.from(payload).toString('base64')]);
+  const output = { header: (h, json) => void calls.push(['header', json]), nodes: record('nodes'), edges: record('edges'), locations: record('locations'), strings: record('strings') };
+  return { calls, output };
+}
