@@ -1,5 +1,5 @@
 // The two transcoders of Runtime.HeapSnapshot on the same bytes, outside any pause: V8's snapshot JSON
-// of this process holding N objects of a class (as test/fixtures/heap-target.mjs does), kept in memory
+// of this process holding N objects of test/fixtures/heap-target.mjs's class Retained, kept in memory
 // as V8's own chunks, then transcoded by the addon's C++ (transcodeJson) and by the JavaScript parser
 // of the inspector route (push), payloads dropped; the two alternate, 5 runs each. Prints nanoseconds
 // per byte of JSON (medians) and their ratio. Not part of `npm run bench`: it explains the pause figures.
@@ -8,23 +8,13 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { SnapshotJsonParser } from '../../dist/providers/heap-snapshot/snapshot-json-parser.js';
 import { transcoderCallbacks } from '../../dist/providers/heap-snapshot/snapshot-stream.js';
+import { Retained } from '../../test/fixtures/heap-target.mjs';
 import { median } from '../support/stats.mjs';
 
 const OBJECTS = Number(process.argv[2] ?? 500_000);
 const RUNS = 5;
 const addon = createRequire(import.meta.url)(fileURLToPath(new URL('../../native/gc-hook/build/Release/heap_snapshot.node', import.meta.url)));
 
-class Leaf {
-  constructor(i) {
-    this.value = i;
-  }
-}
-class Retained {
-  constructor(i) {
-    this.index = i;
-    this.leaf = new Leaf(i);
-  }
-}
 globalThis.held = Array.from({ length: OBJECTS }, (_, i) => new Retained(i));
 
 const chunks = [];
