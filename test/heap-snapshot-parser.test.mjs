@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import fc from 'fast-check';
 import { SnapshotJsonParser } from '../dist/providers/heap-snapshot/snapshot-json-parser.js';
-import { decodingOutput } from './helpers/snapshot-output.mjs';
+import { decodingOutput, snapshotDocument } from './helpers/snapshot-output.mjs';
 
 const SEED = Number(process.env.HEAP_PARSER_SEED ?? 11_2026_11_23);
 
@@ -76,25 +76,7 @@ test("V8's own snapshot of this process, cut at random places, parses to exactly
   fc.assert(fc.property(cutsOf(text, 200), (cuts) => void check(text, cuts)), { seed: SEED, numRuns: 4 });
 });
 
-const META = {
-  node_fields: ['type', 'name', 'id', 'self_size', 'edge_count'],
-  node_types: [['hidden', 'object'], 'string', 'number', 'number', 'number'],
-  edge_fields: ['type', 'name_or_index', 'to_node'],
-  edge_types: [['element', 'property'], 'string_or_number', 'node'],
-  location_fields: ['object_index', 'script_id', 'line', 'column'],
-};
-
-function document({ strings, extra = '', order = 'v8' }) {
-  const snapshot = JSON.stringify({ meta: META, node_count: 3, edge_count: 2, trace_function_count: 0 });
-  const sections = {
-    nodes: '[0,0,1,0,2\n,1,1,3,4294967296,0\n,1,2,5,9007199254740991,0]',
-    edges: '[1,1,5\n,0,7,10]',
-    locations: '[5,1,20,4\n,10,2,0,0]',
-    strings: JSON.stringify(strings),
-  };
-  const keys = order === 'v8' ? ['nodes', 'edges', 'locations', 'strings'] : ['strings', 'locations', 'edges', 'nodes'];
-  return `{"snapshot":${snapshot},\n${extra}${keys.map((k) => `"${k}":${sections[k]}`).join(',\n')}}`;
-}
+const document = snapshotDocument;
 
 test('strings: every escape, surrogate pairs split anywhere, lone surrogates, a string longer than a bulk event', () => {
   const long = 'x'.repeat(40_000) + '\u00e9'.repeat(5000);

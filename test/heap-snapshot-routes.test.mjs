@@ -42,15 +42,15 @@ function probes(s) {
   return { count: objects.size, digest: JSON.stringify([...objects].sort((a, b) => a[0] - b[0])) };
 }
 
-/** A snapshot through `route`, as the parser read it; rejects with the stream's or the parser's error. */
+/**
+ * A snapshot through `route` (the addon: transcoded in C++; the inspector: SnapshotJsonParser), as
+ * written to the output; rejects with the stream's or the transcoder's error.
+ */
 function take(route, output = decodingOutput()) {
   return new Promise((resolve, reject) => {
-    const parser = new SnapshotJsonParser(output.output);
-    streamHeapSnapshot(parser, () => true, (error) => {
+    streamHeapSnapshot(output.output, () => true, (error, totals) => {
       if (error) return reject(new Error(error));
-      parser.finish();
-      if (parser.error) return reject(new Error(parser.error));
-      resolve({ ...output.result(), totals: parser.totals });
+      resolve({ ...output.result(), totals });
     }, route);
   });
 }

@@ -2,8 +2,9 @@
 // taken by `tracepipe gcdump collect` through a 4 MiB Block session vs V8's own `v8.writeHeapSnapshot()`
 // in the same run. The target takes the snapshot through tracepipe's native addon; a third variant
 // takes it through the inspector (the fallback without the addon: TRACEPIPE_GC_HOOK=0 in the target),
-// and a fourth through the addon with its chunks dropped (no parser, no session): V8's own cost on
-// that route, the floor of any parser fed by it.
+// a fourth through the addon with its chunks dropped (no transcoder, no session): V8's own cost on
+// that route, the floor of any transcoder fed by it; and a fifth through the addon's C++ transcoder
+// with its payloads dropped (no events, no session): V8's cost plus the transcoder's.
 // Each variant gets a fresh target process (the first snapshot in a process also builds V8's object-id
 // map, so a second one would be cheaper), and they rotate order by round.
 //   the target: its pause (the longest gap of a 10 ms timer, measured in the target) and its peak RSS
@@ -119,6 +120,18 @@ async function floorVariant(dir) {
   }
 }
 
+/** The addon's C++ transcoder with its payloads dropped: V8 and the transcoder, no events. */
+async function transcodeVariant(dir) {
+  const target = await startTarget(dir);
+  try {
+    const reply = await target.ask('transcode');
+    if (reply.split(' ')[2] === '-1') throw new Error('the transcoder failed on the target\'s snapshot');
+    return { pauseMs: Number((await target.ask('gap')).split(' ')[1]) };
+  } finally {
+    target.stop();
+  }
+}
+
 async function v8Variant(dir, peers) {
   const target = await startTarget(dir);
   try {
@@ -165,17 +178,19 @@ export async function run() {
   const v = [];
   const insp = [];
   const floor = [];
+  const transcoded = [];
   const variants = [
     async () => g.push(await gcdumpVariant(dir, 'addon')),
     async () => v.push(await v8Variant(dir, peers)),
     async () => insp.push(await gcdumpVariant(dir, 'inspector')),
     async () => floor.push(await floorVariant(dir)),
+    async () => transcoded.push(await transcodeVariant(dir)),
   ];
   try {
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < variants.length; k++) await variants[(round + k) % variants.length]();
       const [last, lastI] = [g[g.length - 1], insp[insp.length - 1]];
-      console.log(`  round ${round + 1}: pauses: gcdump ${last.pauseMs} ms, through the inspector ${lastI.pauseMs} ms, writeHeapSnapshot ${v[v.length - 1].pauseMs} ms, addon with chunks dropped ${floor[floor.length - 1].pauseMs} ms`);
+      console.log(`  round ${round + 1}: pauses: gcdump ${last.pauseMs} ms, through the inspector ${lastI.pauseMs} ms, writeHeapSnapshot ${v[v.length - 1].pauseMs} ms, addon with chunks dropped ${floor[floor.length - 1].pauseMs} ms, transcoded with payloads dropped ${transcoded[transcoded.length - 1].pauseMs} ms`);
       console.log(`  round ${round + 1}: gcdump ${last.nodes} nodes, ${last.edges} edges, ${last.retained} Retained (inspector route: ${lastI.nodes} nodes, ${lastI.retained} Retained); V8's file parsed by ${peers.join(', ')}: ${peers.map((p) => `${v[v.length - 1].parsed[p].nodes} nodes, ${v[v.length - 1].parsed[p].retained} Retained`).join('; ')}`);
     }
   } finally {
@@ -186,6 +201,7 @@ export async function run() {
   const pauseV = m(v, (x) => x.pauseMs);
   const pauseI = m(insp, (x) => x.pauseMs);
   const pauseF = m(floor, (x) => x.pauseMs);
+  const pauseT = m(transcoded, (x) => x.pauseMs);
   const peakG = mib(m(g, (x) => x.targetPeakKB));
   const peakV = mib(m(v, (x) => x.targetPeakKB));
   console.log('  in the target');
@@ -193,6 +209,7 @@ export async function run() {
   row('pause, the same through the inspector (no addon)', fmt(pauseI, 'ms'));
   row('pause, v8.writeHeapSnapshot()', `${fmt(pauseV, 'ms')} (its own timing: ${fmt(m(v, (x) => x.writeMs), 'ms')})`);
   row('pause, the addon with its chunks dropped', fmt(pauseF, 'ms'));
+  row('pause, the addon transcoding, payloads dropped', fmt(pauseT, 'ms'));
   row('peak RSS increase, gcdump collect', fmt(peakG, 'MiB'));
   row('peak RSS increase, the same through the inspector', fmt(mib(m(insp, (x) => x.targetPeakKB)), 'MiB'));
   row('peak RSS increase, v8.writeHeapSnapshot()', fmt(peakV, 'MiB'));
@@ -215,6 +232,7 @@ export async function run() {
     { check: 'target pause: gcdump / writeHeapSnapshot', value: `${(pauseG / pauseV).toFixed(2)}×`, target: '≤ 1×', met: pauseG <= pauseV },
     { check: 'target pause: gcdump through the inspector (no addon) / writeHeapSnapshot', value: `${(pauseI / pauseV).toFixed(2)}×`, met: null },
     { check: 'target pause: the addon with its chunks dropped (V8 alone) / writeHeapSnapshot', value: `${(pauseF / pauseV).toFixed(2)}×`, met: null },
+    { check: 'target pause: the addon transcoding, payloads dropped (V8 + C++ transcoder) / writeHeapSnapshot', value: `${(pauseT / pauseV).toFixed(2)}×`, met: null },
     { check: 'target peak RSS increase: gcdump / writeHeapSnapshot', value: `${(peakG / peakV).toFixed(2)}×`, target: '≤ 1×', met: peakG <= peakV },
     { check: `tool time (collect CPU + report) / ${ref}`, value: `${(toolMs / refMs).toFixed(2)}×`, target: '≤ 0.5×', met: toolMs <= 0.5 * refMs },
     { check: `tool peak RSS / ${ref}`, value: `${(toolPeak / refPeak).toFixed(2)}×`, target: '≤ 0.5×', met: toolPeak <= 0.5 * refPeak },

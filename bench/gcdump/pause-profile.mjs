@@ -2,7 +2,9 @@
 // runs under V8's CPU profiler (--cpu-prof, 1 ms samples) while the CLI collects one snapshot; the
 // samples inside the snapshot are then split by what ran on the main thread. Not part of `npm run
 // bench`: the profiler slows the target (more so `v8.writeHeapSnapshot()`), so its absolute times are
-// not comparable with the bench's; the shares are what it is for.
+// not comparable with the bench's; the shares are what it is for. The addon's C++ transcoder runs
+// inside V8's serialization, so its time is in that line (bench.mjs measures it apart: the addon
+// transcoding with its payloads dropped, beside V8 alone).
 //   node bench/gcdump/pause-profile.mjs [objects, default 2,000,000]
 // TRACEPIPE_GC_HOOK=0 in the environment profiles the inspector route instead of the addon's.
 import { execFileSync, spawn } from 'node:child_process';
@@ -75,8 +77,8 @@ function split(p) {
     const us = (times[i + 1] ?? times[i]) - times[i];
     const f = file(n);
     const fn = n.callFrame.functionName;
-    if (fn === 'streamHeapSnapshot' || fn === 'takeSnapshot') add(i < firstChunk ? 'V8: taking the snapshot (until the first chunk)' : 'V8: serializing (between chunks)', us);
-    else if (['snapshot-json-parser.js', 'snapshot-sections.js', 'bulk-codec.js'].includes(f)) add('parser (bytes to bulk events)', us);
+    if (fn === 'streamHeapSnapshot' || fn === 'takeSnapshot') add(i < firstChunk ? 'V8: taking the snapshot (until the first chunk)' : 'V8 serializing (and on the addon route our C++ transcoder)', us);
+    else if (['snapshot-json-parser.js', 'snapshot-sections.js', 'bulk-codec.js'].includes(f)) add('JavaScript parser (the inspector route: bytes to bulk events)', us);
     else if (f === 'fair-queue.js') add('parked: the Block session full', us);
     else if (fn === '(garbage collector)') add('garbage collector', us);
     else if (n.callFrame.url.includes('/dist/')) add('event writes (tracepipe)', us);

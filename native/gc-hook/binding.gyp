@@ -6,7 +6,7 @@
     },
     {
       "target_name": "heap_snapshot",
-      "sources": ["heap_snapshot.cc"]
+      "sources": ["heap_snapshot.cc", "snapshot_transcoder.cc"]
     }
   ]
 }

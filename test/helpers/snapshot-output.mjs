@@ -96,3 +96,39 @@ export function objectsNamed(s, name) {
   }
   return out;
 }
+
+/**
+ * Every call a SnapshotOutput gets, in order, payloads copied (base64): two producers of the same
+ * JSON are compared with it byte for byte, payload boundaries included.
+ */
+export function recordingOutput() {
+  const calls = [];
+  const record = (kind) => (first, count, payload) => void calls.push([kind, first, count, Buffer.from(payload).toString('base64')]);
+  const output = { header: (h, json) => void calls.push(['header', json]), nodes: record('nodes'), edges: record('edges'), locations: record('locations'), strings: record('strings') };
+  return { calls, output };
+}
+
+const META = {
+  node_fields: ['type', 'name', 'id', 'self_size', 'edge_count'],
+  node_types: [['hidden', 'object'], 'string', 'number', 'number', 'number'],
+  edge_fields: ['type', 'name_or_index', 'to_node'],
+  edge_types: [['element', 'property'], 'string_or_number', 'node'],
+  location_fields: ['object_index', 'script_id', 'line', 'column'],
+};
+
+/**
+ * A small snapshot document in V8's layout: 3 nodes (numbers past 2^32 and up to 2^53 - 1 among
+ * them, unless `nodes` replaces them), 2 edges, 2 locations, `strings`; `extra` keys before the
+ * sections, which come in V8's order or, with `order: 'reverse'`, the other way round.
+ */
+export function snapshotDocument({ strings, extra = '', order = 'v8', nodes = '[0,0,1,0,2\n,1,1,3,4294967296,0\n,1,2,5,9007199254740991,0]' }) {
+  const snapshot = JSON.stringify({ meta: META, node_count: 3, edge_count: 2, trace_function_count: 0 });
+  const sections = {
+    nodes,
+    edges: '[1,1,5\n,0,7,10]',
+    locations: '[5,1,20,4\n,10,2,0,0]',
+    strings: JSON.stringify(strings),
+  };
+  const keys = order === 'v8' ? ['nodes', 'edges', 'locations', 'strings'] : ['strings', 'locations', 'edges', 'nodes'];
+  return `{"snapshot":${snapshot},\n${extra}${keys.map((k) => `"${k}":${sections[k]}`).join(',\n')}}`;
+}

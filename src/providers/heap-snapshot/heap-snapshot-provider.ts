@@ -2,7 +2,7 @@ import { isMainThread } from 'node:worker_threads';
 import { Level } from '../../schema/level.js';
 import { defineProvider, type EnableContext } from '../../schema/provider.js';
 import { isServiceThread } from '../service-thread.js';
-import { type ParseTotals, type SnapshotHeader, SnapshotJsonParser } from './snapshot-json-parser.js';
+import { NO_TOTALS, type ParseTotals, type SnapshotOutput } from './snapshot-json-parser.js';
 import { snapshotAddonMissing, streamHeapSnapshot } from './snapshot-stream.js';
 
 /** Snapshots taken by this process, numbered so a session can tell its own from another's. */
@@ -86,32 +86,30 @@ function end(snapshot: number, ctx: EnableContext, t: ParseTotals, started: numb
 }
 
 /**
- * Takes the snapshot on this thread (snapshot-stream.ts): each chunk V8 serializes is parsed and
+ * Takes the snapshot on this thread (snapshot-stream.ts): each chunk V8 serializes is transcoded and
  * written (parking in a Block session while the drain catches up) before the next exists.
  */
 function takeSnapshot(ctx: EnableContext): void {
   const snapshot = ++lastSnapshot;
   const started = performance.now();
   if (taking) {
-    const none: ParseTotals = { nodes: 0, edges: 0, locations: 0, strings: 0, stringBytes: 0, skippedValues: 0 };
-    return end(snapshot, ctx, none, started, 'another heap snapshot is being taken in this process');
+    return end(snapshot, ctx, NO_TOTALS, started, 'another heap snapshot is being taken in this process');
   }
   if (snapshotAddonMissing && !warned) {
     warned = true;
     process.emitWarning(`tracepipe: Runtime.HeapSnapshot takes its snapshots through the inspector, without its native addon (${snapshotAddonMissing}): the process pauses longer (docs/GCDUMP.md)`);
   }
   taking = true;
-  const parser = new SnapshotJsonParser({
-    header: (h: SnapshotHeader, json: string) => E.SnapshotBegin.write(snapshot, ctx.sessionId, h.node_count, h.edge_count, json),
+  const out: SnapshotOutput = {
+    header: (h, json) => E.SnapshotBegin.write(snapshot, ctx.sessionId, h.node_count, h.edge_count, json),
     nodes: (first, count, values) => E.Nodes.write(snapshot, first, count, values),
     edges: (first, count, values) => E.Edges.write(snapshot, first, count, values),
     locations: (first, count, values) => E.Locations.write(snapshot, first, count, values),
     strings: (first, count, values) => E.Strings.write(snapshot, first, count, values),
-  });
-  // Once no session listens (the tool went away), the rest is not parsed.
-  streamHeapSnapshot(parser, () => E.Nodes.enabled, (error) => {
+  };
+  // Once no session listens (the tool went away), the rest is not read.
+  streamHeapSnapshot(out, () => E.Nodes.enabled, (error, totals) => {
     taking = false;
-    if (!error) parser.finish();
-    end(snapshot, ctx, parser.totals, started, error || parser.error || '');
+    end(snapshot, ctx, totals, started, error);
   });
 }

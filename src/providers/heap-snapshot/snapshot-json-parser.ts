@@ -15,9 +15,53 @@ export interface SnapshotHeader {
   readonly [other: string]: unknown;
 }
 
+/** A record has at most this many fields: it bounds a bulk payload (the native transcoder's too). */
+const MAX_FIELDS = 64;
+/** V8's header is a few KB; a longer one is not V8's. */
+const MAX_HEADER_BYTES = 1024 * 1024;
+/** V8 writes about ten top-level keys; each one seen is remembered (a key twice is an error). */
+const MAX_KEYS = 256;
+
 /** A non-empty list of field names, as V8's meta gives them. */
 export function isFieldList(x: unknown): x is string[] {
-  return Array.isArray(x) && x.length > 0 && x.every((s) => typeof s === 'string');
+  return Array.isArray(x) && x.length > 0 && x.length <= MAX_FIELDS && x.every((s) => typeof s === 'string');
+}
+
+/** How wide the records are, from the header's field lists; a column is -1 when absent. */
+export interface SnapshotLayout {
+  readonly nodeWidth: number;
+  readonly edgeWidth: number;
+  readonly toNodeColumn: number;
+  readonly locationWidth: number;
+  readonly objectIndexColumn: number;
+}
+
+/**
+ * The `snapshot` object's JSON text, parsed and checked: its header and record layout, or why it is
+ * not one. Both routes read the header here (the native transcoder hands its text over).
+ */
+export function readSnapshotHeader(json: string): { header: SnapshotHeader; layout: SnapshotLayout } | string {
+  let h: SnapshotHeader;
+  try {
+    h = JSON.parse(json) as SnapshotHeader;
+  } catch {
+    return 'the snapshot header is not valid JSON';
+  }
+  const m = h?.meta;
+  if (!m || !isFieldList(m.node_fields) || !isFieldList(m.edge_fields) || !Number.isInteger(h.node_count) || !Number.isInteger(h.edge_count)) {
+    return 'the snapshot header lacks its field lists or counts';
+  }
+  const lf = isFieldList(m.location_fields) ? m.location_fields : ['object_index'];
+  return {
+    header: h,
+    layout: {
+      nodeWidth: m.node_fields.length,
+      edgeWidth: m.edge_fields.length,
+      toNodeColumn: m.edge_fields.indexOf('to_node'),
+      locationWidth: lf.length,
+      objectIndexColumn: lf.indexOf('object_index'),
+    },
+  };
 }
 
 /** Where the parser's output goes, section by section, as V8 writes them. */
@@ -40,6 +84,9 @@ export interface ParseTotals {
   /** Numbers in sections not carried (allocation tracking: trace_function_infos, trace_tree, samples). */
   readonly skippedValues: number;
 }
+
+/** Nothing read. */
+export const NO_TOTALS: ParseTotals = { nodes: 0, edges: 0, locations: 0, strings: 0, stringBytes: 0, skippedValues: 0 };
 
 const enum Mode {
   Start,
@@ -183,15 +230,23 @@ export class SnapshotJsonParser {
     return i;
   }
 
+  /** The strings section's error, if any, fails the parse. */
+  private stringsFailed(): boolean {
+    if (!this.strings.error) return false;
+    this.fail(this.strings.error);
+    return true;
+  }
+
   /** Plain bytes of a string in the strings section, until a quote or a backslash: copied as they are. */
   private stringRun(chunk: Uint8Array, i: number): number {
     const n = chunk.length;
     const start = i;
     while (i < n && chunk[i] !== Ch.Quote && chunk[i] !== Ch.Backslash) i++;
     this.strings.raw(chunk, start, i);
-    if (i === n) return n;
+    if (this.stringsFailed() || i === n) return n;
     if (chunk[i] === Ch.Quote) {
       this.strings.endString();
+      if (this.stringsFailed()) return n;
       this.mode = Mode.StringsBetween;
     } else this.mode = Mode.StringEscape;
     return i + 1;
@@ -257,7 +312,7 @@ export class SnapshotJsonParser {
         this.hex = this.hex * 16 + h;
         if (++this.hexDigits === 4) {
           this.strings.unit(this.hex);
-          this.mode = Mode.StringChars;
+          if (!this.stringsFailed()) this.mode = Mode.StringChars;
         }
         return;
       }
@@ -286,12 +341,13 @@ export class SnapshotJsonParser {
         return this.fail(`bad escape '\\${String.fromCharCode(c)}' in a string`);
     }
     this.strings.unit(unit);
-    this.mode = Mode.StringChars;
+    if (!this.stringsFailed()) this.mode = Mode.StringChars;
   }
 
   private startValue(): void {
     const key = this.key;
     if (this.seen.has(key)) return this.fail(`"${key}" appears twice`);
+    if (this.seen.size >= MAX_KEYS) return this.fail(`the snapshot has more than ${MAX_KEYS} top-level keys`);
     this.seen.add(key);
     this.depth = 0;
     this.inString = false;
@@ -318,6 +374,7 @@ export class SnapshotJsonParser {
    */
   private generic(c: number): void {
     const capture = this.mode === Mode.Capture;
+    if (capture && this.captured.length >= MAX_HEADER_BYTES) return this.fail('the snapshot header is longer than 1 MiB');
     if (this.inString) {
       if (capture) this.captured.push(c);
       if (this.escaped) this.escaped = false;
@@ -349,22 +406,13 @@ export class SnapshotJsonParser {
     if (!wasCapture) return;
     const json = new TextDecoder().decode(Uint8Array.from(this.captured));
     this.captured = [];
-    let h: SnapshotHeader;
-    try {
-      h = JSON.parse(json) as SnapshotHeader;
-    } catch {
-      return this.fail('the snapshot header is not valid JSON');
-    }
-    const m = h?.meta;
-    if (!m || !isFieldList(m.node_fields) || !isFieldList(m.edge_fields) || !Number.isInteger(h.node_count) || !Number.isInteger(h.edge_count)) {
-      return this.fail('the snapshot header lacks its field lists or counts');
-    }
-    const nodeWidth = m.node_fields.length;
+    const read = readSnapshotHeader(json);
+    if (typeof read === 'string') return this.fail(read);
+    const { nodeWidth, edgeWidth, toNodeColumn, locationWidth, objectIndexColumn } = read.layout;
     this.nodes = new NumberSection('nodes', nodeWidth, -1, nodeWidth, this.out.nodes);
-    this.edges = new NumberSection('edges', m.edge_fields.length, m.edge_fields.indexOf('to_node'), nodeWidth, this.out.edges);
-    const lf = isFieldList(m.location_fields) ? m.location_fields : ['object_index'];
-    this.locations = new NumberSection('locations', lf.length, lf.indexOf('object_index'), nodeWidth, this.out.locations);
-    this.out.header(h, json);
+    this.edges = new NumberSection('edges', edgeWidth, toNodeColumn, nodeWidth, this.out.edges);
+    this.locations = new NumberSection('locations', locationWidth, objectIndexColumn, nodeWidth, this.out.locations);
+    this.out.header(read.header, json);
   }
 
   /** Call when V8 has written everything: the document must be complete. */

@@ -2,6 +2,10 @@ import { writeVarint } from './bulk-codec.js';
 
 /** Payload bytes per bulk event: small enough for the chunks of any budget of 256 KiB or more. */
 export const BULK_BYTES = 12 * 1024;
+/** Numbers are exact below 2^53; a larger one is an error, not a rounded value. */
+const NUMBER_LIMIT = 2 ** 53;
+/** The one string held while it is decoded: far longer than the names V8 writes into a snapshot. */
+const MAX_STRING_BYTES = 64 * 1024 * 1024;
 
 /** Where a section's bulk payloads go: `first` is the index of the payload's first record (or byte). */
 export type BulkFlush = (first: number, count: number, payload: Uint8Array) => void;
@@ -66,6 +70,10 @@ export class NumberSection {
         c = chunk[i]!;
       }
       if (inNumber) {
+        if (v >= NUMBER_LIMIT) {
+          this.error = `${this.name} record ${this.records} holds a number past 2^53 - 1`;
+          break;
+        }
         if (column === offsetColumn) {
           // A multiply, not a modulo, in the loop: exact for any offset below 2^51.
           const index = Math.round(v * perNode);
@@ -139,6 +147,8 @@ export class StringSection {
   /** Stream offset of out[0]. */
   private sent = 0;
   count = 0;
+  /** Why the section cannot be right: nothing more is added once set. */
+  error = '';
 
   constructor(private readonly flush: BulkFlush) {}
 
@@ -150,7 +160,7 @@ export class StringSection {
   raw(chunk: Uint8Array, start: number, end: number): void {
     if (start === end) return;
     this.flushHigh();
-    this.reserve(end - start);
+    if (!this.reserve(end - start)) return;
     // Most strings are short names: a plain copy loop beats a subarray per string.
     const cur = this.cur;
     let p = this.curLen;
@@ -178,15 +188,21 @@ export class StringSection {
     this.codePoint(0xfffd);
   }
 
-  private reserve(length: number): void {
-    if (this.curLen + length <= this.cur.length) return;
+  private reserve(length: number): boolean {
+    if (this.error) return false;
+    if (this.curLen + length > MAX_STRING_BYTES) {
+      this.error = 'a string in the strings section is longer than 64 MiB';
+      return false;
+    }
+    if (this.curLen + length <= this.cur.length) return true;
     const next = new Uint8Array(Math.max(this.cur.length * 2, this.curLen + length));
     next.set(this.cur.subarray(0, this.curLen));
     this.cur = next;
+    return true;
   }
 
   private codePoint(c: number): void {
-    this.reserve(4);
+    if (!this.reserve(4)) return;
     const b = this.cur;
     let p = this.curLen;
     if (c < 0x80) b[p++] = c;
@@ -208,6 +224,7 @@ export class StringSection {
 
   endString(): void {
     this.flushHigh();
+    if (this.error) return;
     const end = writeVarint(this.head, 0, this.curLen);
     for (let i = 0; i < end; i++) this.byte(this.head[i]!);
     this.emit(this.cur, this.curLen);
