@@ -12,7 +12,9 @@ interface LoopMetricsAddon {
   read(): boolean;
 }
 
-const { addon } = loadNativeAddon<LoopMetricsAddon>('loop_metrics');
+const { addon, missing } = loadNativeAddon<LoopMetricsAddon>('loop_metrics');
+/** Why this process reads the main thread's rest from its schedstat though the addon was not turned off (TRACEPIPE_GC_HOOK=0). */
+export const loopMetricsMissing = missing;
 
 /**
  * Idle time a resting loop may lose without being taken for awake: the rest of the turn in which it
