@@ -95,3 +95,82 @@ test('idle time read from a worker grows while the main loop sleeps, stands stil
     await exited;
   }
 });
+
+// The heartbeat's layout (src/providers/event-loop/heartbeat.ts): Int32 words, then Float64s.
+const WAKE = 3;
+const RESTING = 6;
+const POLLS = 9;
+const REST_SINCE_MS = 10;
+const REST_IDLE_MS = 14;
+
+/** A worker that sleeps in sleepWhileResting(0, pollMs, maxMs, tailMs) on `heartbeat`, then says so in `done[0]` and what `blocked[0]` was then in `done[1]`. */
+function sleeper(heartbeat, done, args) {
+  const source = `
+const { workerData } = require('node:worker_threads');
+const addon = require(workerData.addonPath);
+addon.watchHeartbeat(workerData.heartbeat);
+const done = new Int32Array(workerData.done);
+addon.sleepWhileResting(0, ...workerData.args);
+Atomics.store(done, 1, Atomics.load(new Int32Array(workerData.heartbeat), 15));
+Atomics.store(done, 0, 1);
+`;
+  const worker = new Worker(source, { eval: true, workerData: { addonPath, heartbeat, done: done.buffer, args } });
+  return once(worker, 'exit');
+}
+
+/** Bounded wait (this thread out of its poll) until the worker is done. */
+function blockUntilDone(done) {
+  const deadline = performance.now() + WAIT_BOUND_MS;
+  while (Atomics.load(done, 0) === 0) assert.ok(performance.now() < deadline, 'the worker came back from sleepWhileResting');
+}
+
+test('sleepWhileResting: back when the watched loop leaves its rest, when the wake count moves, or after its bound; each poll counted', { skip, timeout: 60_000 }, async () => {
+  const addon = createRequire(import.meta.url)(addonPath);
+  addon.watchThisLoop();
+  const out = new Float64Array(3);
+  addon.bind(out);
+  const sab = new SharedArrayBuffer(120);
+  const i32 = new Int32Array(sab);
+  const f64 = new Float64Array(sab);
+  // Word 15 (unused by the heartbeat) says here whether this thread is blocked.
+  const BLOCKED = 15;
+  /** The baseline as the resting thread leaves it: read in a callback, so out of the poll. */
+  const rest = () => {
+    assert.ok(addon.read());
+    f64[REST_SINCE_MS] = out[1];
+    f64[REST_IDLE_MS] = out[0];
+    Atomics.store(i32, RESTING, 1);
+  };
+
+  // 1. Leaves its rest: this thread blocks (no poll) until the worker comes back. A tail of 50 ms
+  // keeps this test's own short turns from counting as a wake on a busy machine.
+  rest();
+  let done = new Int32Array(new SharedArrayBuffer(8));
+  let exited = sleeper(sab, done, [10, WAIT_BOUND_MS, 50]);
+  await new Promise((r) => setTimeout(r, 200));
+  Atomics.store(i32, BLOCKED, 1);
+  blockUntilDone(done);
+  Atomics.store(i32, BLOCKED, 0);
+  await exited;
+  assert.equal(done[1], 1, 'it came back while this thread was blocked, not before');
+  assert.ok(Atomics.load(i32, POLLS) >= 1, 'its polls are counted');
+
+  // 2. The wake count moves (a stop, a new setting): back within a poll, though the loop still rests.
+  rest();
+  done = new Int32Array(new SharedArrayBuffer(8));
+  exited = sleeper(sab, done, [10, WAIT_BOUND_MS, 1e9]);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(Atomics.load(done, 0), 0, 'still asleep while nothing changed');
+  Atomics.add(i32, WAKE, 1);
+  await exited;
+  assert.equal(done[0], 1);
+
+  // 3. No news: back after its bound, having polled through it.
+  Atomics.store(i32, WAKE, 0);
+  Atomics.store(i32, POLLS, 0);
+  rest();
+  done = new Int32Array(new SharedArrayBuffer(8));
+  await sleeper(sab, done, [10, 100, 1e9]);
+  assert.equal(done[0], 1);
+  assert.equal(Atomics.load(i32, POLLS), 10, 'one poll every 10 ms of its 100 ms');
+});

@@ -11,6 +11,7 @@
 #include <uv.h>
 #include <v8.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -29,6 +30,8 @@ struct Reader {
   double* out = nullptr;
   // The loop this isolate's thread put up for watching, if it did.
   uv_loop_t* own = nullptr;
+  // The heartbeat this isolate's thread (the watchdog) sleeps on.
+  std::shared_ptr<v8::BackingStore> heartbeat;
 };
 
 void Throw(v8::Isolate* isolate, const char* message) {
@@ -68,6 +71,49 @@ void Read(const v8::FunctionCallbackInfo<v8::Value>& info) {
   info.GetReturnValue().Set(true);
 }
 
+// The heartbeat's layout (src/providers/event-loop/heartbeat.ts; keep both in step): 32-bit words,
+// then float64s, in one SharedArrayBuffer.
+enum HeartbeatWord : size_t { kWake = 3, kResting = 6, kPolls = 9 };
+enum HeartbeatF64 : size_t { kRestSinceMs = 10, kRestIdleMs = 14 };
+constexpr size_t kHeartbeatBytes = 120;
+
+// watchHeartbeat(sab): the heartbeat sleepWhileResting() reads.
+void WatchHeartbeat(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  if (info.Length() < 1 || !info[0]->IsSharedArrayBuffer()) return Throw(isolate, "watchHeartbeat needs a SharedArrayBuffer");
+  std::shared_ptr<v8::BackingStore> store = info[0].As<v8::SharedArrayBuffer>()->GetBackingStore();
+  if (store->ByteLength() < kHeartbeatBytes) return Throw(isolate, "the heartbeat is too small");
+  reader->heartbeat = store;
+}
+
+// sleepWhileResting(seen, pollMs, maxMs, tailMs): the watchdog's rest check in a loop of its own, so
+// that a poll of a resting loop wakes no JavaScript: every pollMs it counts a poll and reads the
+// watched loop against the baseline its thread left in the heartbeat. Returns once the thread has
+// left its rest (lost more than tailMs of idle time), stopped resting, the heartbeat's wake count is
+// no longer `seen` (a stop, a new setting: seen within a poll), or after maxMs.
+void SleepWhileResting(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  uv_loop_t* loop = watched.load(std::memory_order_acquire);
+  if (loop == nullptr || !reader->heartbeat || info.Length() < 4) return;
+  v8::Local<v8::Context> context = info.GetIsolate()->GetCurrentContext();
+  const int32_t seen = info[0]->Int32Value(context).FromMaybe(0);
+  const double pollMs = info[1]->NumberValue(context).FromMaybe(0);
+  const double maxMs = info[2]->NumberValue(context).FromMaybe(0);
+  const double tailMs = info[3]->NumberValue(context).FromMaybe(0);
+  if (!(pollMs >= 1) || !(maxMs >= 0)) return;
+  auto* words = static_cast<std::atomic<int32_t>*>(reader->heartbeat->Data());
+  auto* f64 = static_cast<volatile double*>(reader->heartbeat->Data());
+  for (double leftMs = maxMs; leftMs > 0; leftMs -= pollMs) {
+    uv_sleep(static_cast<unsigned int>(std::min(pollMs, leftMs)));
+    if (words[kWake].load(std::memory_order_seq_cst) != seen || words[kResting].load(std::memory_order_seq_cst) == 0) return;
+    words[kPolls].fetch_add(1, std::memory_order_seq_cst);
+    const double idleMs = static_cast<double>(uv_metrics_idle_time(loop)) / 1e6;
+    const double atMs = static_cast<double>(uv_hrtime()) / 1e6;
+    if (atMs - f64[kRestSinceMs] - (idleMs - f64[kRestIdleMs]) >= tailMs) return;
+  }
+}
+
 void Cleanup(void* data) {
   Reader* reader = static_cast<Reader*>(data);
   // The watched loop ends with its thread's environment: nothing reads it after that.
@@ -92,4 +138,6 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   method("watchThisLoop", WatchThisLoop);
   method("bind", Bind);
   method("read", Read);
+  method("watchHeartbeat", WatchHeartbeat);
+  method("sleepWhileResting", SleepWhileResting);
 }

@@ -18,7 +18,7 @@ const TICK_MS = 50;
 const data = workerData as WatchdogData;
 const hb = new Heartbeat(data.heartbeat);
 const gcRing = data.gcRing ? new GcRing(data.gcRing) : undefined;
-const mainRest = openRestProbe(data.restRoute);
+const mainRest = openRestProbe(data.restRoute, hb);
 
 /**
  * The main thread's pauses so far; the main thread takes them itself once its loop turns. Only while

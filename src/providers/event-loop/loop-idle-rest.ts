@@ -10,6 +10,14 @@ interface LoopMetricsAddon {
   bind(out: Float64Array): void;
   /** A reading into the bound array; false when no loop is watched. */
   read(): boolean;
+  /** The heartbeat (its SharedArrayBuffer) sleepWhileResting reads. */
+  watchHeartbeat(sab: SharedArrayBuffer): void;
+  /**
+   * Sleeps in native code, reading the watched loop every `pollMs` against the rest baseline in the
+   * heartbeat, until it has lost `tailMs` of idle time, stopped resting, the wake count is no longer
+   * `seen`, or `maxMs` passed.
+   */
+  sleepWhileResting(seen: number, pollMs: number, maxMs: number, tailMs: number): void;
 }
 
 const { addon, missing } = loadNativeAddon<LoopMetricsAddon>('loop_metrics');
@@ -22,6 +30,11 @@ export const loopMetricsMissing = missing;
  * goes unseen: the sampler would have rested on after it anyway.
  */
 const REST_TAIL_MS = 1;
+/**
+ * The longest the watchdog stays in the addon's rest loop: it comes back to JavaScript at least this
+ * often (a stop or a new setting is seen within a poll either way).
+ */
+const NATIVE_REST_MS = 1000;
 
 /** On the main thread: puts its loop up for reading from other threads; false without the addon. */
 export function watchThisLoop(): boolean {
@@ -90,9 +103,11 @@ export class LoopIdleProbe implements RestProbe {
 
   private constructor(private readonly reader: LoopIdleReader) {}
 
-  static open(): LoopIdleProbe | undefined {
+  static open(hb: Heartbeat): LoopIdleProbe | undefined {
     const reader = openReader();
-    return reader && new LoopIdleProbe(reader);
+    if (!reader) return undefined;
+    addon!.watchHeartbeat(hb.sab);
+    return new LoopIdleProbe(reader);
   }
 
   takeBaseline(hb: Heartbeat): number {
@@ -108,6 +123,11 @@ export class LoopIdleProbe implements RestProbe {
 
   wokeAtMs(): number {
     return this.reader.read() ? this.baseSinceMs + (this.reader.idleMs - this.baseIdleMs) : NaN;
+  }
+
+  /** Polls a resting loop without waking JavaScript: a wake of this thread is then ~half the cost. */
+  sleepWhileResting(_hb: Heartbeat, seen: number, pollMs: number): void {
+    addon!.sleepWhileResting(seen, pollMs, NATIVE_REST_MS, REST_TAIL_MS);
   }
 
   close(): void {}

@@ -25,6 +25,11 @@ export interface RestProbe {
   stillResting(): boolean;
   /** Reads the thread: when it left its rest, reckoned for a thread busy ever since (NaN: unreadable). */
   wokeAtMs(): number;
+  /**
+   * Sleeps while the thread rests: at least until the next poll, `pollMs` from now, or a new wake
+   * count (not `seen`); maybe through several polls, while each finds it resting (counted in `hb`).
+   */
+  sleepWhileResting(hb: Heartbeat, seen: number, pollMs: number): void;
   close(): void;
 }
 
@@ -41,7 +46,7 @@ export function openRestClock(route: RestRoute): RestClock | undefined {
   return route === 'loop-idle' ? LoopIdleRestClock.open() : SchedStatRestClock.open();
 }
 
-/** The watchdog's probe of the main thread on `route`; undefined when it cannot be read. */
-export function openRestProbe(route: RestRoute): RestProbe | undefined {
-  return route === 'loop-idle' ? LoopIdleProbe.open() : SchedStatProbe.open();
+/** The watchdog's probe of the main thread on `route`, which `hb` tells the rest of; undefined when it cannot be read. */
+export function openRestProbe(route: RestRoute, hb: Heartbeat): RestProbe | undefined {
+  return route === 'loop-idle' ? LoopIdleProbe.open(hb) : SchedStatProbe.open();
 }

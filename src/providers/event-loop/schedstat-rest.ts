@@ -66,6 +66,10 @@ export class SchedStatProbe implements RestProbe {
     return this.sched.read(this.now) ? monotonicMs() - (this.now.runnableNs - this.base.runnableNs) / 1e6 - SCHED_LAG_MS : NaN;
   }
 
+  sleepWhileResting(hb: Heartbeat, seen: number, pollMs: number): void {
+    hb.sleep(seen, pollMs);
+  }
+
   close(): void {
     this.sched.close();
   }

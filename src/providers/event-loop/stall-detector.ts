@@ -75,7 +75,7 @@ export async function watchStalls(
       const sinceMs = probe ? probe.takeBaseline(hb) : hb.restSinceMs;
       hb.countPoll();
       if (probe?.stillResting()) {
-        hb.sleep(seen, Math.min(REST_POLL_MS, stallMs));
+        probe.sleepWhileResting(hb, seen, Math.min(REST_POLL_MS, stallMs));
         continue;
       }
       // It left its rest: since when, the reading says.
