@@ -7,6 +7,10 @@
     {
       "target_name": "heap_snapshot",
       "sources": ["heap_snapshot.cc", "snapshot_transcoder.cc"]
+    },
+    {
+      "target_name": "loop_metrics",
+      "sources": ["loop_metrics.cc"]
     }
   ]
 }

@@ -1,8 +1,9 @@
 // Builds tracepipe's optional native addon at install (npm's "install" script) for the Node.js running
-// it, both targets of binding.gyp in one node-gyp run: the GC hook (gc_hook.node) and the heap snapshot
-// stream (heap_snapshot.node). It is optional: without a compiler, Python or Node's headers, tracepipe
-// installs and runs, Runtime.GC falls back to perf_hooks and Runtime.HeapSnapshot to the inspector
-// (docs/PROVIDERS.md and docs/GCDUMP.md say what that loses). So this never fails the install: it
+// it, every target of binding.gyp in one node-gyp run: the GC hook (gc_hook.node), the heap snapshot
+// stream (heap_snapshot.node) and the main loop's idle time for the stall watchdog (loop_metrics.node).
+// It is optional: without a compiler, Python or Node's headers, tracepipe installs and runs,
+// Runtime.GC falls back to perf_hooks, Runtime.HeapSnapshot to the inspector and the watchdog to
+// /proc schedstat (docs/PROVIDERS.md and docs/GCDUMP.md say what that loses). So this never fails the install: it
 // says in one line why the addon was not built, and exits 0. TRACEPIPE_GC_HOOK=0 skips the build.
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';

@@ -8,7 +8,7 @@ export interface LoadedAddon<T> {
 }
 
 /**
- * Loads a target of native/gc-hook/binding.gyp (the GC hook, the heap snapshot stream), built at
+ * Loads a target of native/gc-hook/binding.gyp (the GC hook, the heap snapshot stream, the loop metrics), built at
  * install where a compiler is available. TRACEPIPE_GC_HOOK=0 turns all of them off: each then has its
  * JavaScript fallback (docs/PROVIDERS.md).
  */

@@ -1,6 +1,6 @@
 /**
- * Worker entry of the main thread's watchdog: reads its heartbeat and, while its sampler rests, its CPU
- * time; during a stall writes the stall events and the main thread's GC pauses, as its duties say.
+ * Worker entry of the main thread's watchdog: reads its heartbeat and, while its sampler rests, its
+ * loop's idle time (or its schedstat); during a stall writes the stall events and the main thread's GC pauses, as its duties say.
  */
 import { workerData } from 'node:worker_threads';
 import '../session/control-channel.js';
@@ -10,7 +10,7 @@ import { GcRing } from '../providers/gc-ring.js';
 import { Heartbeat, WatchdogDuty } from '../providers/event-loop/heartbeat.js';
 import { watchStalls } from '../providers/event-loop/stall-detector.js';
 import { beatIntervalMs, type WatchdogData } from '../providers/event-loop/stall-watchdog.js';
-import { ThreadSchedStat } from '../providers/event-loop/thread-schedstat.js';
+import { openRestProbe } from '../providers/event-loop/rest-clock.js';
 
 const MAIN_THREAD = 0;
 /** How often a stall's GC pauses are written while it lasts: their latency. */
@@ -18,8 +18,7 @@ const TICK_MS = 50;
 const data = workerData as WatchdogData;
 const hb = new Heartbeat(data.heartbeat);
 const gcRing = data.gcRing ? new GcRing(data.gcRing) : undefined;
-// The main thread's id as the kernel knows it is the process id.
-const mainSched = ThreadSchedStat.ofThread(process.pid);
+const mainRest = openRestProbe(data.restRoute, hb);
 
 /**
  * The main thread's pauses so far; the main thread takes them itself once its loop turns. Only while
@@ -34,7 +33,7 @@ const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(r
 
 await watchStalls(
   hb,
-  mainSched,
+  mainRest,
   beatIntervalMs,
   TICK_MS,
   {
@@ -49,4 +48,4 @@ await watchStalls(
   },
   yieldToLoop,
 );
-mainSched?.close();
+mainRest?.close();

@@ -3,7 +3,8 @@ import type { SchedSample } from './thread-schedstat.js';
 /**
  * What the main thread's event loop and its watchdog thread share (a SharedArrayBuffer the watchdog
  * reads without needing that loop): the beats the loop's sampler makes while the loop has work, and,
- * while the sampler rests, where the thread's CPU time stood and a doorbell that asks it to answer.
+ * while the sampler rests, where the thread stood (its schedstat, or its loop's idle time) and a
+ * doorbell that asks it to answer.
  */
 const enum Word {
   /** Beats so far: each proves the loop turned at LastBeatMs. */
@@ -38,8 +39,10 @@ const enum F64 {
   RingAtMs = 12,
   /** While the watchdog reports a stall: when the loop was last known free (NaN otherwise). */
   StallFromMs = 13,
+  /** The loop's idle time (ms) when it began resting (the loop-idle route's baseline). */
+  RestIdleMs = 14,
 }
-const BYTES = 112;
+const BYTES = 120;
 
 export const WatchdogDuty = {
   /** Write StallStart / StallEnd. */
@@ -92,11 +95,21 @@ export class Heartbeat {
     if (Atomics.load(this.i32, Word.Listening) !== 0) this.wake();
   }
 
-  /** The sampler stops beating: `at` is the thread's CPU reading as it does, taken at `sinceMs`. */
-  rest(at: SchedSample, sinceMs: number): void {
+  /** The sampler stops beating at `sinceMs`: `at` is the thread's schedstat as it does. */
+  restWithSched(sinceMs: number, at: SchedSample): void {
     this.f64[F64.RestRunnableNs] = at.runnableNs;
-    this.f64[F64.RestSinceMs] = sinceMs;
     Atomics.store(this.i32, Word.RestArrivals, at.arrivals);
+    this.markResting(sinceMs);
+  }
+
+  /** The sampler stops beating at `sinceMs`: `idleMs` is its loop's idle time as it does. */
+  restWithIdle(sinceMs: number, idleMs: number): void {
+    this.f64[F64.RestIdleMs] = idleMs;
+    this.markResting(sinceMs);
+  }
+
+  private markResting(sinceMs: number): void {
+    this.f64[F64.RestSinceMs] = sinceMs;
     Atomics.store(this.i32, Word.Resting, 1);
   }
 
@@ -170,11 +183,21 @@ export class Heartbeat {
     return Atomics.load(this.i32, Word.Resting) !== 0;
   }
 
-  /** Where the thread's CPU time stood when it began resting. */
+  /** Where the thread's schedstat stood when it began resting; returns when that was. */
   restBaseline(into: SchedSample): number {
     into.arrivals = Atomics.load(this.i32, Word.RestArrivals);
     into.runnableNs = this.f64[F64.RestRunnableNs]!;
+    return this.restSinceMs;
+  }
+
+  /** When the thread began resting. */
+  get restSinceMs(): number {
     return this.f64[F64.RestSinceMs]!;
+  }
+
+  /** Its loop's idle time then (the loop-idle route). */
+  get restIdleMs(): number {
+    return this.f64[F64.RestIdleMs]!;
   }
 
   /** A resting thread has run since it began resting: ask it to answer (it does when its loop turns). */

@@ -2,7 +2,7 @@ import { createHistogram, type EventLoopUtilization, performance, type Recordabl
 import { isMainThread } from 'node:worker_threads';
 import { threadSessions } from '../../session/thread-sessions.js';
 import { type Heartbeat, monotonicMs } from './heartbeat.js';
-import { SchedSample, ThreadSchedStat } from './thread-schedstat.js';
+import { mainRestRoute, openRestClock, type RestClock } from './rest-clock.js';
 
 /**
  * A period in which the loop slept (waited in epoll) at least this share of the time was idle: the
@@ -48,14 +48,13 @@ class LoopSampler {
   /** While resting: since when the resting periods are counted, and the loop's activity when it began. */
   private restingSinceMs: number | undefined;
   private restElu: EventLoopUtilization | undefined;
-  private readonly reading = new SchedSample();
   private watch: Heartbeat | undefined;
   private stopped = false;
 
   constructor(
     private periodMs: number,
-    /** This thread's own CPU readings: without them the sampler never rests. */
-    private readonly sched: ThreadSchedStat | undefined,
+    /** What tells this thread's rest to the watchdog: without it the sampler never rests. */
+    private readonly restClock: RestClock | undefined,
   ) {
     this.arm();
   }
@@ -104,11 +103,10 @@ class LoopSampler {
   /** Stops the timer until the watchdog rings; false when this loop cannot rest. */
   private rest(now: number, elu: EventLoopUtilization): boolean {
     const hb = this.watch;
-    if (!hb || !this.sched?.read(this.reading)) return false;
+    if (!hb || !this.restClock?.markRest(hb, now)) return false;
     this.timer = undefined;
     this.restingSinceMs = now;
     this.restElu = elu;
-    hb.rest(this.reading, now);
     void hb.doorbell().then(() => this.answer(hb));
     return true;
   }
@@ -124,13 +122,12 @@ class LoopSampler {
     this.onTimeSamples += (due - this.restingSinceMs) / this.periodMs;
     this.record(now - due);
     const elu = performance.eventLoopUtilization();
-    if (elu.active - this.restElu!.active >= RESUME_ACTIVE_MS || !this.sched!.read(this.reading)) {
+    if (elu.active - this.restElu!.active >= RESUME_ACTIVE_MS || !this.restClock!.markRest(hb, now)) {
       this.resume(now, elu);
     } else {
       // Nothing of note ran: rest on, from a new reading.
       this.restingSinceMs = now;
       this.restElu = elu;
-      hb.rest(this.reading, now);
       void hb.doorbell().then(() => this.answer(hb));
     }
     // The answer is a beat: the watchdog learns that the loop turned (and reads the new rest, if any).
@@ -145,9 +142,8 @@ class LoopSampler {
    */
   ownTurnDone(): void {
     const hb = this.watch;
-    if (this.restingSinceMs === undefined || !hb || !this.sched!.read(this.reading)) return;
+    if (this.restingSinceMs === undefined || !hb || !this.restClock!.markRest(hb, monotonicMs())) return;
     this.restElu = performance.eventLoopUtilization();
-    hb.rest(this.reading, monotonicMs());
   }
 
   private resume(now: number, elu: EventLoopUtilization): void {
@@ -197,7 +193,7 @@ class LoopSampler {
       this.watch?.resume();
       this.watch?.releaseDoorbell();
     }
-    this.sched?.close();
+    this.restClock?.close();
   }
 }
 
@@ -207,11 +203,11 @@ const uses = new Map<SamplerUse, number>();
 let sampler: LoopSampler | undefined;
 let watch: Heartbeat | undefined;
 
-/** Whether this thread's sampler could rest (its CPU time is readable): the main thread asks a watchdog to wake it only then. */
+/** Whether this thread's sampler could rest (its rest is readable): the main thread asks a watchdog to wake it only then. */
 export function loopCanRest(): boolean {
-  const sched = ThreadSchedStat.ofThisThread();
-  sched?.close();
-  return sched !== undefined;
+  const clock = openRestClock(mainRestRoute());
+  clock?.close();
+  return clock !== undefined;
 }
 
 /**
@@ -230,7 +226,7 @@ export function useLoopSampler(use: SamplerUse, periodMs: number | undefined): v
   if (sampler) sampler.setPeriod(ms);
   else {
     // Only the main thread has a watchdog to wake it, so only it may rest and needs its readings.
-    sampler = new LoopSampler(ms, isMainThread ? ThreadSchedStat.ofThisThread() : undefined);
+    sampler = new LoopSampler(ms, isMainThread ? openRestClock(mainRestRoute()) : undefined);
     sampler.watchedBy(watch);
   }
 }

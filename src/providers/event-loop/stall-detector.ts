@@ -1,5 +1,5 @@
 import { type Heartbeat, monotonicMs, STALL_DUTIES } from './heartbeat.js';
-import { SchedSample, type ThreadSchedStat } from './thread-schedstat.js';
+import type { RestProbe } from './rest-clock.js';
 
 export interface StallListener {
   /** The watched loop has not turned for `blockedMs` and still has not. */
@@ -10,49 +10,36 @@ export interface StallListener {
   stallEnd(durationMs: number): void;
 }
 
-/** How often the watchdog reads a resting thread's CPU time (StallMs, when smaller). */
+/** How often the watchdog reads a resting thread (StallMs, when smaller). */
 export const REST_POLL_MS = 100;
-/**
- * Runnable time a resting thread may add without being taken for awake: the rest of the turn in which
- * it began resting, after its reading.
- */
-const REST_TAIL_NS = 1e6;
-/**
- * How far a running thread's schedstat may lag: Linux brings its runnable time up to date at context
- * switches and scheduler ticks (every 1 to 10 ms). A wake reckoned from it is put this much earlier,
- * so a stall is over-estimated by at most this, as one timed from beats is by at most a beat.
- */
-const SCHED_LAG_MS = 10;
-
 /**
  * The watchdog's side (runs on its own thread, so it sees a stall while it lasts). A loop that beats
  * (its sampler runs while it has work) is stalled once its last beat is older than StallMs plus one
- * beat interval. A loop whose sampler rests is asleep as long as its thread has not run since (its
- * CPU time, read every REST_POLL_MS); once it has, the watchdog rings the doorbell and reckons when it
- * woke from its CPU time: a thread that has been running since it woke has been runnable exactly that
- * long. With no answer StallMs (plus the lag) after that, the loop is stalled; the answer ends it.
+ * beat interval. A loop whose sampler rests is asleep as long as its thread has not left its rest
+ * (read every REST_POLL_MS by `probe`: its loop's idle time, or its schedstat); once it has, the
+ * watchdog rings the doorbell and reckons when it woke from the same reading. With no answer StallMs
+ * (plus the probe's lag) after that, the loop is stalled; the answer ends it.
  * Resolves when the heartbeat stops. `yieldToLoop` lets this thread's own event loop run between
  * waits, which are synchronous: nothing else runs here meanwhile.
  */
 export async function watchStalls(
   hb: Heartbeat,
-  sched: ThreadSchedStat | undefined,
+  probe: RestProbe | undefined,
   beatIntervalMs: (stallMs: number) => number,
   tickMs: number,
   on: StallListener,
   yieldToLoop: () => Promise<void>,
 ): Promise<void> {
-  const base = new SchedSample();
-  const now = new SchedSample();
+  const lagMs = probe?.lagMs ?? 0;
   /**
-   * When the resting thread woke, by its runnable time since `base` (read at `sinceMs`): exact for a
-   * thread that has been on a CPU or waiting for one ever since. Read again once the stall ends:
-   * while it runs, Linux has not yet counted its current slice, nor a wait for a CPU under way.
+   * When the resting thread woke, from a reading against its rest's baseline (taken at `sinceMs`):
+   * exact for a thread busy ever since. Read again once the stall ends: until then a schedstat has not
+   * counted the slice under way.
    */
   const wokeAt = (sinceMs: number): number => {
     const t = monotonicMs();
-    if (!sched?.read(now)) return t;
-    return Math.min(t, Math.max(sinceMs, t - (now.runnableNs - base.runnableNs) / 1e6 - SCHED_LAG_MS));
+    const woke = probe ? probe.wokeAtMs() : NaN;
+    return Number.isNaN(woke) ? t : Math.min(t, Math.max(sinceMs, woke));
   };
   /** A ring not yet answered: the beat count when it rang, when the thread woke, and its rest's start. */
   let rang: { beat: number; wokeMs: number; sinceMs: number } | undefined;
@@ -71,7 +58,7 @@ export async function watchStalls(
       // Answered. A loop that did not turn for StallMs after it woke stalled, though this thread
       // could not look in time (a busy machine): reported now, with its length.
       const blockedMs = hb.lastBeatMs - Math.min(rang.wokeMs, wokeAt(rang.sinceMs));
-      if (watching && blockedMs >= stallMs + SCHED_LAG_MS) {
+      if (watching && blockedMs >= stallMs + lagMs) {
         await yieldToLoop();
         on.stallStart(blockedMs);
         on.stallEnd(blockedMs);
@@ -85,13 +72,13 @@ export async function watchStalls(
       }
     }
     if (!rang && hb.resting) {
-      const sinceMs = hb.restBaseline(base);
+      const sinceMs = probe ? probe.takeBaseline(hb) : hb.restSinceMs;
       hb.countPoll();
-      if (sched?.read(now) && now.arrivals === base.arrivals && now.runnableNs - base.runnableNs < REST_TAIL_NS) {
-        hb.sleep(seen, Math.min(REST_POLL_MS, stallMs));
+      if (probe?.stillResting()) {
+        probe.sleepWhileResting(hb, seen, Math.min(REST_POLL_MS, stallMs));
         continue;
       }
-      // It ran since it began resting: since when, its runnable time says.
+      // It left its rest: since when, the reading says.
       rang = { beat: hb.count, wokeMs: wokeAt(sinceMs), sinceMs };
       hb.ring(rang.wokeMs);
     }
@@ -103,7 +90,7 @@ export async function watchStalls(
     const beat = hb.count;
     // The loop may have turned up to a beat interval after its last beat, or the lag after its reckoned wake.
     const last = rang ? rang.wokeMs : hb.lastBeatMs;
-    const limit = stallMs + (rang ? SCHED_LAG_MS : beatIntervalMs(stallMs));
+    const limit = stallMs + (rang ? lagMs : beatIntervalMs(stallMs));
     const since = monotonicMs() - last;
     if (since < limit) {
       hb.sleep(seen, limit - since);

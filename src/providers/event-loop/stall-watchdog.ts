@@ -4,6 +4,7 @@ import { threadGcRing } from '../gc-hook.js';
 import { SERVICE_THREAD_KEY } from '../service-thread.js';
 import { Heartbeat, STALL_DUTIES, WatchdogDuty, type WatchdogCounters } from './heartbeat.js';
 import { useLoopSampler, watchLoopSampler } from './loop-sampler.js';
+import { mainRestRoute, type RestRoute } from './rest-clock.js';
 
 /** How often the watched loop beats while it has work: often enough to time a stall to within a tenth of its threshold. */
 export function beatIntervalMs(stallMs: number): number {
@@ -18,6 +19,8 @@ export interface WatchdogData {
   readonly heartbeat: SharedArrayBuffer;
   /** The main thread's GC ring, when it has the GC hook. */
   readonly gcRing: SharedArrayBuffer | undefined;
+  /** How the main thread's rest is read (the route its sampler leaves baselines for). */
+  readonly restRoute: RestRoute;
 }
 
 /**
@@ -28,7 +31,7 @@ class StallWatchdog {
   readonly hb = new Heartbeat();
 
   constructor(stallMs: number, duties: number) {
-    const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab, gcRing: threadGcRing()?.sab };
+    const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab, gcRing: threadGcRing()?.sab, restRoute: mainRestRoute() };
     this.configure(stallMs, duties);
     this.hb.beat();
     const worker = new Worker(new URL('../../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], stdout: false, stderr: false });

@@ -1,0 +1,143 @@
+// tracepipe's view of the main thread's event loop from another thread: libuv's idle time, the time the
+// loop has spent waiting in its poll (what Node's eventLoopUtilization reads). libuv guards it with a
+// mutex so that any thread may read it (uv_metrics_idle_time locks loop_metrics->lock, and adds the
+// poll under way, if any), which lets the stall watchdog ask "has the main thread left its rest, and
+// since when?" with no file read and no allocation.
+//
+// The loop is the one of the thread that calls watchThisLoop() (the main thread, as its watchdog
+// starts): Node's own loop for that isolate, not assumed to be uv_default_loop().
+
+#include <node.h>
+#include <uv.h>
+#include <v8.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+
+namespace {
+
+// The watched loop, shared by every isolate that loads this addon (it is read from the watchdog's).
+std::atomic<uv_loop_t*> watched{nullptr};
+
+// A reading: f64 idle time (ms), f64 when it was read (ms, uv_hrtime), f64 1 while the loop is in its poll.
+constexpr size_t kReadingValues = 3;
+
+struct Reader {
+  std::shared_ptr<v8::BackingStore> store;
+  double* out = nullptr;
+  // The loop this isolate's thread put up for watching, if it did.
+  uv_loop_t* own = nullptr;
+  // The heartbeat this isolate's thread (the watchdog) sleeps on.
+  std::shared_ptr<v8::BackingStore> heartbeat;
+};
+
+void Throw(v8::Isolate* isolate, const char* message) {
+  isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8(isolate, message).ToLocalChecked()));
+}
+
+// watchThisLoop(): the calling thread's loop is the one read from now on.
+void WatchThisLoop(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  reader->own = node::GetCurrentEventLoop(info.GetIsolate());
+  watched.store(reader->own, std::memory_order_release);
+}
+
+// bind(out: Float64Array): where this isolate's readings go (kept, so that a reading allocates nothing).
+void Bind(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  if (info.Length() < 1 || !info[0]->IsFloat64Array()) return Throw(isolate, "bind needs a Float64Array");
+  v8::Local<v8::Float64Array> array = info[0].As<v8::Float64Array>();
+  if (array->Length() < kReadingValues) return Throw(isolate, "the Float64Array needs room for a reading (3 values)");
+  reader->store = array->Buffer()->GetBackingStore();
+  reader->out = reinterpret_cast<double*>(static_cast<uint8_t*>(reader->store->Data()) + array->ByteOffset());
+}
+
+// read(): true with a reading in the bound array; false when no loop is watched or nothing is bound.
+void Read(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  uv_loop_t* loop = watched.load(std::memory_order_acquire);
+  if (loop == nullptr || reader->out == nullptr) return info.GetReturnValue().Set(false);
+  // In its poll, the idle time grows with the clock; out of it, it stands still: two readings tell which.
+  const uint64_t before = uv_metrics_idle_time(loop);
+  const uint64_t at = uv_hrtime();
+  const uint64_t idle = uv_metrics_idle_time(loop);
+  reader->out[0] = static_cast<double>(idle) / 1e6;
+  reader->out[1] = static_cast<double>(at) / 1e6;
+  reader->out[2] = idle != before ? 1 : 0;
+  info.GetReturnValue().Set(true);
+}
+
+// The heartbeat's layout (src/providers/event-loop/heartbeat.ts; keep both in step): 32-bit words,
+// then float64s, in one SharedArrayBuffer.
+enum HeartbeatWord : size_t { kWake = 3, kResting = 6, kPolls = 9 };
+enum HeartbeatF64 : size_t { kRestSinceMs = 10, kRestIdleMs = 14 };
+constexpr size_t kHeartbeatBytes = 120;
+
+// watchHeartbeat(sab): the heartbeat sleepWhileResting() reads.
+void WatchHeartbeat(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  if (info.Length() < 1 || !info[0]->IsSharedArrayBuffer()) return Throw(isolate, "watchHeartbeat needs a SharedArrayBuffer");
+  std::shared_ptr<v8::BackingStore> store = info[0].As<v8::SharedArrayBuffer>()->GetBackingStore();
+  if (store->ByteLength() < kHeartbeatBytes) return Throw(isolate, "the heartbeat is too small");
+  reader->heartbeat = store;
+}
+
+// sleepWhileResting(seen, pollMs, maxMs, tailMs): the watchdog's rest check in a loop of its own, so
+// that a poll of a resting loop wakes no JavaScript: every pollMs it counts a poll and reads the
+// watched loop against the baseline its thread left in the heartbeat. Returns once the thread has
+// left its rest (lost more than tailMs of idle time), stopped resting, the heartbeat's wake count is
+// no longer `seen` (a stop, a new setting: seen within a poll), or after maxMs.
+void SleepWhileResting(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  uv_loop_t* loop = watched.load(std::memory_order_acquire);
+  if (loop == nullptr || !reader->heartbeat || info.Length() < 4) return;
+  v8::Local<v8::Context> context = info.GetIsolate()->GetCurrentContext();
+  const int32_t seen = info[0]->Int32Value(context).FromMaybe(0);
+  const double pollMs = info[1]->NumberValue(context).FromMaybe(0);
+  const double maxMs = info[2]->NumberValue(context).FromMaybe(0);
+  const double tailMs = info[3]->NumberValue(context).FromMaybe(0);
+  if (!(pollMs >= 1) || !(maxMs >= 0)) return;
+  auto* words = static_cast<std::atomic<int32_t>*>(reader->heartbeat->Data());
+  auto* f64 = static_cast<volatile double*>(reader->heartbeat->Data());
+  for (double leftMs = maxMs; leftMs > 0; leftMs -= pollMs) {
+    uv_sleep(static_cast<unsigned int>(std::min(pollMs, leftMs)));
+    if (words[kWake].load(std::memory_order_seq_cst) != seen || words[kResting].load(std::memory_order_seq_cst) == 0) return;
+    words[kPolls].fetch_add(1, std::memory_order_seq_cst);
+    const double idleMs = static_cast<double>(uv_metrics_idle_time(loop)) / 1e6;
+    const double atMs = static_cast<double>(uv_hrtime()) / 1e6;
+    if (atMs - f64[kRestSinceMs] - (idleMs - f64[kRestIdleMs]) >= tailMs) return;
+  }
+}
+
+void Cleanup(void* data) {
+  Reader* reader = static_cast<Reader*>(data);
+  // The watched loop ends with its thread's environment: nothing reads it after that.
+  if (reader->own != nullptr) {
+    uv_loop_t* own = reader->own;
+    watched.compare_exchange_strong(own, nullptr, std::memory_order_acq_rel);
+  }
+  delete reader;
+}
+
+}  // namespace
+
+// Context-aware: the main thread captures its loop, and the watchdog's worker reads it.
+NODE_MODULE_INIT(/* exports, module, context */) {
+  v8::Isolate* isolate = context->GetIsolate();
+  Reader* reader = new Reader();
+  node::AddEnvironmentCleanupHook(isolate, Cleanup, reader);
+  v8::Local<v8::External> data = v8::External::New(isolate, reader);
+  auto method = [&](const char* name, v8::FunctionCallback fn) {
+    exports->Set(context, v8::String::NewFromUtf8(isolate, name).ToLocalChecked(), v8::FunctionTemplate::New(isolate, fn, data)->GetFunction(context).ToLocalChecked()).Check();
+  };
+  method("watchThisLoop", WatchThisLoop);
+  method("bind", Bind);
+  method("read", Read);
+  method("watchHeartbeat", WatchHeartbeat);
+  method("sleepWhileResting", SleepWhileResting);
+}
