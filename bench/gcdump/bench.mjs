@@ -1,5 +1,5 @@
 // Issue 11: a heap snapshot of a target holding 2,000,000 instances of a class (test/fixtures/heap-target.mjs),
-// taken by `tracepipe gcdump collect` through its default (32 MiB) Block session vs V8's own `v8.writeHeapSnapshot()`
+// taken by `tracepipe gcdump collect` through its default (16 MiB) Block session vs V8's own `v8.writeHeapSnapshot()`
 // in the same run. The target takes the snapshot through tracepipe's native addon; a third variant
 // takes it through the inspector (the fallback without the addon: TRACEPIPE_GC_HOOK=0 in the target),
 // a fourth through the addon with its chunks dropped (no transcoder, no session): V8's own cost on
@@ -205,7 +205,7 @@ export async function run() {
   const peakG = mib(m(g, (x) => x.targetPeakKB));
   const peakV = mib(m(v, (x) => x.targetPeakKB));
   console.log('  in the target');
-  row('pause, gcdump collect (default 32 MiB Block session)', fmt(pauseG, 'ms'));
+  row('pause, gcdump collect (default 16 MiB Block session)', fmt(pauseG, 'ms'));
   row('pause, the same through the inspector (no addon)', fmt(pauseI, 'ms'));
   row('pause, v8.writeHeapSnapshot()', `${fmt(pauseV, 'ms')} (its own timing: ${fmt(m(v, (x) => x.writeMs), 'ms')})`);
   row('pause, the addon with its chunks dropped', fmt(pauseF, 'ms'));

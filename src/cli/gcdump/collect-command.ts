@@ -21,7 +21,7 @@ no file is written.
 
 options:
   -o, --output FILE      where to write the dump (default: <pid>-<yyyymmdd>-<hhmmss>.gcdump)
-  --buffer-size MB       the session's buffer in the target, in MiB (default 32, at least 1)
+  --buffer-size MB       the session's buffer in the target, in MiB (default 16, at least 1)
 `;
 
 const PROVIDER = 'Runtime.HeapSnapshot';
@@ -67,7 +67,7 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   const pid = Number(values.pid);
   // Bursts of V8's serialization outrun the tool for a moment: a buffer that absorbs them spares the
   // target's main thread from parking (it becomes resident only as far as it is used).
-  const size = values['buffer-size'] ?? '32';
+  const size = values['buffer-size'] ?? '16';
   const bufferSizeMB = parseBufferSizeMB(size);
   if (bufferSizeMB === undefined || bufferSizeMB < 1) throw new CliError(`--buffer-size must be a number of MiB, at least 1, not '${size}'`);
   const file = values.output ?? defaultOutput(pid);
