@@ -41,12 +41,12 @@ export class DumpText extends JsonWriter {
   /** `${stringify(e)}\n`: the event as JSON, bigints as decimal strings, bytes as hex. */
   jsonLine(e: TraceEvent): void {
     this.ascii('{"provider":');
-    this.quoted(e.provider);
+    this.text(e.provider);
     this.ascii(',"name":');
-    this.quoted(e.name);
+    this.text(e.name);
     for (let i = 0; i < NUMBER_KEYS.length; i++) {
       this.raw(NUMBER_PREFIXES[i]!);
-      this.json(e[NUMBER_KEYS[i]!]);
+      this.number(e[NUMBER_KEYS[i]!]);
     }
     this.ascii(',"fields":{');
     this.members(e.fields, true);
@@ -90,25 +90,19 @@ export class DumpText extends JsonWriter {
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]!;
       if (i > 0) this.u8(json ? 44 : 32);
-      if (json) this.quoted(k);
+      if (json) this.text(k);
       else this.name(k);
       this.u8(json ? 58 : 61);
       this.value(f[k]!);
     }
   }
 
-  /** A number as JSON.stringify writes it. */
-  private json(n: number): void {
-    if ((n | 0) === n) this.integer(n);
-    else this.number(n);
-  }
-
   /** A field value as JSON (a bigint as a decimal string, bytes as a hex string). */
   private value(v: DecodedFields[string]): void {
     switch (typeof v) {
-      case 'number': return this.json(v);
+      case 'number': return this.number(v);
       case 'boolean': return this.ascii(v ? 'true' : 'false');
-      case 'string': return this.quoted(v);
+      case 'string': return this.text(v);
       case 'bigint': return this.ascii(`"${v}"`);
       default: return this.ascii(`"${hex(v)}"`);
     }
@@ -124,21 +118,6 @@ export class DumpText extends JsonWriter {
       if (c >= 0x80) return this.utf8(s);
       buf[p++] = c;
     }
-    this.pos = p;
-  }
-
-  /** `JSON.stringify(s)`: printable ASCII that needs no escape byte by byte, anything else through JSON.stringify. */
-  private quoted(s: string): void {
-    this.ensure(s.length + 2);
-    const buf = this.buf;
-    let p = this.pos;
-    buf[p++] = 34;
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c < 0x20 || c > 0x7e || c === 34 || c === 92) return this.text(s);
-      buf[p++] = c;
-    }
-    buf[p++] = 34;
     this.pos = p;
   }
 }

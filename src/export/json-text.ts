@@ -5,13 +5,25 @@ import { hex, TextWriter, utf8 } from './text-writer.js';
 /** JSON text for the JSON formats: numbers as JavaScript prints them, NaN and ±Infinity (which JSON cannot hold) as null, as JSON.stringify does. */
 export class JsonWriter extends TextWriter {
   number(n: number): void {
-    if (Number.isFinite(n)) this.double(n);
+    // 32-bit integers (most values in traces) digit by digit; String(-0) is "0", as integer() writes it.
+    if ((n | 0) === n) this.integer(n);
+    else if (Number.isFinite(n)) this.double(n);
     else this.ascii('null');
   }
 
-  /** A JSON string literal. */
+  /** A JSON string literal: printable ASCII that needs no escape byte by byte, anything else through JSON.stringify. */
   text(s: string): void {
-    this.utf8(JSON.stringify(s));
+    this.ensure(s.length + 2);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = 34;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === 34 || c === 92) return this.utf8(JSON.stringify(s));
+      buf[p++] = c;
+    }
+    buf[p++] = 34;
+    this.pos = p;
   }
 
   /** For viewers' arguments: numbers as numbers, 64-bit integers as exact JSON number literals, bytes as hex. */
