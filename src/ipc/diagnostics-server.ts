@@ -76,7 +76,8 @@ class Server implements DiagnosticServer {
     if (this.closed) return;
     this.closed = true;
     running = undefined;
-    await (await this.requests)?.close();
+    // Requests whose handling never loaded have nothing to stop; the endpoint still closes.
+    await this.requests?.then((r) => r.close(), () => undefined);
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.remove();
     process.off('exit', this.remove);
