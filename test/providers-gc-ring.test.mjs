@@ -17,6 +17,12 @@ const gc = runInNewContext('gc');
 const MARK_COMPACT = 4;
 const FORCED = 4;
 
+/** Hooks this thread's pauses to `ring`, recording them; `doorbell` runs when the loop turns after the hook rang. */
+function hook(ring, doorbell = () => {}) {
+  ring.setRecording(true);
+  addon.attach(ring.sab, doorbell);
+}
+
 function takeAll(ring, waitMs) {
   const out = [];
   ring.take((r) => out.push(r), waitMs);
@@ -26,7 +32,7 @@ function takeAll(ring, waitMs) {
 test('the hook records each pause as it happens: type, flags, true start, duration, heap after, preemptions', { skip }, () => {
   const ring = new GcRing(GcRing.allocate(64));
   const before = Number(process.hrtime.bigint());
-  addon.attach(ring.sab);
+  hook(ring);
   for (let i = 0; i < 5; i++) gc();
   addon.detach();
   gc();
@@ -45,9 +51,52 @@ test('the hook records each pause as it happens: type, flags, true start, durati
   assert.deepEqual(takeAll(ring), [], 'taken once');
 });
 
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+test('the doorbell rings once per arming, and at every mark-compact armed or not; without recording the hook only counts and rings', { skip }, async () => {
+  const ring = new GcRing(GcRing.allocate(64));
+  let rings = 0;
+  hook(ring, () => rings++);
+  try {
+    for (let i = 0; i < 3; i++) gc({ type: 'minor' });
+    await turn();
+    assert.equal(rings, 0, 'not armed, scavenges do not ring');
+    ring.arm();
+    for (let i = 0; i < 3; i++) gc({ type: 'minor' });
+    assert.equal(rings, 0, 'the doorbell runs when the loop turns, never inside the pause');
+    await turn();
+    assert.equal(rings, 1, 'three scavenges after one arming: one ring');
+    for (let i = 0; i < 3; i++) gc({ type: 'minor' });
+    await turn();
+    assert.equal(rings, 1, 'disarmed by that ring');
+    const compacts = ring.markCompacts;
+    gc();
+    await turn();
+    assert.equal(rings, 2, 'a mark-compact rings though not armed');
+    assert.equal(ring.markCompacts, compacts + 1);
+    assert.equal(takeAll(ring).length, 10, 'every pause recorded meanwhile');
+
+    ring.setRecording(false);
+    ring.arm();
+    gc({ type: 'minor' });
+    gc();
+    await turn();
+    assert.equal(rings, 3, 'rings (once: uv_async coalesces) without recording');
+    assert.equal(ring.markCompacts, compacts + 2, 'and counts mark-compacts');
+    assert.deepEqual(takeAll(ring), [], 'but records nothing');
+  } finally {
+    addon.detach();
+  }
+  ring.arm();
+  gc();
+  await turn();
+  assert.equal(rings, 3, 'detach() closes the doorbell');
+  assert.throws(() => addon.attach(ring.sab), /doorbell function/);
+});
+
 test('a full ring keeps what it holds and counts the rest, reported once', { skip }, () => {
   const ring = new GcRing(GcRing.allocate(8));
-  addon.attach(ring.sab);
+  hook(ring);
   for (let i = 0; i < 20; i++) gc();
   addon.detach();
   const kept = takeAll(ring);
@@ -79,7 +128,7 @@ test('two threads taking from one ring take every pause exactly once', { skip, t
   const [ready] = await once(worker, 'message');
   assert.equal(ready, 'ready');
   const theirs = once(worker, 'message');
-  addon.attach(ring.sab);
+  hook(ring);
   const mine = [];
   const words = new Int32Array(ring.sab);
   let keep = [];
@@ -105,7 +154,7 @@ test('two threads taking from one ring take every pause exactly once', { skip, t
 
 test('a thread that must flush waits for another taker to let go, but not forever', { skip }, () => {
   const ring = new GcRing(GcRing.allocate(64));
-  addon.attach(ring.sab);
+  hook(ring);
   gc();
   addon.detach();
   const words = new Int32Array(ring.sab);
@@ -122,7 +171,7 @@ test('Runtime.GC writes what a ring holds as GCPause events and what it lost as 
   const received = [];
   const session = await startSession({ providers: 'Runtime.GC', output: { onEvent: (e) => received.push(e) } });
   const ring = new GcRing(GcRing.allocate(8));
-  addon.attach(ring.sab);
+  hook(ring);
   for (let i = 0; i < 20; i++) gc();
   addon.detach();
   const THREAD = 4242; // as if the ring were another thread's

@@ -1,6 +1,7 @@
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { Level } from '../schema/level.js';
 import { defineProvider } from '../schema/provider.js';
+import { onMarkCompact } from './gc-hook.js';
 import { onGcPause } from './gc-pause-source.js';
 import { everyInterval, type Ticking } from './interval-ticker.js';
 import { ProviderSessions } from './provider-sessions.js';
@@ -29,9 +30,11 @@ const sessions = new ProviderSessions('Runtime.GCHeap', (s) => {
     stopGc = undefined;
     return;
   }
-  stopGc ??= onGcPause((p) => {
-    if (p.kind === 'mark-compact') sample('mark-compact');
-  });
+  stopGc ??=
+    onMarkCompact(() => sample('mark-compact')) ??
+    onGcPause((p) => {
+      if (p.kind === 'mark-compact') sample('mark-compact');
+    });
   // A session that joins gets a first sample at once.
   if (joined) sample('start');
   const sec = s.smallestNumber('IntervalSec', 1, 0.01, 3600);
@@ -41,8 +44,8 @@ const sessions = new ProviderSessions('Runtime.GCHeap', (s) => {
 
 /**
  * `Runtime.GCHeap`: this thread's V8 heap statistics and per-space sizes when a session starts, every
- * `IntervalSec` (default 1) and after each mark-compact (read when perf_hooks delivers the pause, so
- * they include what was allocated in between).
+ * `IntervalSec` (default 1) and after each mark-compact (read when the loop turns after it, so they
+ * include what was allocated in between; told by the GC hook, or by perf_hooks without it).
  */
 export const runtimeGCHeap = defineProvider('Runtime.GCHeap', {
   keywords: { heap: 0x1n, spaces: 0x2n },

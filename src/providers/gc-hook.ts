@@ -3,9 +3,12 @@ import { loadNativeAddon } from './native-addon.js';
 
 /** The native GC hook (native/gc-hook/gc_hook.cc), built at install where a compiler is available. */
 interface GcHookAddon {
-  /** Records this thread's GC pauses into the ring from now on. */
-  attach(ring: SharedArrayBuffer): void;
-  /** Stops recording; the ring keeps what it holds. */
+  /**
+   * Hooks this thread's GC pauses to the ring from now on (recorded while its Record word is set);
+   * `doorbell` runs when the loop turns after the hook rang (armed, or a mark-compact).
+   */
+  attach(ring: SharedArrayBuffer, doorbell: () => void): void;
+  /** Unhooks; the ring keeps what it holds. */
   detach(): void;
 }
 
@@ -16,7 +19,16 @@ export const gcHookLoaded = loaded.addon !== undefined;
 /** Why this process runs without the GC hook though it was not turned off (TRACEPIPE_GC_HOOK=0). */
 export const gcHookMissing: string | undefined = loaded.missing;
 
+/**
+ * How long the doorbell stays quiet after it rang: pauses meanwhile are handed over when it ends. A
+ * loaded server scavenges hundreds of times a second; a ring per pause would cost it more than the
+ * pauses' records (a mark-compact rings at once all the same).
+ */
+const QUIET_MS = 20;
+
 let ring: GcRing | undefined;
+const listeners = new Set<() => void>();
+let quiet: NodeJS.Timeout | undefined;
 
 /** This thread's GC ring, created on first use; undefined without the hook. */
 export function threadGcRing(): GcRing | undefined {
@@ -25,10 +37,66 @@ export function threadGcRing(): GcRing | undefined {
   return ring;
 }
 
-/** Starts or stops recording this thread's pauses into its ring. */
-export function recordGcPauses(on: boolean): void {
+function notify(): void {
+  for (const l of listeners) {
+    try {
+      l();
+    } catch (e) {
+      process.emitWarning(`tracepipe: a GC pause listener threw: ${(e as Error).message}`);
+    }
+  }
+}
+
+function rang(): void {
+  notify();
+  if (quiet) quiet.refresh();
+  else {
+    quiet = setTimeout(endQuiet, QUIET_MS);
+    quiet.unref();
+  }
+}
+
+function endQuiet(): void {
+  // Armed first: a pause from here on rings again, so none waits past this hand-over unannounced.
+  ring?.arm();
+  notify();
+}
+
+/**
+ * Calls `listener` on this thread when the loop turns after GC pauses (at most QUIET_MS after the
+ * pause, at once after a mark-compact), whatever recorded them; hooks the thread while anyone
+ * listens. Undefined without the hook. The returned function stops listening.
+ */
+export function onGcHook(listener: () => void): (() => void) | undefined {
   const r = threadGcRing();
-  if (!r) return;
-  if (on) loaded.addon!.attach(r.sab);
-  else loaded.addon!.detach();
+  if (!r) return undefined;
+  if (listeners.size === 0) {
+    loaded.addon!.attach(r.sab, rang);
+    r.arm();
+  }
+  listeners.add(listener);
+  return () => {
+    if (!listeners.delete(listener) || listeners.size > 0) return;
+    loaded.addon!.detach();
+    clearTimeout(quiet);
+    quiet = undefined;
+  };
+}
+
+/** Calls `listener` when the loop turns after one or more mark-compacts of this thread (undefined without the hook). */
+export function onMarkCompact(listener: () => void): (() => void) | undefined {
+  const r = threadGcRing();
+  if (!r) return undefined;
+  let seen = r.markCompacts;
+  return onGcHook(() => {
+    const n = r.markCompacts;
+    if (n === seen) return;
+    seen = n;
+    listener();
+  });
+}
+
+/** Starts or stops recording this thread's pauses into its ring (while it is hooked: see onGcHook). */
+export function recordGcPauses(on: boolean): void {
+  threadGcRing()?.setRecording(on);
 }

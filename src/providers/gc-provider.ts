@@ -2,7 +2,7 @@ import { isMainThread, threadId } from 'node:worker_threads';
 import { threadOriginNs } from '../buffers/clock.js';
 import { Level } from '../schema/level.js';
 import { defineProvider } from '../schema/provider.js';
-import { gcHookLoaded, gcHookMissing, recordGcPauses, threadGcRing } from './gc-hook.js';
+import { gcHookLoaded, gcHookMissing, onGcHook, recordGcPauses, threadGcRing } from './gc-hook.js';
 import { flushGcPauses, gcKindName, type GcPause, onGcPause } from './gc-pause-source.js';
 import type { GcRing } from './gc-ring.js';
 import { WatchdogDuty } from './event-loop/heartbeat.js';
@@ -44,15 +44,15 @@ function start(): () => void {
     }
     return onGcPause(writeObservedPause);
   }
+  // The hook's doorbell: the loop turned after pauses, the moment to write what the ring holds.
+  const unhook = onGcHook(() => writeGcPauses(ring, threadId))!;
   recordGcPauses(true);
-  // perf_hooks delivers when the loop turns after a pause: the moment to write what the ring holds.
-  const stopDoorbell = onGcPause(() => writeGcPauses(ring, threadId));
   return () => {
-    stopDoorbell();
     // Written while still recording: a collection these writes cause is recorded, and written next.
     writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
     recordGcPauses(false);
     writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
+    unhook();
   };
 }
 

@@ -18,6 +18,12 @@ const enum Word {
   Lost = 3,
   Capacity = 4,
   LostReported = 5,
+  /** 1 while pauses are recorded; the hook only counts and rings otherwise. */
+  Record = 6,
+  /** 1: the hook rings the doorbell at the next pause (and clears it). */
+  Armed = 7,
+  /** Mark-compacts so far (free-running), counted whether recording or not. */
+  MarkCompacts = 8,
 }
 const HEADER_BYTES = 64;
 /** f64 start (ns on the process monotonic clock), f64 duration (ns), f64 heap used after, f64 preemptions, u32 type, u32 flags. */
@@ -86,6 +92,21 @@ export class GcRing {
         Atomics.notify(w, Word.Taker);
       }
     }
+  }
+
+  /** Whether the hook records pauses into the ring (it counts mark-compacts and rings either way). */
+  setRecording(on: boolean): void {
+    Atomics.store(this.words, Word.Record, on ? 1 : 0);
+  }
+
+  /** The hook rings the doorbell at the next pause. */
+  arm(): void {
+    Atomics.store(this.words, Word.Armed, 1);
+  }
+
+  /** Mark-compacts of the thread so far (wraps). */
+  get markCompacts(): number {
+    return Atomics.load(this.words, Word.MarkCompacts);
   }
 
   /** Pauses the hook could not record since the last call (the ring was full), counted once across threads. */
