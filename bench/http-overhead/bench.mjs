@@ -6,8 +6,10 @@
 // Runtime.* + Node.Channels (both startup sessions to a file, configured by environment variables, as
 // a user enables them); OpenTelemetry's HTTP auto-instrumentation exporting every span.
 // Every round starts a fresh server per variant (one process's code and heap layout moves its
-// throughput for its whole life), one at a time, so no server's tracing runs while another is
-// measured; the order rotates from round to round. Run alone: `node bench/run.mjs http-overhead`.
+// throughput for its whole life); each gets its measured seconds in short slices, the variants taking
+// turns in an order that rotates, because the machine's own speed drifts over seconds by more than the
+// differences measured (whole 3 s runs one after the other differed by ±10 %). Only the server being
+// measured gets load. Run alone: `node bench/run.mjs http-overhead`.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,6 +25,8 @@ const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 8);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`BENCH_HTTP_ROUNDS must be a whole number of rounds, not '${process.env.BENCH_HTTP_ROUNDS}'`);
 const WARMUP_S = 1;
 const MEASURED_S = 3;
+/** The measured seconds of each variant come in this many slices, variants taking turns. */
+const SLICES = 6;
 const SETTLE_MS = 250;
 const CONNECTIONS = 10;
 const TIMEOUT_S = 60;
@@ -135,23 +139,45 @@ async function startServer(variant, traceFile, pin) {
 }
 
 /**
- * One fresh server of `variant`: warm-up, then the measured load. The measured window ends a moment
- * after the load does, and starts a moment after the warm-up did, so work a tracer defers (a drain
- * pass, a batch export) is counted where its requests are.
+ * One round: a fresh server per variant, all started, each warmed up; then the measured load in
+ * SLICES short slices per variant, taking turns in rotating order, so that a change in the machine's
+ * speed (a neighbour, the host) lands on every variant alike instead of on whichever ran in its
+ * seconds. Idle servers wait meanwhile; tracepipe's idle cost (BENCHMARKS.md §16) is ~0.2 % of a CPU.
+ * Each slice's window ends a moment after its load does, so work a tracer defers (a drain pass, a
+ * batch export) is counted where its requests are.
  */
-async function measure(variant, traceFile, pin, loader) {
-  const server = await startServer(variant, traceFile, pin);
+async function measureRound(round, dir, pin, loader) {
+  const servers = [];
+  const files = VARIANTS.map((_, i) => join(dir, `http-${round}-${i}.tptrace`));
+  const turn = (k, slice = 0) => (round + slice + k) % VARIANTS.length;
   try {
-    await loader.run(server.url, WARMUP_S);
+    for (let k = 0; k < VARIANTS.length; k++) servers[turn(k)] = await startServer(VARIANTS[turn(k)], files[turn(k)], pin);
+    for (let k = 0; k < VARIANTS.length; k++) await loader.run(servers[turn(k)].url, WARMUP_S);
     await sleep(SETTLE_MS);
-    await server.ask('mark');
-    const load = await loader.run(server.url, MEASURED_S);
-    await sleep(SETTLE_MS);
-    const { cpuUs, served } = await server.ask('measured');
-    return { cpuUsPerRequest: cpuUs / served, reqPerS: load.requests / load.seconds, p99Ms: load.p99Ms, ...(await server.stop()) };
+    const sums = VARIANTS.map(() => ({ cpuUs: 0, served: 0, requests: 0, seconds: 0, p99Ms: [] }));
+    for (let slice = 0; slice < SLICES; slice++) {
+      for (let k = 0; k < VARIANTS.length; k++) {
+        const i = turn(k, slice);
+        await servers[i].ask('mark');
+        const load = await loader.run(servers[i].url, MEASURED_S / SLICES);
+        await sleep(SETTLE_MS);
+        const { cpuUs, served } = await servers[i].ask('measured');
+        const sum = sums[i];
+        sum.cpuUs += cpuUs;
+        sum.served += served;
+        sum.requests += load.requests;
+        sum.seconds += load.seconds;
+        sum.p99Ms.push(load.p99Ms);
+      }
+    }
+    const results = [];
+    for (const [i, sum] of sums.entries()) {
+      results[i] = { cpuUsPerRequest: sum.cpuUs / sum.served, reqPerS: sum.requests / sum.seconds, p99Ms: median(sum.p99Ms), ...(await servers[i].stop()) };
+    }
+    return results;
   } finally {
-    if (alive(server.child)) server.child.kill('SIGKILL');
-    rmSync(traceFile, { force: true });
+    for (const server of servers) if (server && alive(server.child)) server.child.kill('SIGKILL');
+    for (const f of files) rmSync(f, { force: true });
   }
 }
 
@@ -162,8 +188,8 @@ export async function run() {
   const pin = pinning();
   if (pin.note) console.log(`  NOT PINNED: ${pin.note}; servers, load and tracing threads share the CPUs, so req/s mostly measures the scheduler`);
   console.log(
-    `${ROUNDS} rounds; in each, a fresh server per variant, one at a time in rotating order, ${pin.note ? 'unpinned' : 'pinned to CPU 0 (taskset -c 0)'}: ` +
-      `${WARMUP_S} s warm-up, then ${MEASURED_S} s of autocannon -c ${CONNECTIONS} (${pin.note ? 'unpinned' : 'pinned to CPU 1'}); server CPU from ${SETTLE_MS} ms after the warm-up to ${SETTLE_MS} ms after the load`,
+    `${ROUNDS} rounds; in each, a fresh server per variant, ${pin.note ? 'unpinned' : 'pinned to CPU 0 (taskset -c 0)'}, each warmed up for ${WARMUP_S} s, then ` +
+      `${MEASURED_S} s of autocannon -c ${CONNECTIONS} (${pin.note ? 'unpinned' : 'pinned to CPU 1'}) in ${SLICES} slices of ${MEASURED_S / SLICES} s, variants taking turns in rotating order; server CPU from the start of each slice to ${SETTLE_MS} ms after its load`,
   );
   console.log(`  per round, req/s and server CPU per request of: ${VARIANTS.map((v) => v.name).join(' | ')}`);
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-bench-'));
@@ -171,10 +197,7 @@ export async function run() {
   const results = VARIANTS.map(() => []);
   try {
     for (let r = 0; r < ROUNDS; r++) {
-      for (let k = 0; k < VARIANTS.length; k++) {
-        const i = (r + k) % VARIANTS.length;
-        results[i].push(await measure(VARIANTS[i], join(dir, `http-${r}-${i}.tptrace`), pin, loader));
-      }
+      for (const [i, res] of (await measureRound(r, dir, pin, loader)).entries()) results[i].push(res);
       const line = VARIANTS.map((v, i) => `${results[i][r].reqPerS.toFixed(0)} req/s ${results[i][r].cpuUsPerRequest.toFixed(2)} µs`).join(' | ');
       console.log(`  round ${r + 1}  ${line}  (load average ${loadavg()[0].toFixed(2)})`);
     }
