@@ -138,18 +138,32 @@ async function startServer(variant, traceFile, pin) {
   return server;
 }
 
+/** 0 … n-1 in an order drawn from `seed` (a Fisher–Yates shuffle driven by a 32-bit LCG). */
+function shuffled(n, seed) {
+  const order = Array.from({ length: n }, (_, i) => i);
+  let x = (seed * 2654435761 + 1) >>> 0;
+  for (let i = n - 1; i > 0; i--) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    const j = x % (i + 1);
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
+}
+
 /**
  * One round: a fresh server per variant, all started, each warmed up; then the measured load in
- * SLICES short slices per variant, taking turns in rotating order, so that a change in the machine's
- * speed (a neighbour, the host) lands on every variant alike instead of on whichever ran in its
- * seconds. Idle servers wait meanwhile; tracepipe's idle cost (BENCHMARKS.md §16) is ~0.2 % of a CPU.
+ * SLICES short slices per variant, taking turns in a new order each slice, so that a change in the
+ * machine's speed (a neighbour, the host) lands on every variant alike instead of on whichever ran
+ * in its seconds. Idle servers wait meanwhile; tracepipe's idle cost (BENCHMARKS.md §16) is ~0.2 % of a CPU.
  * Each slice's window ends a moment after its load does, so work a tracer defers (a drain pass, a
  * batch export) is counted where its requests are.
  */
 async function measureRound(round, dir, pin, loader) {
   const servers = [];
   const files = VARIANTS.map((_, i) => join(dir, `http-${round}-${i}.tptrace`));
-  const turn = (k, slice = 0) => (round + slice + k) % VARIANTS.length;
+  // A fresh order for every slice (seeded: runs repeat), so no variant always follows the same one.
+  const orders = Array.from({ length: SLICES + 1 }, (_, slice) => shuffled(VARIANTS.length, round * (SLICES + 1) + slice));
+  const turn = (k, slice = 0) => orders[slice][k];
   try {
     for (let k = 0; k < VARIANTS.length; k++) servers[turn(k)] = await startServer(VARIANTS[turn(k)], files[turn(k)], pin);
     for (let k = 0; k < VARIANTS.length; k++) await loader.run(servers[turn(k)].url, WARMUP_S);
@@ -189,7 +203,7 @@ export async function run() {
   if (pin.note) console.log(`  NOT PINNED: ${pin.note}; servers, load and tracing threads share the CPUs, so req/s mostly measures the scheduler`);
   console.log(
     `${ROUNDS} rounds; in each, a fresh server per variant, ${pin.note ? 'unpinned' : 'pinned to CPU 0 (taskset -c 0)'}, each warmed up for ${WARMUP_S} s, then ` +
-      `${MEASURED_S} s of autocannon -c ${CONNECTIONS} (${pin.note ? 'unpinned' : 'pinned to CPU 1'}) in ${SLICES} slices of ${MEASURED_S / SLICES} s, variants taking turns in rotating order; server CPU from the start of each slice to ${SETTLE_MS} ms after its load`,
+      `${MEASURED_S} s of autocannon -c ${CONNECTIONS} (${pin.note ? 'unpinned' : 'pinned to CPU 1'}) in ${SLICES} slices of ${MEASURED_S / SLICES} s, variants taking turns in a new order each slice; server CPU from the start of each slice to ${SETTLE_MS} ms after its load`,
   );
   console.log(`  per round, req/s and server CPU per request of: ${VARIANTS.map((v) => v.name).join(' | ')}`);
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-bench-'));
