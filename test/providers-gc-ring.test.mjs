@@ -185,3 +185,23 @@ test('Runtime.GC writes what a ring holds as GCPause events and what it lost as 
   assert.equal(lost.length, 1);
   assert.ok(lost[0].fields.count >= 12, `${lost[0].fields.count} lost`);
 });
+
+test('workers hooked with a doorbell can be terminated or can throw at any moment: no crash, the session\'s trace is whole', { skip, timeout: 120_000 }, async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'tracepipe-doorbell-'));
+  try {
+    for (const seed of [1, 2]) {
+      const r = spawnSync(process.execPath, [new URL('./fixtures/gc-doorbell-workers.mjs', import.meta.url).pathname, String(seed), join(dir, `${seed}.tptrace`)], { encoding: 'utf8', timeout: 100_000 });
+      assert.equal(r.status, 0, `seed ${seed}: exited ${r.status ?? r.signal}: ${r.stderr.slice(-500)}`);
+      const summary = JSON.parse(r.stdout);
+      assert.ok(summary.complete, `seed ${seed}: the trace is complete`);
+      assert.equal(summary.dropped, 0);
+      assert.ok((summary.byEvent['Runtime.GC/GCPause'] ?? 0) > 0, `seed ${seed}: pauses recorded`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
