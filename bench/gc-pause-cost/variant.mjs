@@ -1,8 +1,8 @@
 // One process of the gc-pause-cost benchmark (needs --expose-gc). What Runtime.GC runs inside a GC
 // pause, taken alone and alternated in this one process (same heap, same code): nothing (`off`);
 // perf_hooks' gc observer (`perf-hooks`: the route without the GC hook); the GC hook recording into
-// a ring plus that observer as its doorbell (`hook`: the route with it). Writing the events happens
-// outside the pauses, when the loop turns, and is not timed.
+// a ring, its doorbell armed (`hook`: the route with it). Writing the events happens outside the
+// pauses, when the loop turns, and is not timed here (the benchmark's second part times that).
 import { createRequire } from 'node:module';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { GcRing } from '../../dist/providers/gc-ring.js';
@@ -36,13 +36,17 @@ for (let t = -1; t < TURNS; t++) {
   // The order rotates each turn, so no mode always follows the same one.
   for (let k = 0; k < MODES.length; k++) {
     const mode = MODES[(t + 1 + k) % MODES.length];
-    const observer = mode === 'off' ? undefined : new PerformanceObserver(() => {});
+    const observer = mode === 'perf-hooks' ? new PerformanceObserver(() => {}) : undefined;
     observer?.observe({ entryTypes: ['gc'] });
-    if (mode === 'hook') hook.attach(ring.sab);
+    if (mode === 'hook') {
+      ring.setRecording(true);
+      hook.attach(ring.sab, () => {});
+      ring.arm();
+    }
     const r = collect(GCS);
     hook.detach();
     ring.take(() => {});
-    // Let perf_hooks deliver what it queued before the next mode is timed.
+    // Let perf_hooks deliver (and the doorbell ring) what was queued before the next mode is timed.
     await turn();
     await turn();
     observer?.disconnect();

@@ -10,14 +10,15 @@
 // turns in an order that rotates, because the machine's own speed drifts over seconds by more than the
 // differences measured (whole 3 s runs one after the other differed by ±10 %). Only the server being
 // measured gets load. Run alone: `node bench/run.mjs http-overhead`.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { pinning } from '../support/pinning.mjs';
 import { median } from '../support/stats.mjs';
 
 // BENCH_HTTP_ROUNDS: more rounds narrow the median where single rounds differ by ±10 % (a shared machine).
@@ -54,17 +55,6 @@ const VARIANTS = [
 ];
 
 export const description = 'issue 14: server CPU per request, req/s and p99 of a pinned HTTP server: tracepipe vs OpenTelemetry vs off';
-
-/** `taskset` prefixes for the servers (CPU 0) and the load (CPU 1), or why there are none. */
-function pinning() {
-  if (availableParallelism() < 2) return { note: `only ${availableParallelism()} CPU` };
-  for (const cpu of ['0', '1']) {
-    const r = spawnSync('taskset', ['-c', cpu, 'true']);
-    if (r.error) return { note: `taskset is not available (${r.error.code ?? r.error.message})` };
-    if (r.status !== 0) return { note: `taskset -c ${cpu} failed: ${String(r.stderr).trim()}` };
-  }
-  return { server: ['taskset', '-c', '0'], load: ['taskset', '-c', '1'] };
-}
 
 function spawnPinned(prefix, args, options) {
   const argv = [...(prefix ?? []), process.execPath, ...args];

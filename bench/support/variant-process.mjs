@@ -4,9 +4,11 @@ import { spawn } from 'node:child_process';
  * Runs one measured variant in a fresh Node process, so no variant inherits another's JIT state,
  * heap or buffers. The child prints its result as a JSON object on its last stdout line.
  */
-export function runVariant(script, args = [], { nodeArgs = [], timeoutMs = 120_000, env = process.env } = {}) {
+export function runVariant(script, args = [], { nodeArgs = [], timeoutMs = 120_000, env = process.env, prefix = [] } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env });
+    // `prefix`: a command that runs Node, e.g. taskset's pinning (support/pinning.mjs).
+    const argv = [...prefix, process.execPath, ...nodeArgs, script, ...args];
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (d) => (out += d));
