@@ -94,6 +94,54 @@ test('the doorbell rings once per arming, and at every mark-compact armed or not
   assert.throws(() => addon.attach(ring.sab), /doorbell function/);
 });
 
+test('a take nested in the same thread\'s take (a write that stopped the session) hands over to the outer one instead of waiting for itself', { skip }, () => {
+  const ring = new GcRing(GcRing.allocate(64));
+  hook(ring);
+  for (let i = 0; i < 3; i++) gc();
+  addon.detach();
+  const outer = [];
+  let nested;
+  ring.take((r) => {
+    outer.push(r);
+    if (nested !== undefined) return;
+    nested = [];
+    ring.take((n) => nested.push(n), 1000);
+  });
+  assert.deepEqual(nested, [], 'the nested take took nothing (without the check it waited out its 1 s and took the rest itself)');
+  assert.equal(outer.filter((r) => r.type === MARK_COMPACT).length, 3, 'the outer take handed over every pause');
+});
+
+test('a listener that throws, even a non-Error, is reported and does not silence the doorbell', { skip }, async () => {
+  const { onGcHook, threadGcRing } = await import('../dist/providers/gc-hook.js');
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w.message);
+  process.on('warning', onWarning);
+  let calls = 0;
+  const stopThrower = onGcHook(() => {
+    throw null;
+  });
+  const stop = onGcHook(() => calls++);
+  const words = new Int32Array(threadGcRing().sab);
+  const ARMED = 7;
+  try {
+    gc({ type: 'minor' });
+    await turn();
+    assert.ok(calls >= 1, 'rang');
+    // The quiet period ends (20 ms) and re-arms, though a listener threw in the ring before it.
+    for (let i = 0; i < 100 && Atomics.load(words, ARMED) !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(Atomics.load(words, ARMED), 1, 're-armed after the quiet period');
+    const before = calls;
+    gc({ type: 'minor' });
+    await turn();
+    assert.ok(calls > before, 'and rings again');
+    assert.ok(warnings.some((m) => /GC pause listener threw: null/.test(m)), warnings.join(' | '));
+  } finally {
+    stopThrower();
+    stop();
+    process.off('warning', onWarning);
+  }
+});
+
 test('a full ring keeps what it holds and counts the rest, reported once', { skip }, () => {
   const ring = new GcRing(GcRing.allocate(8));
   hook(ring);

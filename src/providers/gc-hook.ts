@@ -42,18 +42,20 @@ function notify(): void {
     try {
       l();
     } catch (e) {
-      process.emitWarning(`tracepipe: a GC pause listener threw: ${(e as Error).message}`);
+      process.emitWarning(`tracepipe: a GC pause listener threw: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 }
 
 function rang(): void {
-  notify();
+  // The quiet period first: the doorbell is re-armed when it ends whatever the listeners do, and a
+  // last listener that stops meanwhile clears it with the hook.
   if (quiet) quiet.refresh();
   else {
     quiet = setTimeout(endQuiet, QUIET_MS);
     quiet.unref();
   }
+  notify();
 }
 
 function endQuiet(): void {

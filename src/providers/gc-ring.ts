@@ -72,6 +72,9 @@ export class GcRing {
    */
   take(each: (r: GcRecord) => void, waitMs = 0): void {
     const w = this.words;
+    // Called from inside this thread's own take (a write it made stopped the session, whose flush
+    // takes again): the outer take hands the rest over; waiting for it would wait for ourselves.
+    if (Atomics.load(w, Word.Taker) === this.me) return;
     let holding = Atomics.compareExchange(w, Word.Taker, 0, this.me) === 0;
     if (!holding) {
       if (waitMs <= 0) return;
