@@ -2,8 +2,12 @@
 // that several threads taking from one ring take each pause exactly once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
@@ -234,11 +238,7 @@ test('Runtime.GC writes what a ring holds as GCPause events and what it lost as 
   assert.ok(lost[0].fields.count >= 12, `${lost[0].fields.count} lost`);
 });
 
-test('workers hooked with a doorbell can be terminated or can throw at any moment: no crash, the session\'s trace is whole', { skip, timeout: 120_000 }, async () => {
-  const { spawnSync } = await import('node:child_process');
-  const { mkdtempSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
+test('workers hooked with a doorbell can be terminated or can throw at any moment: no crash, the session\'s trace is whole', { skip, timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-doorbell-'));
   try {
     for (const seed of [1, 2]) {
