@@ -23,7 +23,8 @@ const SIZE = Number(process.env.TRACEPIPE_BOUNDS_MB ?? 32) * 2 ** 20;
 /**
  * On every Node version. Largest in the last runs: Node 20, dump of bigPayloads, 134 MB; Node 24, stats
  * of sequencePointBomb, 152 MB (dump of manyTypes, once 201 MB there, 141 MB since dump formats into
- * one reused byte buffer).
+ * one reused byte buffer). Dump of manyTypes once reached 213 MB in CI on Node 20: V8 had pretenured a
+ * per-event literal (2 runs in 30 here, 221-225 MB); the CLI turns pretenuring off (cli/no-pretenuring.ts).
  */
 const MAX_RSS = 200 * 2 ** 20;
 /** A quarter of the input against all of it: linear work is x4, quadratic x16; the limit leaves room for a noisy machine. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './no-pretenuring.js'; // first: before the tools' code is compiled
 import { ExportTargetError } from '../export/export-output.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { GcdumpFileError } from '../heap/gcdump-file.js';
