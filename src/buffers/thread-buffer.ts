@@ -138,7 +138,12 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
 
   private reserveInSession(size: number): number {
     const m = this.memory;
-    if (m.state >= SessionState.Stopping) return this.detachAndRefuse();
+    if (m.state >= SessionState.Stopping) {
+      // The session stops, and this thread has not heard yet: its write is an attempt the session
+      // lost, counted while the drain still waits for this thread to leave its slow path.
+      this.drop(DropReasonCode.Stopping);
+      return this.detachAndRefuse();
+    }
     let need = size;
     for (const p of this.pending) need += RECORD_HEADER_SIZE + p.length + 8;
     if (!(need <= m.chunkCapacity)) return this.drop(DropReasonCode.TooLarge);
