@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import './no-pretenuring.js'; // first: before the tools' code is compiled
+import './no-pretenuring.js'; // first: before the tools allocate
 import { ExportTargetError } from '../export/export-output.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { GcdumpFileError } from '../heap/gcdump-file.js';
