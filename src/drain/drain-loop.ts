@@ -172,11 +172,8 @@ export class DrainLoop implements RecordVisitor {
     this.refreshSlots();
     this.scanner.scan(this);
     let slots = this.scanner.progress();
-    for (let i = 1; this.scanner.scan(this) > 0; i++) {
-      // A producer that keeps writing cannot hold the stop: after the last scan, counts as they are.
-      slots = this.scanner.progress();
-      if (i === FINAL_PASSES) break;
-    }
+    // A producer that keeps writing cannot hold the stop: after the last scan, counts as they are.
+    for (let i = 0; i < FINAL_PASSES && this.scanner.scan(this) > 0; i++) slots = this.scanner.progress();
     this.markProgress(passStartNs, this.progress(slots));
     this.flush();
     return slots;
