@@ -81,12 +81,19 @@ test('a stop while threads write: every loss shown has its reason (30 stops, fix
   for (let round = 0; round < 30; round++) {
     const file = join(dir, `stop-${round}.tptrace`);
     const session = await startSession({ providers: PROVIDER, output: file });
-    const replies = workers.map((w) => w.request({ cmd: 'load', count: 400_000, burst: 20 }));
+    const progress = workers.map(() => new Int32Array(new SharedArrayBuffer(4)));
+    const replies = workers.map((w, k) => w.request({ cmd: 'load', count: 400_000, burst: 20, progress: progress[k] }));
+    // The stop must land while both write: on a loaded machine a worker can take longer than the delay to start.
+    for (const deadline = Date.now() + 10_000; progress.some((p) => Atomics.load(p, 0) === 0); ) {
+      assert.ok(Date.now() < deadline, `round ${round}: a worker wrote nothing within 10 s of the session's start`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
     await new Promise((resolve) => setTimeout(resolve, 30 + ((round * 37) % 60)));
     await session.stop();
     const s = await readTrace(file).summary();
     assert.equal(s.complete, true);
     for (const r of await Promise.all(replies)) {
+      assert.ok(r.enabled, `round ${round}: worker ${r.threadId} saw the session`);
       const th = s.threads[r.threadId];
       assert.ok(th, `round ${round}: thread ${r.threadId} wrote ${r.attempted} events`);
       const reasons = Object.values(th.dropReasons).reduce((a, b) => a + b, 0);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { readTrace, monitorGCPauses } from '../dist/index.js';
 import { TraceParser } from '../dist/format/trace-parser.js';
 import { tempDir } from './helpers/temp-dir.mjs';
-import { checkTimings, expectGcHook, pairWithTraceGc, traceGcLines, traceGcOutput, tracedPauses } from './helpers/trace-gc.mjs';
+import { checkMissingAfterFlush, checkTimings, expectGcHook, pairWithTraceGc, traceGcLines, traceGcOutput, tracedPauses } from './helpers/trace-gc.mjs';
 
 const INDEX = new URL('../dist/index.js', import.meta.url).href;
 const hook = expectGcHook();
@@ -97,7 +97,7 @@ async function compareWithTraceGc(t, env = {}) {
     assert.ok(e.timestampNs >= lastTs, 'the reader keeps late GC events in timestamp order');
     lastTs = e.timestampNs;
   }
-  const { thread, pauses } = await tracedPauses(file);
+  const { thread, pauses, flushedMs } = await tracedPauses(file);
   assert.equal(thread, 0, 'the main thread ran gc()');
   const { pairs, end } = pairWithTraceGc(lines, pauses);
   const window = pairs.slice(0, pairs.findLastIndex(({ l }) => l.forced) + 1);
@@ -108,6 +108,7 @@ async function compareWithTraceGc(t, env = {}) {
   assert.ok(end >= lines.findLastIndex((l) => l.forced) + 1, 'every collection up to the last forced one is traced');
   assert.ok(pauses.some((p) => p.kind === 'incremental-marking'), 'incremental-marking pauses are recorded as their own kind');
   if (hook) {
+    checkMissingAfterFlush(lines, end, pairs, flushedMs);
     const { preempted, late, longestMs } = checkTimings(pairs);
     t.diagnostic(`${pairs.length} pauses compared (${count('scavenge')} scavenges, ${count('mark-compact')} mark-compacts); ${preempted} preempted; otherwise at most ${longestMs.toFixed(3)} ms longer than --trace-gc${late.length ? `, but for ${late.join('; ')}` : ''}`);
   } else {

@@ -29,10 +29,18 @@ function writeObservedPause(p: GcPause): void {
   runtimeGC.GCPause.writeAt(p.startMs, Math.round(p.durationMs * 1e6), p.kind, p.flags, NaN, threadId, NaN);
 }
 
+/**
+ * Writes the thread's pauses before a session stops or the thread ends. While the hook records,
+ * `GCPausesFlushed` then says every pause that ended before it is in the trace: its time is read
+ * before the take, so a pause after it (the stop's own allocation may collect) is one the trace
+ * cannot hold, and readers can tell the two apart.
+ */
 function flush(): void {
   const ring = threadGcRing();
-  if (ring) writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
-  else flushGcPauses();
+  if (!ring) return flushGcPauses();
+  const at = performance.now();
+  writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
+  if (stop) runtimeGC.GCPausesFlushed.writeAt(at, threadId);
 }
 
 /** Starts recording this thread's pauses; returns how to stop, which writes what is still pending. */
@@ -50,8 +58,10 @@ function start(): () => void {
   return () => {
     // Written while still recording: a collection these writes cause is recorded, and written next.
     writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
+    const at = performance.now();
     recordGcPauses(false);
     writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
+    runtimeGC.GCPausesFlushed.writeAt(at, threadId);
     unhook();
   };
 }
@@ -90,6 +100,12 @@ export const runtimeGC = defineProvider('Runtime.GC', {
       level: Level.Warning,
       fields: [['count', 'u32'], ['thread', 'u32']],
       doc: "Pauses of `thread` that its GC hook could not record: its ring of 8,192 pauses was full because nothing took from it (the thread's loop did not turn meanwhile; the main thread's watchdog takes them during stalls).",
+    },
+    GCPausesFlushed: {
+      id: 3,
+      level: Level.Informational,
+      fields: [['thread', 'u32']],
+      doc: 'With the GC hook, written as a session stops or `thread` ends: every pause of `thread` that ended before this moment is in the trace (as a GCPause, or counted in GCPausesLost). A pause after it, such as one the stop itself causes, is not.',
     },
   },
   onEnable: sessions.onEnable,

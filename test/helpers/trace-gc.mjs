@@ -55,13 +55,19 @@ export function traceGcLines(text) {
   return lines.filter((l) => l.isolate === isolate);
 }
 
-/** The GCPause events of the thread that was forced to collect (gc()), in timestamp order. */
+/**
+ * The GCPause events of the thread that was forced to collect (gc()), in timestamp order, and the
+ * time (ms on the trace clock) of that thread's last GCPausesFlushed: every pause that ended before
+ * it is in the trace.
+ */
 export async function tracedPauses(file) {
   const byThread = new Map();
+  const flushedMs = new Map();
   const lost = [];
   for await (const e of readTrace(file)) {
     if (e.provider !== 'Runtime.GC') continue;
     if (e.name === 'GCPausesLost') lost.push(e.fields);
+    if (e.name === 'GCPausesFlushed') flushedMs.set(e.fields.thread, Math.max(flushedMs.get(e.fields.thread) ?? -Infinity, e.timestampNs / 1e6));
     if (e.name !== 'GCPause') continue;
     const f = e.fields;
     const list = byThread.get(f.thread) ?? [];
@@ -71,7 +77,7 @@ export async function tracedPauses(file) {
   const forced = [...byThread].filter(([, list]) => list.some(isForced));
   assert.equal(forced.length, 1, `one thread ran gc() (threads with forced pauses: ${forced.map(([t]) => t).join(', ')})`);
   assert.deepEqual(lost, [], 'no GCPausesLost');
-  return { thread: forced[0][0], pauses: forced[0][1] };
+  return { thread: forced[0][0], pauses: forced[0][1], flushedMs: flushedMs.get(forced[0][0]) };
 }
 
 function isForced(p) {
@@ -99,6 +105,29 @@ export function pairWithTraceGc(lines, allPauses) {
   return { pairs, first, end };
 }
 
+/** What to add to a time V8 prints (ms since its isolate started) to place it on the trace clock. */
+function clockOffsetMs(pairs) {
+  return median(pairs.filter(({ p }) => p.preemptions === 0).map(({ p, l }) => p.startMs - (l.atMs - l.durationMs)));
+}
+
+/**
+ * The collections V8 made after the trace's last pause (`lines` from `end` on) must have ended after
+ * the thread's last GCPausesFlushed: they came as the session stopped or the thread ended, after
+ * its pauses were written (the stop's own allocation may collect). V8 prints whole ms, hence 1 ms
+ * of slack; a pause lost earlier would end well before the flush.
+ */
+export function checkMissingAfterFlush(lines, end, pairs, flushedMs) {
+  const missing = lines.slice(end);
+  if (missing.length === 0) return;
+  const list = `${missing.slice(0, 3).map((l) => l.text).join(' | ')}${missing.length > 3 ? ` | and ${missing.length - 3} more` : ''}`;
+  assert.ok(flushedMs !== undefined, `the last ${missing.length} collections V8 made are missing and the thread has no GCPausesFlushed: ${list}`);
+  const offset = clockOffsetMs(pairs);
+  for (const l of missing) {
+    const endedMs = l.atMs + offset;
+    assert.ok(endedMs > flushedMs - 1, `V8's ${l.kind} at ${l.atMs} ms ended ${(flushedMs - endedMs).toFixed(3)} ms before GCPausesFlushed, yet is missing: ${list}`);
+  }
+}
+
 /**
  * Checks each pair's timing against V8's line. Duration: within 0.2 ms. The hook times a pause from
  * V8's GC prologue callback to its epilogue callback, just outside V8's own timer (and --trace-gc
@@ -112,7 +141,7 @@ export function pairWithTraceGc(lines, allPauses) {
  */
 export function checkTimings(pairs) {
   const quiet = pairs.filter(({ p }) => p.preemptions === 0);
-  const offset = median(quiet.map(({ p, l }) => p.startMs - (l.atMs - l.durationMs)));
+  const offset = clockOffsetMs(pairs);
   let longest = 0;
   const late = [];
   for (const { p, l } of pairs) {
