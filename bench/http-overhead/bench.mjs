@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pinning } from '../support/pinning.mjs';
-import { median } from '../support/stats.mjs';
+import { median, medianInterval } from '../support/stats.mjs';
 
 // BENCH_HTTP_ROUNDS: more rounds narrow the median where single rounds differ by ±10 % (a shared machine).
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 8);
@@ -187,6 +187,8 @@ async function measureRound(round, dir, pin, loader) {
   }
 }
 
+// autocannon's latency histogram holds whole milliseconds: 0 means under 1 ms.
+const p99Text = (ms) => (ms < 1 ? '<1 ms' : `${ms.toFixed(0)} ms`);
 const pct = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`;
 const us = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} µs`;
 
@@ -214,21 +216,30 @@ export async function run() {
   }
 
   // Per round, each variant against off in the same round; then the median over rounds.
-  const perRound = (i, f) => median(results[i].map((res, k) => f(res, results[OFF][k])));
-  const extraCpu = VARIANTS.map((_, i) => perRound(i, (res, off) => res.cpuUsPerRequest - off.cpuUsPerRequest));
-  const reqChange = VARIANTS.map((_, i) => 100 * perRound(i, (res, off) => res.reqPerS / off.reqPerS - 1));
-  console.log(`\n  ${'variant'.padEnd(40)} ${'req/s'.padStart(7)} ${'vs off'.padStart(7)} ${'p99'.padStart(7)}   ${'CPU/request'.padStart(11)} ${'extra vs off'.padStart(13)}`);
+  const perRound = (i, f) => results[i].map((res, k) => f(res, results[OFF][k]));
+  const extraCpu = VARIANTS.map((_, i) => median(perRound(i, (res, off) => res.cpuUsPerRequest - off.cpuUsPerRequest)));
+  const reqRatios = VARIANTS.map((_, i) => perRound(i, (res, off) => 100 * (res.reqPerS / off.reqPerS - 1)));
+  const reqChange = reqRatios.map(median);
+  // How far the median of the rounds could be from the median of many more (95 %, order statistics).
+  const interval = (xs) => {
+    const ci = medianInterval(xs);
+    return ci ? `${pct(ci.low)}…${pct(ci.high)}` : 'too few rounds';
+  };
+  console.log(`\n  ${'variant'.padEnd(40)} ${'req/s'.padStart(7)} ${'vs off'.padStart(7)} ${'(95 % interval)'.padStart(17)} ${'p99'.padStart(7)}   ${'CPU/request'.padStart(11)} ${'extra vs off'.padStart(13)}`);
   for (const [i, v] of VARIANTS.entries()) {
     const med = (f) => median(results[i].map(f));
     const cols = [
       med((res) => res.reqPerS).toFixed(0).padStart(7),
       (i === OFF ? '' : pct(reqChange[i])).padStart(7),
-      `${med((res) => res.p99Ms).toFixed(0)} ms`.padStart(7),
+      (i === OFF ? '' : interval(reqRatios[i])).padStart(17),
+      p99Text(med((res) => res.p99Ms)).padStart(7),
       `${med((res) => res.cpuUsPerRequest).toFixed(2)} µs`.padStart(11),
       (i === OFF ? '' : us(extraCpu[i])).padStart(13),
     ];
     console.log(`  ${v.name.padEnd(40)} ${cols.join(' ')}`);
   }
+  const onTop = results[FULL].map((res, k) => 100 * (res.reqPerS / results[CHANNELS][k].reqPerS - 1));
+  console.log(`  Runtime.* on top of Node.Channels, the same rounds: req/s ${pct(median(onTop))} (95 % interval ${interval(onTop)})`);
 
   // Every request must have been recorded, or a tracer's cost would be understated.
   const total = (i, f) => results[i].reduce((a, res) => a + f(res), 0);
@@ -245,6 +256,7 @@ export async function run() {
 
   const share = extraCpu[OTEL] / extraCpu[FULL];
   const overhead = -reqChange[FULL];
+  const overheadCi = medianInterval(reqRatios[FULL].map((x) => -x));
   return [
     {
       check: 'extra server CPU per request, tracepipe Runtime.* + Node.Channels vs OpenTelemetry',
@@ -254,7 +266,7 @@ export async function run() {
     },
     {
       check: `req/s overhead, tracepipe Runtime.* + Node.Channels${pin.note ? ' (NOT PINNED)' : ', pinned'}`,
-      value: `${overhead.toFixed(1)}% (Node.Channels only ${(-reqChange[CHANNELS]).toFixed(1)}%, OpenTelemetry ${(-reqChange[OTEL]).toFixed(1)}%)`,
+      value: `${overhead.toFixed(1)}% (95 % interval ${overheadCi ? `${overheadCi.low.toFixed(1)}–${overheadCi.high.toFixed(1)}%` : 'needs 6 rounds'}; Node.Channels only ${(-reqChange[CHANNELS]).toFixed(1)}%, OpenTelemetry ${(-reqChange[OTEL]).toFixed(1)}%)`,
       target: `<= ${TARGET_REQ_PERCENT}%`,
       met: pin.note ? null : overhead <= TARGET_REQ_PERCENT,
     },

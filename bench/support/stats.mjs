@@ -14,3 +14,25 @@ export function summarize(values) {
 export function formatSummary(s, decimals = 1) {
   return `${s.median.toFixed(decimals)} (min ${s.min.toFixed(decimals)}, max ${s.max.toFixed(decimals)})`;
 }
+
+/**
+ * A distribution-free interval for the median of the population `values` were drawn from: the order
+ * statistics x(k) and x(n+1-k), with k the largest rank whose binomial tail P(Bin(n, 1/2) < k) stays
+ * within (1 - confidence) / 2. Undefined when there are too few values for that confidence (n < 6 at 95 %).
+ */
+export function medianInterval(values, confidence = 0.95) {
+  const s = [...values].sort((a, b) => a - b);
+  const n = s.length;
+  const alpha = (1 - confidence) / 2;
+  // P(Bin(n, 1/2) <= j), summed in logs so large n does not overflow.
+  let logChoose = 0;
+  let below = 0;
+  let k = 0;
+  for (let j = 0; j < n; j++) {
+    below += Math.exp(logChoose - n * Math.LN2);
+    if (below > alpha) break;
+    k = j + 1;
+    logChoose += Math.log((n - j) / (j + 1));
+  }
+  return k === 0 ? undefined : { low: s[k - 1], high: s[n - k] };
+}
