@@ -24,6 +24,8 @@ export interface SlotProgress {
   readonly dead: boolean;
   /** The thread is inside its slow path (taking a chunk, parked, dropping) right now. */
   readonly inSlowPath: boolean;
+  /** The thread has not yet closed the session (heard of its stop): it may still write into the chunk it holds. */
+  readonly open: boolean;
 }
 
 /**
@@ -154,6 +156,7 @@ export class ChunkScanner {
         droppedByReason: DROP_REASONS.map((_, r) => m.f64[m.slotF64(s, SlotF64.DroppedByReason + r)]!),
         dead: state === SlotState.Dead,
         inSlowPath: Atomics.load(m.i32, m.slotI32(s, SlotI32.InSlowPath)) !== 0,
+        open: state === SlotState.Live,
         parks: m.f64[m.slotF64(s, SlotF64.Parks)]!,
         longestParkNs: m.f64[m.slotF64(s, SlotF64.LongestParkNs)]!,
       });

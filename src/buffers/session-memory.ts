@@ -54,6 +54,11 @@ export const Ctl = {
   DrainAsleep: 23,
   /** Passes the drain has made: a counter for tests and diagnostics. */
   DrainPasses: 24,
+  /**
+   * 1 when the stop is the process's exit flush: the drain does not wait for other threads to hear of
+   * it, since they end with the process (and a busy one would only delay the exit).
+   */
+  Exiting: 25,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"

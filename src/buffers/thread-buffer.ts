@@ -247,16 +247,20 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     return -1;
   }
 
-  /** The session is gone: stop targeting it. */
+  /** The session is gone: stop targeting it, and say so to a stopping drain (nothing more comes from here). */
   detach(): void {
     if (this.detached) return;
     this.detached = true;
     this.chunk = -1;
     this.pos = this.end = 0;
+    this.publish();
     this.onDetach();
   }
 
-  /** Publishes this thread's position so a stop sees attempts made after its last chunk. */
+  /**
+   * Publishes this thread's position so a stop sees attempts made after its last chunk, and that this
+   * thread writes no more to the session: the drain's last count waits for that (BUFFERING.md).
+   */
   publish(): void {
     const m = this.memory;
     if (this.slot < 0) return;

@@ -23,8 +23,9 @@ const IDLE_MARK_NS = 1e9;
 const FLUSH_BYTES = 1 << 20;
 /**
  * A stopping drain takes its final count only once no live producer is in its slow path (parked
- * producers leave and publish their drops). Bounded: a producer that died there without being
- * reclaimed must not hold the stop forever.
+ * producers leave and publish their drops) and every writing thread has closed the session.
+ * Bounded: a producer that died there without being reclaimed, or a thread that does not turn its
+ * event loop, must not hold the stop forever.
  */
 const STOP_SETTLE_MS = 2000;
 /** Timestamps the format carries exactly (zigzag varints of at most 53 bits): about ±52 days around the origin. */
@@ -268,14 +269,20 @@ export class DrainLoop implements RecordVisitor {
     return { eventsWritten: this.eventsWritten, eventsDropped: this.loss.dropped, bytesWritten: this.writer.bytesTaken, ...(error === undefined ? {} : { error }) };
   }
 
-  /** Waits (bounded) until no live producer is inside its slow path, releasing parked ones meanwhile. */
+  /**
+   * Waits (bounded) until no live producer is inside its slow path, releasing parked ones meanwhile,
+   * and every thread that writes to the session has closed it (heard of the stop, sealed, published):
+   * until then a thread can still commit into the chunk it holds, after the last count. Not at the
+   * process's exit, whose other threads end with it.
+   */
   private settle(): void {
     const m = this.memory;
     const queue = this.scanner.queue;
+    const waitForClose = Atomics.load(m.i32, Ctl.Exiting) === 0;
     const deadline = performance.now() + STOP_SETTLE_MS;
     while (performance.now() < deadline) {
       queue.skipAbandoned();
-      if (!this.scanner.progress().some((p) => p.inSlowPath && !p.dead)) return;
+      if (!this.scanner.progress().some((p) => !p.dead && (p.inSlowPath || (waitForClose && p.open)))) return;
       queue.wakeAll();
       Atomics.wait(m.i32, Ctl.DrainWake, Atomics.load(m.i32, Ctl.DrainWake), SETTLE_POLL_MS);
     }

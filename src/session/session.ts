@@ -269,6 +269,7 @@ export class TraceSession {
   /** @internal Synchronous flush when the process is exiting: file outputs get their end-of-stream block. */
   flushOnExit(): void {
     if (this.state !== 'running' && this.state !== 'stopping') return;
+    Atomics.store(this.memory.i32, Ctl.Exiting, 1);
     this.beginStop();
     const deadline = Date.now() + EXIT_FLUSH_MS;
     while (this.memory.state === SessionState.Stopping && Date.now() < deadline) {

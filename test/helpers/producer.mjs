@@ -26,14 +26,16 @@ export async function waitEnabled(ev, timeoutMs = 10_000) {
  * Writes `count` Load events in bursts of `burst`, yielding to the event loop between bursts, and
  * returns how many were attempted (written while enabled). Load's `i` is the attempt number. After
  * each burst the count so far is stored in `progress[0]` (an Int32Array on shared memory), if given.
+ * With `paceUs`, each write is followed by that long a busy wait (a thread at work between events).
  */
-export async function writeLoad(p, count, burst = 1000, progress) {
+export async function writeLoad(p, count, burst = 1000, progress, paceUs = 0) {
   let attempted = 0;
   for (let i = 0; i < count; i++) {
     if (p.Load.enabled) {
       p.Load.write(attempted, threadId, i * 0.25, -i);
       attempted++;
     }
+    for (const until = performance.now() + paceUs / 1000; paceUs > 0 && performance.now() < until; );
     if (i % burst === burst - 1) {
       if (progress) Atomics.store(progress, 0, attempted);
       await new Promise((r) => setImmediate(r));
@@ -69,7 +71,7 @@ if (!isMainThread && workerData?.producer) {
   parentPort.on('message', async (msg) => {
     if (msg.cmd === 'load') {
       const enabled = await waitEnabled(p.Load);
-      parentPort.postMessage({ threadId, enabled, attempted: enabled ? await writeLoad(p, msg.count, msg.burst, msg.progress) : 0 });
+      parentPort.postMessage({ threadId, enabled, attempted: enabled ? await writeLoad(p, msg.count, msg.burst, msg.progress, msg.paceUs) : 0 });
     } else if (msg.cmd === 'mark') {
       const enabled = await waitEnabled(p.Mark);
       // The process clock around the write, to check the event lands on the trace clock.
