@@ -59,6 +59,7 @@ async function check(t, role, ending, providers) {
     assert.ok(pauses.every((p) => Number.isNaN(p.heapUsedAfter) && Number.isNaN(p.preemptions)), 'unknown without the hook');
     return;
   }
+  assert.ok(end >= r.lines.findLastIndex((l) => l.forced) + 1, 'every collection up to the last forced one is traced');
   checkMissingAfterFlush(r.lines, end, pairs, flushedMs);
   const { preempted, late, longestMs } = checkTimings(pairs);
   if (end < r.lines.length) t.diagnostic(`${r.lines.length - end} collections after the last GCPausesFlushed (the stop's own)`);

@@ -105,13 +105,16 @@ test('a take nested in the same thread\'s take (a write that stopped the session
   addon.detach();
   const outer = [];
   let nested;
-  ring.take((r) => {
+  let nestedAll;
+  const outerAll = ring.take((r) => {
     outer.push(r);
     if (nested !== undefined) return;
     nested = [];
-    ring.take((n) => nested.push(n), 1000);
+    nestedAll = ring.take((n) => nested.push(n), 1000);
   });
   assert.deepEqual(nested, [], 'the nested take took nothing (without the check it waited out its 1 s and took the rest itself)');
+  assert.equal(nestedAll, false, 'the nested take says it did not hand everything over');
+  assert.equal(outerAll, true, 'the outer take says it did');
   assert.equal(outer.filter((r) => r.type === MARK_COMPACT).length, 3, 'the outer take handed over every pause');
 });
 

@@ -28,6 +28,8 @@ const FLUSH_BYTES = 1 << 20;
  * event loop, must not hold the stop forever.
  */
 const STOP_SETTLE_MS = 2000;
+/** A thread that has not closed a stopping session and has written nothing for this long is not waited for. */
+const OPEN_QUIET_MS = 20;
 /** Timestamps the format carries exactly (zigzag varints of at most 53 bits): about ±52 days around the origin. */
 const MAX_TIMESTAMP_NS = 2 ** 52;
 const SETTLE_POLL_MS = 2;
@@ -271,18 +273,31 @@ export class DrainLoop implements RecordVisitor {
 
   /**
    * Waits (bounded) until no live producer is inside its slow path, releasing parked ones meanwhile,
-   * and every thread that writes to the session has closed it (heard of the stop, sealed, published):
-   * until then a thread can still commit into the chunk it holds, after the last count. Not at the
-   * process's exit, whose other threads end with it.
+   * and no thread still writes without having closed the session (heard of the stop, sealed,
+   * published): such a thread commits into the chunk it holds, and would after the last count. A
+   * thread that has not closed it but writes nothing for OPEN_QUIET_MS (one blocked in
+   * Atomics.wait, a worker that ended without closing it) is not waited for: the last pass reads what
+   * it holds. Nor are other threads at the process's exit: they end with it.
    */
   private settle(): void {
     const m = this.memory;
     const queue = this.scanner.queue;
-    const waitForClose = Atomics.load(m.i32, Ctl.Exiting) === 0;
     const deadline = performance.now() + STOP_SETTLE_MS;
+    let quietSince = performance.now();
+    let openSeq = -1;
     while (performance.now() < deadline) {
       queue.skipAbandoned();
-      if (!this.scanner.progress().some((p) => !p.dead && (p.inSlowPath || (waitForClose && p.open)))) return;
+      const slots = this.scanner.progress();
+      if (!slots.some((p) => p.inSlowPath && !p.dead)) {
+        const open = Atomics.load(m.i32, Ctl.Exiting) === 0 ? slots.filter((p) => p.open && !p.dead) : [];
+        if (open.length === 0) return;
+        // What the open threads committed since the last look: taken now, and a sign they still write.
+        this.pass(false);
+        const seq = this.scanner.progress().reduce((sum, p) => (p.open && !p.dead ? sum + p.nextSeq : sum), 0);
+        if (seq !== openSeq) quietSince = performance.now();
+        else if (performance.now() - quietSince >= OPEN_QUIET_MS) return;
+        openSeq = seq;
+      }
       queue.wakeAll();
       Atomics.wait(m.i32, Ctl.DrainWake, Atomics.load(m.i32, Ctl.DrainWake), SETTLE_POLL_MS);
     }

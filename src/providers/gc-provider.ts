@@ -17,11 +17,15 @@ const origin = Number(threadOriginNs());
  */
 const FLUSH_WAIT_MS = 1000;
 
-/** Writes every pause `ring` holds as a `GCPause` of `thread` (the ring's thread); each pause once, whichever thread calls. */
-export function writeGcPauses(ring: GcRing, thread: number, waitMs = 0): void {
-  ring.take((r) => runtimeGC.GCPause.writeAt((r.startNs - origin) / 1e6, r.durationNs, gcKindName(r.type), r.flags, r.heapUsedAfter, thread, r.preemptions), waitMs);
+/**
+ * Writes every pause `ring` holds as a `GCPause` of `thread` (the ring's thread); each pause once,
+ * whichever thread calls. Returns whether all of them were handed over (see GcRing.take).
+ */
+export function writeGcPauses(ring: GcRing, thread: number, waitMs = 0): boolean {
+  const all = ring.take((r) => runtimeGC.GCPause.writeAt((r.startNs - origin) / 1e6, r.durationNs, gcKindName(r.type), r.flags, r.heapUsedAfter, thread, r.preemptions), waitMs);
   const lost = ring.takeLost();
   if (lost > 0) runtimeGC.GCPausesLost.write(lost, thread);
+  return all;
 }
 
 /** Without the hook: perf_hooks' entries, which know neither the heap nor preemptions. */
@@ -33,14 +37,14 @@ function writeObservedPause(p: GcPause): void {
  * Writes the thread's pauses before a session stops or the thread ends. While the hook records,
  * `GCPausesFlushed` then says every pause that ended before it is in the trace: its time is read
  * before the take, so a pause after it (the stop's own allocation may collect) is one the trace
- * cannot hold, and readers can tell the two apart.
+ * cannot hold, and readers can tell the two apart. Not written when the watchdog was still taking
+ * after FLUSH_WAIT_MS: what it took may not be written yet.
  */
 function flush(): void {
   const ring = threadGcRing();
   if (!ring) return flushGcPauses();
   const at = performance.now();
-  writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
-  if (stop) runtimeGC.GCPausesFlushed.writeAt(at, threadId);
+  if (writeGcPauses(ring, threadId, FLUSH_WAIT_MS) && stop) runtimeGC.GCPausesFlushed.writeAt(at, threadId);
 }
 
 /** Starts recording this thread's pauses; returns how to stop, which writes what is still pending. */
@@ -60,8 +64,7 @@ function start(): () => void {
     writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
     const at = performance.now();
     recordGcPauses(false);
-    writeGcPauses(ring, threadId, FLUSH_WAIT_MS);
-    runtimeGC.GCPausesFlushed.writeAt(at, threadId);
+    if (writeGcPauses(ring, threadId, FLUSH_WAIT_MS)) runtimeGC.GCPausesFlushed.writeAt(at, threadId);
     unhook();
   };
 }
@@ -105,7 +108,7 @@ export const runtimeGC = defineProvider('Runtime.GC', {
       id: 3,
       level: Level.Informational,
       fields: [['thread', 'u32']],
-      doc: 'With the GC hook, written as a session stops or `thread` ends: every pause of `thread` that ended before this moment is in the trace (as a GCPause, or counted in GCPausesLost). A pause after it, such as one the stop itself causes, is not.',
+      doc: "With the GC hook, written as a session stops or `thread` ends: every pause of `thread` that ended before this moment has been handed to the trace, as a GCPause (which a full buffer may still drop, counted with the session's drops) or counted in GCPausesLost. A pause after it, such as one the stop itself causes, is not.",
     },
   },
   onEnable: sessions.onEnable,

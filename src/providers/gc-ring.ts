@@ -68,16 +68,17 @@ export class GcRing {
   /**
    * Hands every pause recorded and not yet taken to `each`, oldest first. When another thread is
    * taking, returns at once (it will hand them over), or with `waitMs` waits up to that long for it
-   * to finish, then takes what is left.
+   * to finish, then takes what is left. Returns whether every pause recorded before the call has been
+   * handed over, here or by a taker that finished (not so when another was still taking).
    */
-  take(each: (r: GcRecord) => void, waitMs = 0): void {
+  take(each: (r: GcRecord) => void, waitMs = 0): boolean {
     const w = this.words;
     // Called from inside this thread's own take (a write it made stopped the session, whose flush
     // takes again): the outer take hands the rest over; waiting for it would wait for ourselves.
-    if (Atomics.load(w, Word.Taker) === this.me) return;
+    if (Atomics.load(w, Word.Taker) === this.me) return false;
     let holding = Atomics.compareExchange(w, Word.Taker, 0, this.me) === 0;
     if (!holding) {
-      if (waitMs <= 0) return;
+      if (waitMs <= 0) return false;
       holding = this.waitForTaker(waitMs);
     }
     try {
@@ -95,6 +96,7 @@ export class GcRing {
         Atomics.notify(w, Word.Taker);
       }
     }
+    return holding;
   }
 
   /** Whether the hook records pauses into the ring (it counts mark-compacts and rings either way). */

@@ -93,11 +93,12 @@ class ThreadSessions {
 
   /**
    * A thread that ends writes what its providers hold back, then hands its partly filled chunks to
-   * the drain, or they would stay held.
+   * the drain, or they would stay held, and says it writes no more (a stopping drain waits for that).
    */
   sealAll(): void {
     this.flush([...providerRegistry.all()].filter((p) => p.enablements.length > 0));
     this.sealChunks();
+    for (const s of this.live.values()) s.buffer?.publish();
   }
 
   /**

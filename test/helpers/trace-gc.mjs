@@ -114,7 +114,8 @@ function clockOffsetMs(pairs) {
  * The collections V8 made after the trace's last pause (`lines` from `end` on) must have ended after
  * the thread's last GCPausesFlushed: they came as the session stopped or the thread ended, after
  * its pauses were written (the stop's own allocation may collect). V8 prints whole ms, hence 1 ms
- * of slack; a pause lost earlier would end well before the flush.
+ * of slack (a pause lost within it, such as a last gc() just before the flush, the callers catch by
+ * requiring every collection up to the last forced one).
  */
 export function checkMissingAfterFlush(lines, end, pairs, flushedMs) {
   const missing = lines.slice(end);
