@@ -28,8 +28,12 @@ const FLUSH_BYTES = 1 << 20;
  * event loop, must not hold the stop forever.
  */
 const STOP_SETTLE_MS = 2000;
-/** A thread that has not closed a stopping session and has written nothing for this long is not waited for. */
-const OPEN_QUIET_MS = 20;
+/**
+ * A thread that has not closed a stopping session and has written nothing for this long is not
+ * waited for. A loop that has not turned for this long is a stall by the default StallMs: one that
+ * turns sooner closes the session, and its rundown is in the stream.
+ */
+const OPEN_QUIET_MS = 100;
 /** Timestamps the format carries exactly (zigzag varints of at most 53 bits): about ±52 days around the origin. */
 const MAX_TIMESTAMP_NS = 2 ** 52;
 const SETTLE_POLL_MS = 2;
@@ -277,7 +281,8 @@ export class DrainLoop implements RecordVisitor {
    * published): such a thread commits into the chunk it holds, and would after the last count. A
    * thread that has not closed it but writes nothing for OPEN_QUIET_MS (one blocked in
    * Atomics.wait, a worker that ended without closing it) is not waited for: the last pass reads what
-   * it holds. Nor are other threads at the process's exit: they end with it.
+   * it holds, and what it writes when it wakes (its rundown) is lost uncounted. Nor are other
+   * threads at the process's exit: they end with it.
    */
   private settle(): void {
     const m = this.memory;
