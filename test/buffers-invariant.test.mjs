@@ -89,6 +89,7 @@ async function stopWhileWriting(t, { rounds, count, burst, paceUs = 0, delayMs }
   t.after(() => Promise.all(workers.map((w) => w.close())));
   await Promise.all(workers.map((w) => w.ready));
   let stopping = 0;
+  let cut = 0;
   for (let round = 0; round < rounds; round++) {
     const file = join(dir, `stop-${round}.tptrace`);
     const session = await startSession({ providers: PROVIDER, output: file });
@@ -111,8 +112,10 @@ async function stopWhileWriting(t, { rounds, count, burst, paceUs = 0, delayMs }
       assert.equal(th.dropped, reasons, `round ${round}, thread ${r.threadId}: every drop has its reason: ${JSON.stringify(th.dropReasons)}`);
       assert.equal(th.events + th.dropped, r.attempted, `round ${round}, thread ${r.threadId}: ${th.events} read + ${th.dropped} dropped of ${r.attempted} attempted`);
       stopping += th.dropReasons.stopping;
+      if (r.attempted < count) cut++;
     }
     await rm(file);
   }
-  t.diagnostic(`${rounds} stops: ${stopping} writes dropped as 'stopping'`);
+  t.diagnostic(`${rounds} stops: ${stopping} writes dropped as 'stopping'; ${cut} of ${2 * rounds} loads cut short by the stop`);
+  assert.ok(cut > 0, 'some stop landed while a worker was writing');
 }

@@ -23,9 +23,9 @@ const IDLE_MARK_NS = 1e9;
 const FLUSH_BYTES = 1 << 20;
 /**
  * A stopping drain takes its final count only once no live producer is in its slow path (parked
- * producers leave and publish their drops) and every writing thread has closed the session.
- * Bounded: a producer that died there without being reclaimed, or a thread that does not turn its
- * event loop, must not hold the stop forever.
+ * producers leave and publish their drops) and no thread that has not closed the session still
+ * writes (see settle). Bounded: a producer that died there without being reclaimed, or a thread
+ * that writes on without turning its event loop, must not hold the stop forever.
  */
 const STOP_SETTLE_MS = 2000;
 /**
