@@ -294,8 +294,7 @@ export class DrainLoop implements RecordVisitor {
       queue.skipAbandoned();
       const slots = this.scanner.progress();
       if (!slots.some((p) => p.inSlowPath && !p.dead)) {
-        const open = Atomics.load(m.i32, Ctl.Exiting) === 0 ? slots.filter((p) => p.open && !p.dead) : [];
-        if (open.length === 0) return;
+        if (Atomics.load(m.i32, Ctl.Exiting) !== 0 || !slots.some((p) => p.open && !p.dead)) return;
         // What the open threads committed since the last look: taken now, and a sign they still write.
         this.pass(false);
         const seq = this.scanner.progress().reduce((sum, p) => (p.open && !p.dead ? sum + p.nextSeq : sum), 0);

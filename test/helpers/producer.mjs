@@ -35,7 +35,7 @@ export async function writeLoad(p, count, burst = 1000, progress, paceUs = 0) {
       p.Load.write(attempted, threadId, i * 0.25, -i);
       attempted++;
     }
-    for (const until = performance.now() + paceUs / 1000; paceUs > 0 && performance.now() < until; );
+    if (paceUs > 0) for (const until = performance.now() + paceUs / 1000; performance.now() < until; );
     if (i % burst === burst - 1) {
       if (progress) Atomics.store(progress, 0, attempted);
       await new Promise((r) => setImmediate(r));
