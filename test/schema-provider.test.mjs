@@ -137,3 +137,36 @@ test('a provider defined after a session that names it started is enabled at onc
   for await (const e of readTrace(file)) events.push(e);
   assert.deepEqual(events.map((e) => [e.provider, e.name, e.fields]), [['Late.App', 'On', { n: 42 }]]);
 });
+
+test('a provider whose onEnable, onDisable or onFlush throws anything (null, undefined, an object with no string form) gets a warning; the session records and stops', async (t) => {
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w.message);
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  const unprintable = Object.create(null);
+  const p = defineProvider('Test.ThrowsAnything', {
+    events: { E: { id: 1, fields: [['i', 'u32']] } },
+    onEnable() {
+      throw null;
+    },
+    onDisable() {
+      throw unprintable;
+    },
+    onFlush() {
+      throw undefined;
+    },
+  });
+  const file = join(await tempDir(t), 'throws.tptrace');
+  const session = await startSession({ providers: 'Test.ThrowsAnything', output: file });
+  p.E.write(7);
+  const result = await session.stop();
+  assert.equal(result.eventsWritten, 1);
+  const events = [];
+  for await (const e of readTrace(file)) events.push(e.fields.i);
+  assert.deepEqual(events, [7]);
+  await new Promise((resolve) => setImmediate(resolve));
+  const mine = warnings.filter((w) => w.includes("'Test.ThrowsAnything' threw"));
+  assert.ok(mine.some((w) => w.startsWith('tracepipe: onEnable') && w.endsWith('threw: null')), mine.join(' | '));
+  assert.ok(mine.some((w) => w.startsWith('tracepipe: onDisable') && w.endsWith('threw: [object Object]')), mine.join(' | '));
+  assert.ok(mine.some((w) => w.startsWith('tracepipe: onFlush') && w.endsWith('threw: undefined')), mine.join(' | '));
+});

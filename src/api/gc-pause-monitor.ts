@@ -1,5 +1,6 @@
 import { threadOriginNs } from '../buffers/clock.js';
 import { onGcPause } from '../providers/gc-pause-source.js';
+import { errorMessage } from '../schema/error-message.js';
 
 export type GCPauseSeverity = 'debug' | 'info' | 'warn';
 
@@ -45,7 +46,7 @@ export function monitorGCPauses(options: GCPauseMonitorOptions): () => void {
       onPause({ kind: p.kind, durationMs: p.durationMs, severity, startNs: origin + p.startMs * 1e6, flags: p.flags });
     } catch (e) {
       // A failing callback must not take the application down from inside a perf_hooks observer.
-      if (!warned) process.emitWarning(`tracepipe: monitorGCPauses onPause threw: ${(e as Error)?.message ?? String(e)}`);
+      if (!warned) process.emitWarning(`tracepipe: monitorGCPauses onPause threw: ${errorMessage(e)}`);
       warned = true;
     }
   });

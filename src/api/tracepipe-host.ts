@@ -6,6 +6,7 @@ import { type ComponentProvider, foreignHost, HOST_KEY, HOST_VERSION, mayHost, t
 import { SpanType } from '../schema/span-type.js';
 import { liveSessions as localLiveSessions, startSession as localStartSession } from '../session/session.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
+import { errorMessage } from '../schema/error-message.js';
 
 /**
  * This thread's host (docs/LITE.md): the first copy of tracepipe a thread loads installs it on
@@ -83,7 +84,7 @@ function adopt(c: ComponentProvider): boolean {
     link(defineHostProvider(name, c.definition as Parameters<typeof defineHostProvider>[1], true), c);
     return true;
   } catch (e) {
-    return refuse(`invalid:${name}`, `provider '${name}' cannot be traced: ${(e as Error)?.message ?? String(e)}; it stays disabled`);
+    return refuse(`invalid:${name}`, `provider '${name}' cannot be traced: ${errorMessage(e)}; it stays disabled`);
   }
 }
 

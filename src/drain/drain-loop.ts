@@ -11,6 +11,7 @@ import type { EventDescriptor } from '../schema/event-type.js';
 import type { Sink } from './sink.js';
 import type { DrainResult, DumpResult } from '../session/drain-protocol.js';
 import { RingSnapshot } from '../buffers/ring-snapshot.js';
+import { errorMessage } from '../schema/error-message.js';
 
 const IDLE_WAIT_MS = 100;
 /**
@@ -265,12 +266,12 @@ export class DrainLoop implements RecordVisitor {
       this.loss.progress(progress);
       this.endStream(slots, (p, counted) => Math.max(0, (this.loss.droppedByThread.get(p.threadId) ?? 0) - counted));
     } catch (e) {
-      error = e instanceof Error ? e.message : String(e);
+      error = errorMessage(e);
     }
     try {
       this.sink.close();
     } catch (e) {
-      error ??= e instanceof Error ? e.message : String(e);
+      error ??= errorMessage(e);
     }
     return { eventsWritten: this.eventsWritten, eventsDropped: this.loss.dropped, bytesWritten: this.writer.bytesTaken, ...(error === undefined ? {} : { error }) };
   }
@@ -335,14 +336,14 @@ export class DrainLoop implements RecordVisitor {
       // Producers have been told to stop; those in their slow path have left it. Take what they committed.
       this.endStream(this.finalPass(), () => 0);
     } catch (e) {
-      error = e instanceof Error ? e.message : String(e);
+      error = errorMessage(e);
       m.setState(SessionState.Failed);
       new FairQueue(m).wakeAll();
     }
     try {
       this.sink.close();
     } catch (e) {
-      error ??= e instanceof Error ? e.message : String(e);
+      error ??= errorMessage(e);
     }
     // Lets an owner that is exiting (and so cannot receive messages) wait for the flush in shared memory.
     if (error === undefined) m.setState(SessionState.Stopped);

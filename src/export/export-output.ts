@@ -1,4 +1,5 @@
 import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
+import { errorMessage } from '../schema/error-message.js';
 
 /** Buffered bytes are written out once they pass this size: large writes, bounded memory. */
 export const FLUSH_BYTES = 1 << 20;
@@ -87,7 +88,7 @@ export async function prepareDirectory(dir: string): Promise<void> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' || code === 'ENOTDIR') throw new ExportTargetError(`${dir} exists and is not a directory; this format writes a directory of files`);
-    throw new ExportTargetError(`cannot create ${dir}: ${(e as Error).message}`);
+    throw new ExportTargetError(`cannot create ${dir}: ${errorMessage(e)}`);
   }
   const present = await readdir(dir);
   if (present.length > 0) throw new ExportTargetError(`${dir} is not empty (${present.length} entries); remove it or choose another -o`);

@@ -13,6 +13,7 @@ import { type CollectRequest, decodeCollectRequest, decodeSessionId, encodeProce
 import { CommandSet, errorFrame, type Frame, FrameReader, IpcError, IpcErrorCode, MAX_REQUEST_PAYLOAD, okFrame, ProcessCommand, TracingCommand } from './ipc-protocol.js';
 import { takeDescriptor } from './ipc-transport.js';
 import { loadedSessionMachinery, loadSessionMachinery, type SessionMachinery } from './session-machinery.js';
+import { errorMessage } from '../schema/error-message.js';
 
 /** Connections still sending or awaiting a reply; more are refused with Busy so a flood stays bounded. */
 const MAX_PENDING = 32;
@@ -28,7 +29,7 @@ function send(socket: net.Socket, frame: Uint8Array): void {
 
 function refuse(socket: net.Socket, e: unknown): void {
   if (e instanceof IpcError) send(socket, errorFrame(e.code, e.message));
-  else send(socket, errorFrame(IpcErrorCode.SessionFailed, e instanceof Error ? e.message : String(e)));
+  else send(socket, errorFrame(IpcErrorCode.SessionFailed, errorMessage(e)));
 }
 
 /** Why startSession refused a CollectTracing, as the error reply's code and message. */

@@ -1,5 +1,6 @@
 import { GcRing } from './gc-ring.js';
 import { loadNativeAddon } from './native-addon.js';
+import { errorMessage } from '../schema/error-message.js';
 
 /** The native GC hook (native/gc-hook/gc_hook.cc), built at install where a compiler is available. */
 interface GcHookAddon {
@@ -42,7 +43,7 @@ function notify(): void {
     try {
       l();
     } catch (e) {
-      process.emitWarning(`tracepipe: a GC pause listener threw: ${e instanceof Error ? e.message : String(e)}`);
+      process.emitWarning(`tracepipe: a GC pause listener threw: ${errorMessage(e)}`);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { runOwnTimer } from './event-loop/loop-sampler.js';
+import { errorMessage } from '../schema/error-message.js';
 
 interface Job {
   everyMs: number;
@@ -48,7 +49,7 @@ function tick(): void {
       try {
         j.run();
       } catch (e) {
-        process.emitWarning(`tracepipe: a provider's periodic sample threw: ${(e as Error).message}`);
+        process.emitWarning(`tracepipe: a provider's periodic sample threw: ${errorMessage(e)}`);
       }
     }
   });

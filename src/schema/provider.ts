@@ -7,6 +7,7 @@ import { utf8Length } from './utf8.js';
 import { foreignHost, HOST_KEY, HOST_VERSION, type ProviderHost } from './provider-host.js';
 import { SpanType, type SpanSpec, type TraceSpanType } from './span-type.js';
 import { COUNTER_SUFFIX, DEFAULT_COUNTER_UNIT, hasReservedSuffix, SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
+import { errorMessage } from './error-message.js';
 
 export interface EventSpec<KW extends string = string> {
   readonly id: number;
@@ -294,7 +295,7 @@ export function defineProvider<
     host.register({ abi: HOST_VERSION, name, definition: def, members: membersOf(provider), provider });
   } catch (e) {
     // A host promises not to throw; one that does must not break the library defining a provider.
-    process.stderr.write(`tracepipe: the host in this thread failed to adopt provider '${name}' (${(e as Error)?.message ?? String(e)}); its events stay disabled\n`);
+    process.stderr.write(`tracepipe: the host in this thread failed to adopt provider '${name}' (${errorMessage(e)}); its events stay disabled\n`);
   }
   return provider as unknown as Provider<E, S, C>;
 }

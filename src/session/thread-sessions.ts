@@ -7,6 +7,7 @@ import type { EnableContext, ProviderImpl } from '../schema/provider.js';
 import { eventEnabledFor, providerRegistry } from '../schema/provider.js';
 import type { RecordTarget } from '../schema/record-abi.js';
 import type { SessionDescriptor } from './session-descriptor.js';
+import { errorMessage } from '../schema/error-message.js';
 
 interface LiveSession {
   readonly desc: SessionDescriptor;
@@ -182,7 +183,7 @@ function safeCall(p: ProviderImpl, which: 'onEnable' | 'onDisable' | 'onFlush', 
     if (which === 'onFlush') p.onFlush?.();
     else p[which]?.(ctx!);
   } catch (e) {
-    process.emitWarning(`tracepipe: ${which} of provider '${p.name}' threw: ${(e as Error).message}`);
+    process.emitWarning(`tracepipe: ${which} of provider '${p.name}' threw: ${errorMessage(e)}`);
   }
 }
 

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Session } from 'node:inspector';
 import { loadNativeAddon } from '../native-addon.js';
 import { NO_TOTALS, type ParseTotals, readSnapshotHeader, SnapshotJsonParser, type SnapshotOutput } from './snapshot-json-parser.js';
+import { errorMessage } from '../../schema/error-message.js';
 
 const require = createRequire(import.meta.url);
 
@@ -64,7 +65,7 @@ export function transcoderCallbacks(out: SnapshotOutput, wanted: () => boolean):
     try {
       return f();
     } catch (e) {
-      failed = `the heap snapshot stream failed: ${(e as Error).message}`;
+      failed = `the heap snapshot stream failed: ${errorMessage(e)}`;
       return false;
     }
   };
@@ -106,7 +107,7 @@ export function streamHeapSnapshot(out: SnapshotOutput, wanted: () => boolean, d
     try {
       r = loaded.addon.transcodeHeapSnapshot(onHeader, onPayloads);
     } catch (e) {
-      return done(`the heap snapshot stream failed: ${(e as Error).message}`, NO_TOTALS);
+      return done(`the heap snapshot stream failed: ${errorMessage(e)}`, NO_TOTALS);
     }
     const { error, ...totals } = r;
     return done(failed() || error, totals);
@@ -119,7 +120,7 @@ export function streamHeapSnapshot(out: SnapshotOutput, wanted: () => boolean, d
     session = new InspectorSession();
     session.connect();
   } catch (e) {
-    return done(`the inspector is not available: ${(e as Error).message}`, parser.totals);
+    return done(`the inspector is not available: ${errorMessage(e)}`, parser.totals);
   }
   let finished = false;
   let failed = '';
@@ -130,7 +131,7 @@ export function streamHeapSnapshot(out: SnapshotOutput, wanted: () => boolean, d
       parser.pushText(m.params.chunk);
     } catch (e) {
       // Not thrown into the inspector's dispatch: reported when V8 is done.
-      failed = `the heap snapshot stream failed: ${(e as Error).message}`;
+      failed = `the heap snapshot stream failed: ${errorMessage(e)}`;
     }
   };
   const finish = (error: string): void => {
@@ -147,6 +148,6 @@ export function streamHeapSnapshot(out: SnapshotOutput, wanted: () => boolean, d
   try {
     session.post('HeapProfiler.takeHeapSnapshot', { reportProgress: false }, (err) => finish(err ? `V8 could not take the snapshot: ${err.message}` : ''));
   } catch (e) {
-    finish(`V8 could not take the snapshot: ${(e as Error).message}`);
+    finish(`V8 could not take the snapshot: ${errorMessage(e)}`);
   }
 }
