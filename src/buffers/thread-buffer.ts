@@ -140,8 +140,8 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     const m = this.memory;
     if (m.state >= SessionState.Stopping) {
       // The session stops, and this thread has not heard yet: its write is an attempt the session
-      // lost. Counted with its reason; the drain's final count includes it when this thread raised
-      // its slow-path flag before the drain settled (BUFFERING.md), and is taken without it otherwise.
+      // lost, counted with its reason. The detach publishes the slot, which the drain's final count
+      // waits for (BUFFERING.md), bounded: a count taken before it goes without this drop.
       this.drop(DropReasonCode.Stopping);
       return this.detachAndRefuse();
     }
