@@ -39,7 +39,10 @@ async function run(name, body, { env = {}, onReady } = {}) {
     }
   });
   child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  // A process that tracing keeps alive (a signal that no longer kills) fails its test instead of hanging it.
+  const bound = setTimeout(() => child.kill('SIGKILL'), 40_000);
   const [code, signal] = await once(child, 'exit');
+  clearTimeout(bound);
   return { code, signal, stdout, stderr, file: output.replace('{pid}', String(child.pid)) };
 }
 
@@ -97,6 +100,62 @@ console.log('ready');`;
   assert.equal(r.code, 0);
   assert.equal(r.stdout, 'ready\ngraceful\n');
   await assertComplete(r.file);
+});
+
+/**
+ * Runs the same program untraced (TRACEPIPE_ENABLE=0: the prelude's events are off) and traced, and
+ * asserts both end the same way: the same exit code or the same signal, the same output.
+ */
+async function runBoth(name, body, { onReady, env = {} } = {}) {
+  const untraced = await run(`${name}-off`, body, { onReady, env: { TRACEPIPE_ENABLE: '0', ...env } });
+  const traced = await run(`${name}-on`, body, { onReady, env });
+  assert.deepEqual({ code: traced.code, signal: traced.signal, stdout: traced.stdout }, { code: untraced.code, signal: untraced.signal, stdout: untraced.stdout }, `untraced stderr: ${untraced.stderr}\ntraced stderr: ${traced.stderr}`);
+  assert.equal(existsSync(untraced.file), false);
+  return traced;
+}
+
+const NATIVE = existsSync(join(ROOT, 'native/gc-hook/build/Release/signal_flush.node')) && process.env.TRACEPIPE_GC_HOOK !== '0';
+
+test('with signal-exit (execa, write-file-atomic, foreground-child): SIGTERM and SIGINT still kill, and the trace is complete', async () => {
+  for (const signal of ['SIGTERM', 'SIGINT']) {
+    const body = `import { onExit } from 'signal-exit';
+onExit((code, sig) => { console.log('signal-exit saw', sig); });
+setInterval(() => {}, 1000); console.log('ready');`;
+    const r = await runBoth(`signal-exit-${signal}`, body, { onReady: (child) => child.kill(signal) });
+    assert.equal(r.signal, signal);
+    assert.equal(r.stdout, `ready\nsignal-exit saw ${signal}\n`);
+    if (NATIVE) await assertComplete(r.file);
+  }
+});
+
+test('a SIGTERM that arrives while the main thread is blocked kills it then, as untraced, not when it yields', async () => {
+  // Blocks for 20 s (or until killed): untraced, SIGTERM kills at once; a JavaScript listener would run only after the block.
+  const body = `console.log('ready'); const end = Date.now() + 20000; while (Date.now() < end); console.log('ran to the end');`;
+  const started = Date.now();
+  const r = await runBoth('blocked', body, { onReady: (child) => setTimeout(() => child.kill('SIGTERM'), 200) });
+  assert.equal(r.signal, 'SIGTERM');
+  assert.ok(Date.now() - started < 30000, 'both runs ended well before their 20 s blocks would have');
+  if (NATIVE) await assertComplete(r.file);
+});
+
+test('a signal the process sends itself, and one pending as the program ends, kill it with that signal (not exit 0)', async () => {
+  const r = await runBoth('self-kill', `console.log('ready'); process.kill(process.pid, 'SIGTERM'); console.log('after the kill');`);
+  assert.equal(r.signal, 'SIGTERM');
+  assert.equal(r.stdout, 'ready\n');
+  if (NATIVE) await assertComplete(r.file);
+  const hup = await runBoth('self-hup', `process.kill(process.pid, 'SIGHUP');`);
+  assert.equal(hup.signal, 'SIGHUP');
+});
+
+test('an application that stops listening and re-raises the signal dies of it, with a complete trace', async () => {
+  const body = `const t = setInterval(() => {}, 1000);
+const onTerm = () => { console.log('cleaning up'); process.off('SIGTERM', onTerm); process.kill(process.pid, 'SIGTERM'); };
+process.on('SIGTERM', onTerm);
+console.log('ready');`;
+  const r = await runBoth('reraise', body, { onReady: (child) => child.kill('SIGTERM') });
+  assert.equal(r.signal, 'SIGTERM');
+  assert.equal(r.stdout, 'ready\ncleaning up\n');
+  if (NATIVE) await assertComplete(r.file);
 });
 
 test('TRACEPIPE_BUFFERING_MODE and TRACEPIPE_BUFFER_SIZE_MB reach the session', async () => {

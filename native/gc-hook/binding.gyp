@@ -11,6 +11,10 @@
     {
       "target_name": "loop_metrics",
       "sources": ["loop_metrics.cc"]
+    },
+    {
+      "target_name": "signal_flush",
+      "sources": ["signal_flush.cc"]
     }
   ]
 }

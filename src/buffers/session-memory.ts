@@ -59,6 +59,11 @@ export const Ctl = {
    * it, since they end with the process (and a busy one would only delay the exit).
    */
   Exiting: 25,
+  /**
+   * 1 while a native signal handler would end this session as a signal kills the process
+   * (src/ipc/exit-flush.ts): it cannot notify, so the drain never sleeps longer than its idle wait.
+   */
+  SignalFlush: 26,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"

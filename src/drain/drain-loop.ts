@@ -212,7 +212,8 @@ export class DrainLoop implements RecordVisitor {
       return;
     }
     Atomics.store(m.i32, Ctl.DrainAsleep, 1);
-    if (m.chunkTurnover === turnover) Atomics.wait(m.i32, Ctl.DrainWake, wake, Math.min(QUIET_WAIT_MS, this.sink.maxSleepMs ?? QUIET_WAIT_MS));
+    const longest = Atomics.load(m.i32, Ctl.SignalFlush) !== 0 ? IDLE_WAIT_MS : QUIET_WAIT_MS;
+    if (m.chunkTurnover === turnover) Atomics.wait(m.i32, Ctl.DrainWake, wake, Math.min(longest, this.sink.maxSleepMs ?? longest));
     Atomics.store(m.i32, Ctl.DrainAsleep, 0);
   }
 

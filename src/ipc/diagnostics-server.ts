@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import type { DiagnosticRequests } from './diagnostics-requests.js';
-import { onSignalExit } from './exit-flush.js';
+import { removeOnSignalExit } from './exit-flush.js';
 import { endpointPath, listenPrivately, processKey, removeEndpoint } from './ipc-transport.js';
 import { isMainThread } from './main-thread.js';
 
@@ -54,7 +54,7 @@ class Server implements DiagnosticServer {
     server.on('error', () => undefined);
     server.unref();
     process.on('exit', s.remove);
-    s.forgetSignalCleanup = onSignalExit(s.remove);
+    s.forgetSignalCleanup = removeOnSignalExit(s.path);
     return s;
   }
 

@@ -1,48 +1,130 @@
 /**
- * Termination signals end a process without its 'exit' event, so a session's file would lose its
- * end-of-stream block. While sessions started from outside the application are running, SIGINT,
- * SIGTERM and SIGHUP flush them and then die of the same signal, as if nothing had been listening.
- * Normal ends, process.exit() and uncaught exceptions all emit 'exit', where sessions flush already.
+ * Termination signals end a process without its 'exit' event, so a session's stream would lose its
+ * last events and its end. While sessions started from outside the application run (a startup
+ * session, a tool attached), SIGINT, SIGTERM and SIGHUP end every session whose drain writes its own
+ * output before the process dies of them: from a native signal handler (native/gc-hook/signal_flush.cc),
+ * never a JavaScript listener. A listener changes what the signal does: the process no longer dies
+ * while its loop is blocked, a signal pending as the program ends is lost (exit status 0 instead of
+ * 143), and signal-exit, which re-raises only when its own listeners are the only ones, waits for us
+ * while we wait for it. The native handler is invisible to JavaScript and hands the signal back to
+ * what was there before it, so the process dies of it at the same moment, with the same status.
+ *
+ * When the application listens to a signal itself, libuv's handler takes it over and the application
+ * decides (an exit it chooses goes through 'exit', where sessions flush already); when its last
+ * listener goes, the native handler comes back. Without the native addon nothing is installed: a
+ * signal kills the process exactly as untraced, and the stream ends at the drain's last pass, readable
+ * without its end-of-stream block (docs/BUFFERING.md).
  */
-import type { TraceSession } from '../session/session.js';
+import { constants } from 'node:os';
+import { Ctl, SessionState } from '../buffers/session-memory.js';
+import { loadNativeAddon } from '../providers/native-addon.js';
+import type { SessionWatcher, TraceSession } from '../session/session.js';
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-let holds = 0;
-/** The thread's sessions, as the holders know them (passed in: the diagnostics server loads them lazily). */
-let sessions: () => readonly TraceSession[] = () => [];
-const cleanups = new Set<() => void>();
-
-function onSignal(signal: NodeJS.Signals): void {
-  // The application listens too: it decides whether to exit, and an exit goes through 'exit'.
-  if (process.listenerCount(signal) > 1) return;
-  for (const c of cleanups) c();
-  holds = 0;
-  for (const sig of SIGNALS) process.off(sig, onSignal);
-  // The flush comes last: whatever runs after it is after the session, and may collect garbage.
-  for (const s of sessions()) s.flushOnExit();
-  // With no listener left the default action applies again: the exit status says which signal it was.
-  process.kill(process.pid, signal);
+interface SignalFlushAddon {
+  configure(state: number, exiting: number, wake: number, enabled: number, stopping: number): void;
+  /** Returns the session's slot, -1 when the table is full. */
+  track(sab: SharedArrayBuffer): number;
+  untrack(slot: number): void;
+  /** Whether the handler is now in place (false where the signal is ignored). */
+  install(signo: number): boolean;
+  uninstall(signo: number): void;
+  unlinkOnSignal(path: string): number;
+  keepOnSignal(slot: number): void;
 }
 
-/**
- * Keeps the signal handlers installed until the returned release is called (they are not installed
- * while nothing needs them: a JavaScript signal listener cannot interrupt a busy event loop, the
- * default action can). `liveSessions` is the sessions module's, which the holder has loaded.
- */
-export function holdSignalFlush(liveSessions: () => readonly TraceSession[]): () => void {
-  sessions = liveSessions;
-  if (holds++ === 0) for (const sig of SIGNALS) process.on(sig, onSignal);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    if (--holds === 0) for (const sig of SIGNALS) process.off(sig, onSignal);
+let native: SignalFlushAddon | null | undefined;
+
+/** Loaded with the first hold: the diagnostics server alone needs none of this. */
+function signalFlushAddon(): SignalFlushAddon | undefined {
+  if (native === undefined) {
+    native = loadNativeAddon<SignalFlushAddon>('signal_flush').addon ?? null;
+    native?.configure(Ctl.State, Ctl.Exiting, Ctl.DrainWake, SessionState.Enabled, SessionState.Stopping);
+  }
+  return native ?? undefined;
+}
+
+let holds = 0;
+const tracked = new Map<TraceSession, number>();
+/** Files to remove as a signal kills the process, and their slots in the addon while held. */
+const endpoints = new Map<string, number>();
+let stopWatching: (() => void) | undefined;
+
+function isHandled(event: string | symbol): event is NodeJS.Signals {
+  return (SIGNALS as readonly (string | symbol)[]).includes(event);
+}
+
+/** The native handler goes where the default action would apply: no JavaScript listener. */
+function installIfUnheard(addon: SignalFlushAddon, signal: NodeJS.Signals): void {
+  if (process.listenerCount(signal) === 0) addon.install(constants.signals[signal]);
+}
+
+/** libuv gives a signal back to the default action when its last listener goes: the handler returns. */
+function onRemoveListener(event: string | symbol): void {
+  const addon = native;
+  if (addon && holds > 0 && isHandled(event)) installIfUnheard(addon, event);
+}
+
+function track(addon: SignalFlushAddon): SessionWatcher {
+  return (session, live) => {
+    if (live && session.drainWritesOutput) {
+      const slot = addon.track(session.memory.sab);
+      if (slot < 0) return;
+      tracked.set(session, slot);
+      Atomics.store(session.memory.i32, Ctl.SignalFlush, 1);
+    } else if (!live && tracked.has(session)) {
+      addon.untrack(tracked.get(session)!);
+      tracked.delete(session);
+      Atomics.store(session.memory.i32, Ctl.SignalFlush, 0);
+    }
   };
 }
 
-/** Also run `cleanup` when a signal ends the process (what an 'exit' listener would have done). */
-export function onSignalExit(cleanup: () => void): () => void {
-  cleanups.add(cleanup);
-  return () => cleanups.delete(cleanup);
+function start(addon: SignalFlushAddon, watchSessions: (w: SessionWatcher) => () => void): void {
+  stopWatching = watchSessions(track(addon));
+  for (const path of endpoints.keys()) endpoints.set(path, addon.unlinkOnSignal(path));
+  for (const sig of SIGNALS) installIfUnheard(addon, sig);
+  process.on('removeListener', onRemoveListener);
+}
+
+function finish(addon: SignalFlushAddon): void {
+  process.off('removeListener', onRemoveListener);
+  for (const sig of SIGNALS) addon.uninstall(constants.signals[sig]);
+  stopWatching?.();
+  stopWatching = undefined;
+  for (const [session, slot] of tracked) {
+    addon.untrack(slot);
+    Atomics.store(session.memory.i32, Ctl.SignalFlush, 0);
+  }
+  tracked.clear();
+  for (const [path, slot] of endpoints) {
+    addon.keepOnSignal(slot);
+    endpoints.set(path, -1);
+  }
+}
+
+/**
+ * Keeps the signal flush in place until the returned release is called. `watchSessions` is the
+ * sessions module's, which the holder has loaded: every session live meanwhile is flushed.
+ */
+export function holdSignalFlush(watchSessions: (w: SessionWatcher) => () => void): () => void {
+  const addon = signalFlushAddon();
+  if (addon && holds++ === 0) start(addon, watchSessions);
+  let released = false;
+  return () => {
+    if (released || !addon) return;
+    released = true;
+    if (--holds === 0) finish(addon);
+  };
+}
+
+/** Also remove `path` when a signal ends the process while the flush is held (what an 'exit' listener does otherwise). */
+export function removeOnSignalExit(path: string): () => void {
+  endpoints.set(path, native && holds > 0 ? native.unlinkOnSignal(path) : -1);
+  return () => {
+    const slot = endpoints.get(path);
+    if (slot !== undefined && slot >= 0) native?.keepOnSignal(slot);
+    endpoints.delete(path);
+  };
 }

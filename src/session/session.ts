@@ -128,6 +128,8 @@ export class TraceSession {
     private readonly worker: Worker,
     readonly originNs: bigint,
     private readonly stopTimeoutMs: number,
+    /** Whether the drain writes the output itself (a file or an fd), so it can end the stream while this thread cannot run. */
+    readonly drainWritesOutput: boolean,
   ) {
     this.id = nextSessionId++;
     this.providers = providers;
@@ -174,7 +176,7 @@ export class TraceSession {
   /** @internal The drain is gone (finished, crashed or killed) or the output failed. */
   end(r: Counts): void {
     if (this.state === 'stopped' || this.state === 'failed') return;
-    live.delete(this);
+    if (live.delete(this)) tell(this, false);
     this.state = this.error ? 'failed' : 'stopped';
     if (this.error) this.markFailed();
     announceClose(this.id);
@@ -266,21 +268,51 @@ export class TraceSession {
     return true;
   }
 
-  /** @internal Synchronous flush when the process is exiting: file outputs get their end-of-stream block. */
-  flushOnExit(): void {
-    if (this.state !== 'running' && this.state !== 'stopping') return;
+  /**
+   * @internal The process is exiting: tells the drain to end the stream now, without waiting for other
+   * threads (they end with the process). Returns whether there is a flush to wait for (awaitExitFlush).
+   */
+  beginExitFlush(): boolean {
+    if (this.state !== 'running' && this.state !== 'stopping') return false;
     Atomics.store(this.memory.i32, Ctl.Exiting, 1);
     this.beginStop();
-    const deadline = Date.now() + EXIT_FLUSH_MS;
+    return true;
+  }
+
+  /** @internal Waits in shared memory, until `deadline` (Date.now()) at most, for the drain begun by beginExitFlush. */
+  awaitExitFlush(deadline: number): void {
     while (this.memory.state === SessionState.Stopping && Date.now() < deadline) {
-      Atomics.wait(this.memory.i32, Ctl.State, SessionState.Stopping, 50);
+      Atomics.wait(this.memory.i32, Ctl.State, SessionState.Stopping, Math.min(50, Math.max(1, deadline - Date.now())));
     }
   }
 }
 
-process.on('exit', () => {
-  for (const s of live) s.flushOnExit();
-});
+/**
+ * Synchronous flush of every live session as the process exits: file and fd outputs get their last
+ * events and their end-of-stream block. All drains work at once, within one EXIT_FLUSH_MS in all.
+ */
+export function flushSessionsOnExit(): void {
+  const flushing = [...live].filter((s) => s.beginExitFlush());
+  const deadline = Date.now() + EXIT_FLUSH_MS;
+  for (const s of flushing) s.awaitExitFlush(deadline);
+}
+
+process.on('exit', flushSessionsOnExit);
+
+/** Told when a session goes live (true) and when it ends (false). */
+export type SessionWatcher = (session: TraceSession, live: boolean) => void;
+const watchers = new Set<SessionWatcher>();
+
+/** Calls `watcher` for every live session now and as sessions start and end, until the returned function is called. */
+export function watchSessions(watcher: SessionWatcher): () => void {
+  watchers.add(watcher);
+  for (const s of live) watcher(s, true);
+  return () => watchers.delete(watcher);
+}
+
+function tell(session: TraceSession, isLive: boolean): void {
+  for (const w of watchers) w(session, isLive);
+}
 
 function headerInfo(id: number, providers: readonly ProviderConfig[], mode: string, bufferSizeMB: number, originNs: bigint, wallNs: bigint): HeaderInfo {
   return {
@@ -391,6 +423,7 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
   session.state = 'running';
   session.memory.setState(SessionState.Enabled);
   live.add(session);
+  tell(session, true);
   announceOpen({ id: session.id, sab: session.memory.sab, providers: plan.providers, originNs: session.originNs.toString(), rundown: plan.rundown });
   return session;
 }
@@ -415,7 +448,7 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
     stderr: false,
   });
   markServiceWorker(worker, 'tracepipe-drain');
-  const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs);
+  const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd');
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
   else if (typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new ListenerConsumer((e) => output.onEvent(e)));
 
