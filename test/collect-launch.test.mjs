@@ -34,6 +34,23 @@ test("the child's exit code is the CLI's, and the trace is still complete; {pid}
   assert.equal(s.header.pid, Number(pid));
 });
 
+test('a command killed by a signal: the CLI exits as a shell would (128 + the signal), says so, and the trace is complete', async (t) => {
+  for (const [signal, status, body] of [
+    ['SIGTERM', 143, "process.kill(process.pid, 'SIGTERM')"],
+    ['SIGABRT', 134, 'process.abort()'],
+  ]) {
+    const file = join(dir, `killed-${signal}.tptrace`);
+    const r = await startCli(t, dir, ['collect', '--providers', 'Runtime.Process', '-o', file, '--', process.execPath, '-e', body]).done;
+    assert.equal(r.code, status, r.stderr);
+    assert.match(r.stderr, new RegExp(`was killed by ${signal} \\(exit status ${status}\\)\n`));
+    assert.match(r.stdout, new RegExp(`the command was killed by ${signal}`));
+    if (signal === 'SIGTERM') {
+      const s = await readTrace(file).summary();
+      assert.equal(s.complete, true, s.error?.message);
+    }
+  }
+});
+
 test('a command that cannot be run: one line, non-zero exit', async (t) => {
   const r = await startCli(t, dir, ['collect', '-o', join(dir, 'none.tptrace'), '--', join(dir, 'no-such-program')]).done;
   assert.equal(r.code, 1);

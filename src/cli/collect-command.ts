@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { open, rm } from 'node:fs/promises';
+import { constants } from 'node:os';
 import { basename, extname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseBufferSizeMB } from '../buffers/session-memory.js';
@@ -86,7 +87,7 @@ function defaultOutput(argv: readonly string[]): string {
 }
 
 /** Reads the file back: what it holds, what was lost, whether it is complete. Exit code 0 only when complete. */
-async function summarize(file: string, elapsedMs: number): Promise<number> {
+async function summarize(file: string, elapsedMs: number, ending?: string): Promise<number> {
   let s;
   try {
     s = await readTrace(file).summary();
@@ -100,6 +101,7 @@ async function summarize(file: string, elapsedMs: number): Promise<number> {
     `wrote ${file}`,
     `  ${s.events.toLocaleString('en-US')} events, ${s.dropped.toLocaleString('en-US')} dropped${share}, ${formatBytes(s.bytes)}, events span ${formatNs(s.durationNs)}, collected for ${(elapsedMs / 1000).toFixed(1)} s`,
   ];
+  if (ending) lines.push(ending);
   if (s.dropped > 0) lines.push('  to lose fewer events: a bigger --buffer-size, or --buffering block (producers wait instead)');
   if (!s.complete) lines.push(`WARNING: the trace is incomplete (${s.error?.message ?? 'no end-of-stream block'}); tools read what is there`);
   await writeOut(`${lines.join('\n')}\n`);
@@ -203,10 +205,12 @@ async function launch(command: readonly string[], p: Plan): Promise<number> {
     clearTimeout(timer);
     process.off('SIGINT', forward).off('SIGTERM', forward);
   });
-  process.stderr.write(`${command[0]} exited ${exit.signal ? `on ${exit.signal}` : `with code ${exit.code}`}\n`);
-  const traced = await summarize(file, performance.now() - started);
-  if (exit.code !== null && exit.code !== 0) return exit.code;
-  return traced;
+  // As a shell reports it: a CI job whose command was killed (a timeout's SIGTERM, an abort) must not read as a success.
+  const status = exit.signal ? 128 + (constants.signals[exit.signal] ?? 0) : (exit.code ?? 1);
+  const ending = exit.signal ? `was killed by ${exit.signal} (exit status ${status})` : `exited with code ${exit.code}`;
+  process.stderr.write(`${command[0]} ${ending}\n`);
+  const traced = await summarize(file, performance.now() - started, `  the command ${ending}`);
+  return status !== 0 ? status : traced;
 }
 
 /** The startup session is the child's oldest session that no client is streaming. */

@@ -73,6 +73,8 @@ function track(addon: SignalFlushAddon): SessionWatcher {
       if (slot < 0) return;
       tracked.set(session, slot);
       Atomics.store(session.memory.i32, Ctl.SignalFlush, 1);
+      // A drain asleep for longer than its idle wait goes back to sleep with the shorter bound.
+      session.memory.wakeDrain();
     } else if (!live && tracked.has(session)) {
       addon.untrack(tracked.get(session)!);
       tracked.delete(session);
