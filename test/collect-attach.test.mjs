@@ -3,6 +3,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { processInfo, readTrace } from '../dist/index.js';
 import { startCli, startTarget, useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
 
@@ -99,6 +100,24 @@ test('the target ending (exit, or SIGTERM) while a collect streams: the stream i
     // It died of the signal, as it would have untraced.
     if (how === 'SIGTERM') assert.equal(target.child.signalCode, 'SIGTERM');
   }
+});
+
+test('a target using signal-exit dies of SIGTERM while a collect streams, and after the tool detached', async (t) => {
+  const script = fileURLToPath(new URL('./fixtures/signal-exit-target.mjs', import.meta.url));
+  const died = (target) => waitFor('the target to die of SIGTERM', () => target.child.signalCode === 'SIGTERM', 20_000);
+  const attached = await startTarget(t, dir, { script, args: [] });
+  const file = join(dir, 'signal-exit.tptrace');
+  const cli = startCli(t, dir, ['collect', '--pid', String(attached.pid), '--providers', 'Runtime.Process', '-o', file]);
+  await waitFor('the session to run', async () => (await processInfo(attached.pid)).sessions.length === 1);
+  attached.child.kill('SIGTERM');
+  await died(attached);
+  assert.equal((await cli.done).code, 0);
+  assert.ok((await complete(file)).events > 0);
+
+  const detached = await startTarget(t, dir, { script, args: [] });
+  assert.equal((await startCli(t, dir, ['collect', '--pid', String(detached.pid), '--providers', 'Runtime.Process', '--duration', '200ms', '-o', join(dir, 'detached.tptrace')]).done).code, 0);
+  detached.child.kill('SIGTERM');
+  await died(detached);
 });
 
 test('ps lists the target and its sessions; stop ends a session that a collect is streaming', async (t) => {

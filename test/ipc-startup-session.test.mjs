@@ -14,6 +14,8 @@ import { useTmpdir } from './helpers/ipc-processes.mjs';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dir = await useTmpdir(after);
 const N = 5000;
+/** Whether a signal's death flushes the session (the native addon); without it the process still dies of the signal, untouched. */
+const NATIVE = existsSync(join(ROOT, 'native/gc-hook/build/Release/signal_flush.node')) && process.env.TRACEPIPE_GC_HOOK !== '0';
 
 const PRELUDE = `
 import { defineProvider } from 'tracepipe';
@@ -88,7 +90,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
     const r = await run(signal, `setInterval(() => {}, 1000); console.log('ready');`, { onReady: (child) => child.kill(signal) });
     assert.equal(r.code, null);
     assert.equal(r.signal, signal);
-    await assertComplete(r.file);
+    if (NATIVE) await assertComplete(r.file);
   });
 }
 
@@ -113,8 +115,6 @@ async function runBoth(name, body, { onReady, env = {} } = {}) {
   assert.equal(existsSync(untraced.file), false);
   return traced;
 }
-
-const NATIVE = existsSync(join(ROOT, 'native/gc-hook/build/Release/signal_flush.node')) && process.env.TRACEPIPE_GC_HOOK !== '0';
 
 test('with signal-exit (execa, write-file-atomic, foreground-child): SIGTERM and SIGINT still kill, and the trace is complete', async () => {
   for (const signal of ['SIGTERM', 'SIGINT']) {
