@@ -158,6 +158,19 @@ console.log('ready');`;
   if (NATIVE) await assertComplete(r.file);
 });
 
+test('SIGTERM from outside to a process whose loop turns: the providers write their last events, as at exit', { skip: !NATIVE && 'needs the native signal flush' }, async () => {
+  const env = { TRACEPIPE_PROVIDERS: 'Test.Startup,Runtime.Process,Runtime.GC' };
+  const killed = await run('rundown-signal', `setInterval(() => {}, 1000); console.log('ready');`, { env, onReady: (child) => child.kill('SIGTERM') });
+  assert.equal(killed.signal, 'SIGTERM');
+  const s = await readTrace(killed.file).summary();
+  assert.equal(s.complete, true);
+  const ended = s.byEvent;
+  assert.equal(ended['Test.Startup/Step'], N);
+  // Runtime.Process writes its figures as the session starts and again as it stops; Runtime.GC says what it flushed.
+  assert.equal(ended['Runtime.Process/ResourceUsage'], 2, JSON.stringify(ended));
+  assert.ok(ended['Runtime.GC/GCPausesFlushed'] >= 1, JSON.stringify(ended));
+});
+
 test('TRACEPIPE_BUFFERING_MODE and TRACEPIPE_BUFFER_SIZE_MB reach the session', async () => {
   const r = await run('block', '', { env: { TRACEPIPE_BUFFERING_MODE: 'block', TRACEPIPE_BUFFER_SIZE_MB: '2' } });
   const s = await assertComplete(r.file);

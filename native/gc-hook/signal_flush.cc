@@ -1,22 +1,26 @@
 // tracepipe's signal flush: when SIGINT, SIGTERM or SIGHUP is about to end the process by its default
-// action, the sessions' drains write their last events and end their streams first.
+// action, the sessions' streams end complete first, and then the process dies of the signal.
 //
 // A JavaScript listener cannot do this without changing what the application does: while one is
 // installed the signal no longer kills (a program that ends naturally with a signal pending exits 0;
 // one blocked in JavaScript dies only when it yields), and libraries such as signal-exit re-raise a
 // signal only when their own listeners are the only ones. A sigaction handler is invisible to
-// JavaScript, runs at once whatever the thread is doing, and then hands the signal back to whatever
-// was there before it (Node's own handler or the default action), so the process dies of it as it
-// would have. When the application listens itself, libuv's handler replaces this one and the
-// application decides; src/ipc/exit-flush.ts puts this one back when its last listener goes.
+// JavaScript. It asks the main thread's loop to flush (a uv_async: the providers then write their
+// last events, as at 'exit'), and a thread of this addon waits for it: if the loop has not taken the
+// signal within kGraceNs (blocked, or ending), that thread ends the streams itself from shared memory.
+// Either way the signal then goes back to whatever was there before (Node's own handler or the
+// default action) and is raised again, so the process dies of it, with its status. When the
+// application listens itself, libuv's handler replaces this one and the application decides;
+// src/ipc/exit-flush.ts puts this one back when its last listener goes.
 //
-// The handler uses only async-signal-safe calls: lock-free atomics on the sessions' shared memory,
-// clock_gettime, nanosleep, unlink, sigaction and raise. The drains notice the stop by polling
-// (JavaScript's Atomics.notify cannot be called from a signal handler).
+// The handler uses only async-signal-safe calls: lock-free atomics, uv_async_send and sem_post. The
+// drains notice a stop set from here by polling (Atomics.notify cannot be called outside V8).
 
 #include <node.h>
+#include <uv.h>
 #include <v8.h>
 
+#include <semaphore.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 namespace {
 
@@ -35,6 +40,9 @@ constexpr int kMaxSessions = 64;
 constexpr int kMaxPaths = 8;
 constexpr int64_t kFlushNs = 3'000'000'000;
 constexpr long kPollNs = 1'000'000;
+// How long the main thread's loop has to take a signal before this addon's thread ends the streams
+// without it: a loop that has not turned in this long is stalled by the default StallMs.
+constexpr long kGraceNs = 100'000'000;
 
 // The session memory's control words and states (src/buffers/session-memory.ts), set by configure().
 struct Layout {
@@ -58,7 +66,17 @@ std::atomic<char*> paths[kMaxPaths];
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 constexpr int kSignalCount = sizeof kSignals / sizeof kSignals[0];
 struct sigaction previous[kSignalCount];
-std::atomic<bool> flushing{false};
+
+// Who is dealing with the signal: nobody, nobody yet (signalled), JavaScript, or the waiting thread.
+enum Phase : int { kIdle = 0, kSignalled = 1, kJavaScript = 2, kNative = 3 };
+std::atomic<int> phase{kIdle};
+std::atomic<int> pendingSignal{0};
+// The main thread's doorbell and what it calls; the waiting thread sleeps on `wake`.
+std::atomic<uv_async_t*> doorbell{nullptr};
+v8::Global<v8::Context> doorbellContext;
+v8::Global<v8::Function> doorbellCallback;
+sem_t wake;
+bool started = false;
 
 int IndexOf(int signo) {
   for (int i = 0; i < kSignalCount; i++) {
@@ -101,26 +119,82 @@ void FlushSessions() {
   }
 }
 
-void OnTerminate(int signo) {
-  const int savedErrno = errno;
-  // A second signal while the first one flushes does not flush again (it is blocked meanwhile: see Install).
-  if (!flushing.exchange(true)) {
-    FlushSessions();
-    for (auto& p : paths) {
-      const char* path = p.load(std::memory_order_acquire);
-      if (path != nullptr) unlink(path);
-    }
+void RemovePaths() {
+  for (auto& p : paths) {
+    const char* path = p.load(std::memory_order_acquire);
+    if (path != nullptr) unlink(path);
   }
-  // Back to what was there before, and the same signal again: pending while this handler runs, it is
-  // delivered as the handler returns and does what it would have done had this handler never been.
+}
+
+// Back to what was there before, and the same signal again: it does what it would have done had this
+// handler never been there. Raised on this thread, it is delivered as soon as it is unblocked.
+void Die(int signo) {
+  RemovePaths();
   const int i = IndexOf(signo);
   if (i >= 0) sigaction(signo, &previous[i], nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signo);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
   raise(signo);
+}
+
+void OnTerminate(int signo, siginfo_t* info, void*) {
+  const int savedErrno = errno;
+  // The first signal decides, as untraced; later ones find the process already dying of it.
+  int idle = kIdle;
+  if (phase.compare_exchange_strong(idle, kSignalled)) {
+    pendingSignal.store(signo);
+    if (info != nullptr && info->si_pid == getpid() && (info->si_code == SI_USER || info->si_code == SI_TKILL)) {
+      // The process signalled itself (process.kill(process.pid), signal-exit's re-raise): untraced, the
+      // code after that call never runs, so nothing may run here either. The streams end from shared memory.
+      phase.store(kNative);
+      FlushSessions();
+      Die(signo);
+    } else {
+      uv_async_t* async = doorbell.load();
+      if (async != nullptr) uv_async_send(async);
+      sem_post(&wake);
+    }
+  }
   errno = savedErrno;
 }
 
+// This addon's thread: once signalled, gives the main thread's loop kGraceNs to take the signal, then
+// takes it: ends the streams from shared memory and dies of the signal.
+void WaitForSignal() {
+  for (;;) {
+    while (sem_wait(&wake) != 0) {
+    }
+    struct timespec grace = {0, kGraceNs};
+    while (nanosleep(&grace, &grace) != 0 && errno == EINTR) {
+    }
+    int signalled = kSignalled;
+    if (!phase.compare_exchange_strong(signalled, kNative)) continue;
+    FlushSessions();
+    Die(pendingSignal.load());
+  }
+}
+
+// The doorbell rang on the main thread: JavaScript flushes, then calls die().
+void Ring(uv_async_t*) {
+  if (doorbellCallback.IsEmpty() || phase.load() != kSignalled) return;
+  v8::Isolate* isolate = v8::Isolate::GetCurrent();
+  v8::HandleScope scope(isolate);
+  v8::Local<v8::Context> context = doorbellContext.Get(isolate);
+  v8::Context::Scope contextScope(context);
+  node::MakeCallback(isolate, context->Global(), doorbellCallback.Get(isolate), 0, nullptr, node::async_context{0, 0});
+}
+
+void CloseDoorbell(void*) {
+  uv_async_t* async = doorbell.exchange(nullptr);
+  doorbellCallback.Reset();
+  doorbellContext.Reset();
+  if (async != nullptr) uv_close(reinterpret_cast<uv_handle_t*>(async), [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
+}
+
 bool IsOurs(const struct sigaction& action) {
-  return (action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == OnTerminate;
+  return (action.sa_flags & SA_SIGINFO) != 0 && action.sa_sigaction == OnTerminate;
 }
 
 void Throw(v8::Isolate* isolate, const char* message) {
@@ -174,11 +248,11 @@ void Install(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN) return info.GetReturnValue().Set(false);
   struct sigaction action;
   std::memset(&action, 0, sizeof action);
-  action.sa_handler = OnTerminate;
+  action.sa_sigaction = OnTerminate;
   // The other termination signals wait while one flushes: the process dies of the first, as untraced.
   sigemptyset(&action.sa_mask);
   for (int s : kSignals) sigaddset(&action.sa_mask, s);
-  action.sa_flags = SA_RESTART;
+  action.sa_flags = SA_RESTART | SA_SIGINFO;
   previous[i] = current;
   info.GetReturnValue().Set(sigaction(signo, &action, nullptr) == 0);
 }
@@ -190,6 +264,42 @@ void Uninstall(const v8::FunctionCallbackInfo<v8::Value>& info) {
   struct sigaction current;
   if (i < 0 || sigaction(signo, nullptr, &current) != 0 || !IsOurs(current)) return;
   sigaction(signo, &previous[i], nullptr);
+}
+
+// start(onSignal): the main thread's doorbell (unref'd) and the waiting thread, once. `onSignal` runs on
+// the main thread when a signal arrives while its loop turns: it calls claim(), flushes, then die().
+void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  if (info.Length() < 1 || !info[0]->IsFunction()) return Throw(isolate, "start needs a function");
+  if (started) return;
+  uv_loop_t* loop = node::GetCurrentEventLoop(isolate);
+  if (loop == nullptr) return Throw(isolate, "this thread has no event loop");
+  if (sem_init(&wake, 0, 0) != 0) return Throw(isolate, "cannot create the signal flush's semaphore");
+  auto* async = new uv_async_t();
+  if (uv_async_init(loop, async, Ring) != 0) {
+    delete async;
+    return Throw(isolate, "cannot open the signal flush's doorbell");
+  }
+  uv_unref(reinterpret_cast<uv_handle_t*>(async));
+  doorbellContext.Reset(isolate, isolate->GetCurrentContext());
+  doorbellCallback.Reset(isolate, info[0].As<v8::Function>());
+  doorbell.store(async);
+  node::AddEnvironmentCleanupHook(isolate, CloseDoorbell, nullptr);
+  // Signals stay unblocked here: if the process dies of one on this thread, it dies of it all the same.
+  std::thread(WaitForSignal).detach();
+  started = true;
+}
+
+// claim(): the signal that arrived, if JavaScript is the first to take it (0 otherwise): the caller
+// flushes and then calls die(signal).
+void Claim(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  int signalled = kSignalled;
+  info.GetReturnValue().Set(phase.compare_exchange_strong(signalled, kJavaScript) ? pendingSignal.load() : 0);
+}
+
+// die(signal): after claim() and the flush, the process dies of the signal as it would have untraced.
+void DieNow(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Die(IntArg(info, 0));
 }
 
 // unlinkOnSignal(path): removes `path` as a signal kills the process; returns its slot, -1 when full.
@@ -223,6 +333,9 @@ void Export(v8::Local<v8::Context> context, v8::Local<v8::Object> exports, const
 // The handler and its tables are the process's: only the main thread calls these (exit-flush.ts).
 NODE_MODULE_INIT(/* exports, module, context */) {
   Export(context, exports, "configure", Configure);
+  Export(context, exports, "start", Start);
+  Export(context, exports, "claim", Claim);
+  Export(context, exports, "die", DieNow);
   Export(context, exports, "track", Track);
   Export(context, exports, "untrack", Untrack);
   Export(context, exports, "install", Install);

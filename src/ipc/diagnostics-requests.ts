@@ -157,7 +157,7 @@ export class DiagnosticRequests {
     started(session);
     this.pending.delete(socket);
     this.streaming.set(session, socket);
-    const release = holdSignalFlush(machinery.session.watchSessions);
+    const release = holdSignalFlush(machinery.session);
     void session.done.then(() => {
       this.streaming.delete(session);
       socket.destroy();

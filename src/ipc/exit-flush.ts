@@ -1,29 +1,44 @@
 /**
  * Termination signals end a process without its 'exit' event, so a session's stream would lose its
  * last events and its end. While sessions started from outside the application run (a startup
- * session, a tool attached), SIGINT, SIGTERM and SIGHUP end every session whose drain writes its own
- * output before the process dies of them: from a native signal handler (native/gc-hook/signal_flush.cc),
- * never a JavaScript listener. A listener changes what the signal does: the process no longer dies
- * while its loop is blocked, a signal pending as the program ends is lost (exit status 0 instead of
- * 143), and signal-exit, which re-raises only when its own listeners are the only ones, waits for us
- * while we wait for it. The native handler is invisible to JavaScript and hands the signal back to
- * what was there before it, so the process dies of it at the same moment, with the same status.
+ * session, a tool attached), SIGINT, SIGTERM and SIGHUP end every session's stream before the process
+ * dies of them, through a native signal handler (native/gc-hook/signal_flush.cc), never a JavaScript
+ * listener. A listener changes what the signal does: the process no longer dies while its loop is
+ * blocked, a signal pending as the program ends is lost (exit status 0 instead of 143), and
+ * signal-exit, which re-raises only when its own listeners are the only ones, waits for us while we
+ * wait for it. The native handler is invisible to JavaScript. It rings the main thread: if the loop
+ * turns within 100 ms, the flush runs here as at 'exit' (providers write their last events); if not
+ * (a blocked loop), or if the process signalled itself (the code after process.kill must not run),
+ * the streams end from shared memory. Then the signal goes back to what was there before and is
+ * raised again: the process dies of it, with the same status as untraced.
  *
  * When the application listens to a signal itself, libuv's handler takes it over and the application
  * decides (an exit it chooses goes through 'exit', where sessions flush already); when its last
  * listener goes, the native handler comes back. Without the native addon nothing is installed: a
  * signal kills the process exactly as untraced, and the stream ends at the drain's last pass, readable
- * without its end-of-stream block (docs/BUFFERING.md).
+ * without its end-of-stream block (docs/IPC.md).
  */
 import { constants } from 'node:os';
 import { Ctl, SessionState } from '../buffers/session-memory.js';
 import { loadNativeAddon } from '../providers/native-addon.js';
 import type { SessionWatcher, TraceSession } from '../session/session.js';
 
+/** What the flush needs of the sessions module, which the holder has loaded. */
+export interface SessionsForSignals {
+  watchSessions(watcher: SessionWatcher): () => void;
+  flushSessionsOnExit(): void;
+}
+
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 interface SignalFlushAddon {
   configure(state: number, exiting: number, wake: number, enabled: number, stopping: number): void;
+  /** Rings `onSignal` on this thread when a signal arrives while its loop turns (once per process). */
+  start(onSignal: () => void): void;
+  /** The signal that arrived, if this thread takes it before the native fallback does; 0 otherwise. */
+  claim(): number;
+  /** Gives the signal back to its previous action and raises it: the process dies of it. */
+  die(signal: number): void;
   /** Returns the session's slot, -1 when the table is full. */
   track(sab: SharedArrayBuffer): number;
   untrack(slot: number): void;
@@ -83,15 +98,37 @@ function track(addon: SignalFlushAddon): SessionWatcher {
   };
 }
 
-function start(addon: SignalFlushAddon, watchSessions: (w: SessionWatcher) => () => void): void {
-  stopWatching = watchSessions(track(addon));
+let flushSessions: () => void = () => undefined;
+
+/** The signal arrived and this thread takes it: flush as at 'exit', then die of it. */
+function takeSignal(addon: SignalFlushAddon): void {
+  const signal = addon.claim();
+  if (signal === 0) return;
+  try {
+    flushSessions();
+  } finally {
+    addon.die(signal);
+  }
+}
+
+/** A signal that arrived as the process exits (its loop never turned again) still ends it. */
+function onExit(): void {
+  if (native) takeSignal(native);
+}
+
+function start(addon: SignalFlushAddon, sessions: SessionsForSignals): void {
+  flushSessions = sessions.flushSessionsOnExit;
+  addon.start(() => takeSignal(addon));
+  stopWatching = sessions.watchSessions(track(addon));
   for (const path of endpoints.keys()) endpoints.set(path, addon.unlinkOnSignal(path));
   for (const sig of SIGNALS) installIfUnheard(addon, sig);
   process.on('removeListener', onRemoveListener);
+  process.on('exit', onExit);
 }
 
 function finish(addon: SignalFlushAddon): void {
   process.off('removeListener', onRemoveListener);
+  process.off('exit', onExit);
   for (const sig of SIGNALS) addon.uninstall(constants.signals[sig]);
   stopWatching?.();
   stopWatching = undefined;
@@ -106,13 +143,10 @@ function finish(addon: SignalFlushAddon): void {
   }
 }
 
-/**
- * Keeps the signal flush in place until the returned release is called. `watchSessions` is the
- * sessions module's, which the holder has loaded: every session live meanwhile is flushed.
- */
-export function holdSignalFlush(watchSessions: (w: SessionWatcher) => () => void): () => void {
+/** Keeps the signal flush in place until the returned release is called: every session live meanwhile is flushed. */
+export function holdSignalFlush(sessions: SessionsForSignals): () => void {
   const addon = signalFlushAddon();
-  if (addon && holds++ === 0) start(addon, watchSessions);
+  if (addon && holds++ === 0) start(addon, sessions);
   let released = false;
   return () => {
     if (released || !addon) return;

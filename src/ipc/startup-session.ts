@@ -11,7 +11,7 @@
  */
 import { parseBufferSizeMB, type StreamingModeName } from '../buffers/session-memory.js';
 import { normalizeProviders } from '../session/provider-spec.js';
-import { startSession, type TraceSession, watchSessions } from '../session/session.js';
+import { flushSessionsOnExit, startSession, type TraceSession, watchSessions } from '../session/session.js';
 import { findProfile } from '../session/trace-profiles.js';
 import { holdSignalFlush } from './exit-flush.js';
 
@@ -61,7 +61,7 @@ export async function startStartupSession(env: NodeJS.ProcessEnv = process.env):
   // Child processes inherit the environment: without '{pid}' in the path they would overwrite this file.
   if (!(env.TRACEPIPE_OUTPUT ?? DEFAULT_OUTPUT).includes('{pid}')) delete env.TRACEPIPE_ENABLE;
   const session = await startSession({ ...config, keepProcessAlive: false });
-  const release = holdSignalFlush(watchSessions);
+  const release = holdSignalFlush({ watchSessions, flushSessionsOnExit });
   void session.done.then(release);
   return session;
 }
