@@ -137,6 +137,8 @@ void Die(int signo) {
   sigaddset(&set, signo);
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
   raise(signo);
+  // Still here: the previous action does not kill (a handler of someone else's). The next signal decides anew.
+  phase.store(kIdle);
 }
 
 void OnTerminate(int signo, siginfo_t* info, void*) {
