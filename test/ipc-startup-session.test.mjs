@@ -147,6 +147,15 @@ test('a signal the process sends itself, and one pending as the program ends, ki
   assert.equal(hup.signal, 'SIGHUP');
 });
 
+test("a signal that arrives while the process exits (its 'exit' listeners run) still kills it", async () => {
+  // The kill lands inside the application's 'exit' listener, after tracepipe's own: the loop never turns again.
+  const body = `setTimeout(() => {}, 50);
+process.on('exit', () => { console.log('ready'); const end = Date.now() + 2000; while (Date.now() < end); console.log('exit listener ran to its end'); });`;
+  const r = await runBoth('exiting', body, { onReady: (child) => child.kill('SIGTERM') });
+  assert.equal(r.signal, 'SIGTERM');
+  if (NATIVE) await assertComplete(r.file);
+});
+
 test('an application that stops listening and re-raises the signal dies of it, with a complete trace', async () => {
   const body = `const t = setInterval(() => {}, 1000);
 const onTerm = () => { console.log('cleaning up'); process.off('SIGTERM', onTerm); process.kill(process.pid, 'SIGTERM'); };

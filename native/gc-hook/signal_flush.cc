@@ -141,18 +141,38 @@ void Die(int signo) {
   phase.store(kIdle);
 }
 
+// Waits, bounded, for the thread that took the signal to kill the process: the application must not run
+// on while its streams end (it would not have, untraced).
+void AwaitDeath() {
+  const int64_t deadline = NowNs() + kFlushNs + kGraceNs;
+  while (phase.load() == kNative && NowNs() < deadline) {
+    struct timespec pause = {0, kPollNs};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+// Takes the signal on this thread, now: the streams end from shared memory, then the process dies of it.
+void TakeNatively(int signo) {
+  phase.store(kNative);
+  FlushSessions();
+  Die(signo);
+}
+
+// Set once the main thread's loop will not turn again (its 'exit'): a signal then cannot wait for it.
+std::atomic<bool> loopEnded{false};
+
 void OnTerminate(int signo, siginfo_t* info, void*) {
   const int savedErrno = errno;
   // The first signal decides, as untraced; later ones find the process already dying of it.
   int idle = kIdle;
   if (phase.compare_exchange_strong(idle, kSignalled)) {
     pendingSignal.store(signo);
-    if (info != nullptr && info->si_pid == getpid() && (info->si_code == SI_USER || info->si_code == SI_TKILL)) {
-      // The process signalled itself (process.kill(process.pid), signal-exit's re-raise): untraced, the
-      // code after that call never runs, so nothing may run here either. The streams end from shared memory.
-      phase.store(kNative);
-      FlushSessions();
-      Die(signo);
+    const bool self = info != nullptr && info->si_pid == getpid() && (info->si_code == SI_USER || info->si_code == SI_TKILL);
+    // The process signalled itself (process.kill(process.pid), signal-exit's re-raise): untraced, the
+    // code after that call never runs, so nothing may run here either. Nor can the loop take a signal
+    // once it has ended.
+    if (self || loopEnded.load()) {
+      TakeNatively(signo);
     } else {
       uv_async_t* async = doorbell.load();
       if (async != nullptr) uv_async_send(async);
@@ -160,6 +180,20 @@ void OnTerminate(int signo, siginfo_t* info, void*) {
     }
   }
   errno = savedErrno;
+}
+
+// What the main thread does as it leaves the loop for good (its 'exit', then the environment's
+// teardown, then exit()): a signal that arrived and that nobody took yet is taken here; one the
+// waiting thread took is waited for.
+void TakePendingAtExit() {
+  loopEnded.store(true);
+  int signalled = kSignalled;
+  if (phase.compare_exchange_strong(signalled, kNative)) {
+    FlushSessions();
+    Die(pendingSignal.load());
+  } else if (phase.load() == kNative) {
+    AwaitDeath();
+  }
 }
 
 // This addon's thread: once signalled, gives the main thread's loop kGraceNs to take the signal, then
@@ -180,6 +214,8 @@ void WaitForSignal() {
 
 // The doorbell rang on the main thread: JavaScript flushes, then calls die().
 void Ring(uv_async_t*) {
+  // The waiting thread took the signal: this thread stops here until the process dies of it.
+  if (phase.load() == kNative) return AwaitDeath();
   if (doorbellCallback.IsEmpty() || phase.load() != kSignalled) return;
   v8::Isolate* isolate = v8::Isolate::GetCurrent();
   v8::HandleScope scope(isolate);
@@ -189,6 +225,7 @@ void Ring(uv_async_t*) {
 }
 
 void CloseDoorbell(void*) {
+  TakePendingAtExit();
   uv_async_t* async = doorbell.exchange(nullptr);
   doorbellCallback.Reset();
   doorbellContext.Reset();
@@ -287,6 +324,8 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   doorbellCallback.Reset(isolate, info[0].As<v8::Function>());
   doorbell.store(async);
   node::AddEnvironmentCleanupHook(isolate, CloseDoorbell, nullptr);
+  // After the environment: a signal between its teardown and the process's end.
+  atexit(TakePendingAtExit);
   // Signals stay unblocked here: if the process dies of one on this thread, it dies of it all the same.
   std::thread(WaitForSignal).detach();
   started = true;
@@ -302,6 +341,12 @@ void Claim(const v8::FunctionCallbackInfo<v8::Value>& info) {
 // die(signal): after claim() and the flush, the process dies of the signal as it would have untraced.
 void DieNow(const v8::FunctionCallbackInfo<v8::Value>& info) {
   Die(IntArg(info, 0));
+}
+
+// exiting(): the main thread's loop has ended (its 'exit' listeners run): takes a signal that arrived
+// and nobody took, waits for the one the waiting thread took, and has later ones taken at once.
+void Exiting(const v8::FunctionCallbackInfo<v8::Value>&) {
+  TakePendingAtExit();
 }
 
 // unlinkOnSignal(path): removes `path` as a signal kills the process; returns its slot, -1 when full.
@@ -338,6 +383,7 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   Export(context, exports, "start", Start);
   Export(context, exports, "claim", Claim);
   Export(context, exports, "die", DieNow);
+  Export(context, exports, "exiting", Exiting);
   Export(context, exports, "track", Track);
   Export(context, exports, "untrack", Untrack);
   Export(context, exports, "install", Install);

@@ -60,8 +60,8 @@ export const Ctl = {
    */
   Exiting: 25,
   /**
-   * 1 while a native signal handler would end this session as a signal kills the process
-   * (src/ipc/exit-flush.ts): it cannot notify, so the drain never sleeps longer than its idle wait.
+   * 1 while a native signal handler may end this session as a signal kills the process
+   * (src/ipc/exit-flush.ts): it cannot notify, so the drain sleeps at most SIGNAL_POLL_MS at a time.
    */
   SignalFlush: 26,
 } as const;

@@ -210,6 +210,8 @@ async function launch(command: readonly string[], p: Plan): Promise<number> {
   const ending = exit.signal ? `was killed by ${exit.signal} (exit status ${status})` : `exited with code ${exit.code}`;
   process.stderr.write(`${command[0]} ${ending}\n`);
   const traced = await summarize(file, performance.now() - started, `  the command ${ending}`);
+  // Ctrl-C: a shell stops its loop or script only if the command died of SIGINT, so this does too.
+  if (exit.signal === 'SIGINT') process.kill(process.pid, 'SIGINT');
   return status !== 0 ? status : traced;
 }
 

@@ -19,6 +19,12 @@ const IDLE_WAIT_MS = 100;
  * chunk, so this only bounds what a thread that never yields writes into the chunk it holds.
  */
 export const QUIET_WAIT_MS = 5000;
+/**
+ * The longest sleep of a drain whose session a native signal handler may stop (Ctl.SignalFlush): the
+ * handler cannot notify, so this is how late the drain can see that stop, within the signal flush's 3 s.
+ * One wake a second while idle instead of one in five.
+ */
+const SIGNAL_POLL_MS = 1000;
 /** How long after the last event idle passes keep marking time with sequence points (see markTime). */
 const IDLE_MARK_NS = 1e9;
 const FLUSH_BYTES = 1 << 20;
@@ -212,7 +218,7 @@ export class DrainLoop implements RecordVisitor {
       return;
     }
     Atomics.store(m.i32, Ctl.DrainAsleep, 1);
-    const longest = Atomics.load(m.i32, Ctl.SignalFlush) !== 0 ? IDLE_WAIT_MS : QUIET_WAIT_MS;
+    const longest = Atomics.load(m.i32, Ctl.SignalFlush) !== 0 ? SIGNAL_POLL_MS : QUIET_WAIT_MS;
     if (m.chunkTurnover === turnover) Atomics.wait(m.i32, Ctl.DrainWake, wake, Math.min(longest, this.sink.maxSleepMs ?? longest));
     Atomics.store(m.i32, Ctl.DrainAsleep, 0);
   }

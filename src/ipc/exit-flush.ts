@@ -39,6 +39,8 @@ interface SignalFlushAddon {
   claim(): number;
   /** Gives the signal back to its previous action and raises it: the process dies of it. */
   die(signal: number): void;
+  /** The loop has ended: a signal that arrived is taken now, later ones at once. */
+  exiting(): void;
   /** Returns the session's slot, -1 when the table is full. */
   track(sab: SharedArrayBuffer): number;
   untrack(slot: number): void;
@@ -111,9 +113,14 @@ function takeSignal(addon: SignalFlushAddon): void {
   }
 }
 
-/** A signal that arrived as the process exits (its loop never turned again) still ends it. */
+/**
+ * A signal that arrived as the process exits (its loop never turned again) still ends it, and one that
+ * arrives from now on is taken at once: the loop will not turn to take it.
+ */
 function onExit(): void {
-  if (native) takeSignal(native);
+  if (!native) return;
+  takeSignal(native);
+  native.exiting();
 }
 
 function start(addon: SignalFlushAddon, sessions: SessionsForSignals): void {
