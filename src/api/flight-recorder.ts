@@ -112,8 +112,10 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
   // the recorder then stops listening for it, for good, so the signal does what it would do untraced.
   const yieldSignal = (event: string | symbol): void => {
     if (event !== signal) return;
-    process.off(signal, onSignal);
     process.off('newListener', yieldSignal);
+    // Not before the application's listener is in place: with no listener at all for a moment, Node
+    // would stop watching the signal, and the one being added would never hear it.
+    process.nextTick(() => process.off(signal, onSignal));
   };
   if (dumpOnCrash) process.on('uncaughtExceptionMonitor', onCrash);
   if (signal && process.listenerCount(signal) === 0) {
