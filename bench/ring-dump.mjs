@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { median } from './support/stats.mjs';
-import { reportResult, runVariant } from './support/variant-process.mjs';
+import { interleavedRounds, reportResult, runVariant } from './support/variant-process.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROUNDS = 3;
@@ -64,16 +64,16 @@ async function variant(dist, sizeMB, dir) {
   reportResult({ ms, growthMB: (peak - before) / MiB, beforeMB: before / MiB, bytes, events: d.eventsWritten });
 }
 
-async function measure(label, dist, sizeMB, rounds) {
-  const out = [];
-  for (let r = 0; r < rounds; r++) {
-    const dir = mkdtempSync(join(tmpdir(), 'tp-ring-dump-'));
-    try {
-      out.push(await runVariant(SELF, ['--variant', dist.href, String(sizeMB), dir], { nodeArgs: ['--expose-gc'], timeoutMs: 300_000 }));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+async function measureOnce(dist, sizeMB) {
+  const dir = mkdtempSync(join(tmpdir(), 'tp-ring-dump-'));
+  try {
+    return await runVariant(SELF, ['--variant', dist.href, String(sizeMB), dir], { nodeArgs: ['--expose-gc'], timeoutMs: 300_000 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function print(label, out, sizeMB) {
   const growth = median(out.map((o) => o.growthMB));
   const ms = median(out.map((o) => o.ms));
   const mb = median(out.map((o) => o.bytes)) / MiB;
@@ -82,14 +82,21 @@ async function measure(label, dist, sizeMB, rounds) {
     `  ${label.padEnd(8)} RSS growth ${growth.toFixed(1)} MiB (${out.map((o) => o.growthMB.toFixed(1)).join(', ')}) = ${(growth / sizeMB).toFixed(2)}× the ring; ` +
       `${ms.toFixed(0)} ms (${out.map((o) => o.ms.toFixed(0)).join(', ')}), ${mb.toFixed(0)} MiB file, ${events.toLocaleString('en-US')} events, ${((mb / ms) * 1000).toFixed(0)} MiB/s; RSS before ${median(out.map((o) => o.beforeMB)).toFixed(0)} MiB`,
   );
-  return growth;
+  return { growth, ms };
 }
 
 export async function run(sizeMB = SIZE_MB) {
-  const growth = await measure('this', new URL('../dist/', import.meta.url), sizeMB, ROUNDS);
+  const builds = { this: new URL('../dist/', import.meta.url) };
   const before = process.env.TRACEPIPE_BENCH_BEFORE;
-  if (before) await measure('before', pathToFileURL(`${resolve(before, 'dist')}/`), sizeMB, ROUNDS);
-  return [{ check: `RSS growth of a ${sizeMB} MiB ring's dump`, value: `${growth.toFixed(1)} MiB`, target: `≤ ${sizeMB + HEADROOM_MB} MiB (ring + ${HEADROOM_MB})`, met: growth <= sizeMB + HEADROOM_MB }];
+  if (before) builds.before = pathToFileURL(`${resolve(before, 'dist')}/`);
+  const results = await interleavedRounds(ROUNDS, Object.keys(builds), (b) => measureOnce(builds[b], sizeMB));
+  const now = print('this', results.this, sizeMB);
+  if (before) {
+    const then = print('before', results.before, sizeMB);
+    const ratios = results.before.map((o, r) => o.ms / results.this[r].ms);
+    console.log(`  dump time before / this, per round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}×); RSS growth ${then.growth.toFixed(0)} → ${now.growth.toFixed(0)} MiB`);
+  }
+  return [{ check: `RSS growth of a ${sizeMB} MiB ring's dump`, value: `${now.growth.toFixed(1)} MiB`, target: `≤ ${sizeMB + HEADROOM_MB} MiB (ring + ${HEADROOM_MB})`, met: now.growth <= sizeMB + HEADROOM_MB }];
 }
 
 if (!isMainThread) {

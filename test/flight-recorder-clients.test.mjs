@@ -89,8 +89,8 @@ test('300 clients that ask for a dump and never read: the target holds at most i
   await waitFor('the target to settle with the clients connected', async () => {
     const n = target.fds();
     most = Math.max(most, n);
-    await new Promise((r) => setTimeout(r, 300));
-    return target.fds() === n && n - baseline <= MAX_PENDING + 4;
+    await new Promise((r) => setTimeout(r, 500));
+    return target.fds() === n && n > baseline;
   });
   assert.ok(most - baseline <= MAX_PENDING + 8, `descriptors held for the clients: ${most - baseline} (at most ${MAX_PENDING} + a few)`);
 
