@@ -1,20 +1,22 @@
 // Issue 21, item 2: a client that asks for a flight-recorder dump and never reads. Its dump must not
 // keep the target alive, hold the drain, make the target's other dumps (SIGUSR2, rec.dump(), the
 // crash dump) wait, or cost the target descriptors without bound: dumps to clients count against the
-// server's 32 connections, and a dump to a client that takes nothing for 5 s is given up.
+// server's 32 connections, and a dump to a client that takes nothing for 5 s is given up. And the
+// other way round: the CLI gives up on a target that stops sending.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { listTargets, readTrace } from '../dist/index.js';
 import { encodeSessionId } from '../dist/ipc/ipc-commands.js';
 import { CommandSet, encodeFrame, TracingCommand } from '../dist/ipc/ipc-protocol.js';
 import { tempDir } from './helpers/temp-dir.mjs';
-import { useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
+import { CLI, useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/flight-target.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -127,4 +129,22 @@ test('a client that never reads its dump: the dump is given up after 5 s and its
   assert.equal(await target.next('the end of stdin'), 'ended');
   const ended = await Promise.race([target.exited, new Promise((r) => setTimeout(() => r('still running'), 4000))]);
   assert.deepEqual(ended, [0, null], 'the process ended with its work, not after the client');
+});
+
+test('tracepipe recorder dump gives up on a target that stops sending in the middle of its dump', { skip, timeout: 90_000 }, async (t) => {
+  // A stand-in target: it answers DumpRecorder with its OK reply and then sends nothing more, as a
+  // process stopped (SIGSTOP) or hung in the middle of a dump would.
+  const { endpointPath } = await import('../dist/ipc/ipc-transport.js');
+  const { okFrame } = await import('../dist/ipc/ipc-protocol.js');
+  const server = net.createServer((s) => s.once('data', () => s.write(okFrame(encodeSessionId(1)))));
+  await new Promise((r) => server.listen(endpointPath(process.pid, 'stalled'), r));
+  t.after(() => server.close());
+  const out = join(await tempDir(t), 'stalled.tptrace');
+  const cli = spawn(process.execPath, [CLI, 'recorder', 'dump', '--pid', String(process.pid), '-o', out], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => cli.kill('SIGKILL'));
+  let stderr = '';
+  cli.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const [code] = await once(cli, 'exit');
+  assert.equal(code, 1);
+  assert.match(stderr, /^tracepipe: process \d+ sent nothing for 35 s; .*stalled\.tptrace holds what arrived\n$/);
 });
