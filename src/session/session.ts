@@ -269,7 +269,13 @@ export class TraceSession {
   dumpSync(path: string, timeoutMs: number): DumpResult | undefined {
     const { port1, port2 } = new MessageChannel();
     try {
-      const id = this.requestDump({ kind: 'file', path }, port2);
+      let id: number;
+      try {
+        id = this.requestDump({ kind: 'file', path }, port2);
+      } catch (e) {
+        port2.close();
+        throw e;
+      }
       const deadline = Date.now() + timeoutMs;
       for (let done = Atomics.load(this.memory.i32, Ctl.DumpsDone); done < id; done = Atomics.load(this.memory.i32, Ctl.DumpsDone)) {
         const left = deadline - Date.now();
