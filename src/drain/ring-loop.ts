@@ -31,8 +31,8 @@ export function runRing(memory: SessionMemory, port: MessagePort, header: Header
     bytesWritten += result.bytesWritten;
     const { id, reply } = d.request;
     if (reply) {
+      // Queued on the owner's port before the owner wakes: it reads it at once, without its event loop.
       reply.postMessage(result);
-      reply.close();
       Atomics.store(memory.i32, Ctl.DumpsDone, id);
       Atomics.notify(memory.i32, Ctl.DumpsDone);
     }
