@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { join } from 'node:path';
 import { parseBufferSizeMB } from '../buffers/session-memory.js';
 import type { DumpResult } from '../session/drain-protocol.js';
@@ -12,9 +13,17 @@ export interface FlightRecorderOptions {
   readonly sizeMB?: number;
   /** Where automatic dumps go. Default: TRACEPIPE_FLIGHT_DIR, else the current working directory. */
   readonly dir?: string;
-  /** Dump when an uncaught exception (or an unhandled rejection) is about to end the process. Default true. */
+  /**
+   * Dump when an uncaught exception (or an unhandled rejection) is about to end the process: when
+   * nothing handles it (no 'uncaughtException' listener, no capture callback: a domain, the REPL,
+   * `process.setUncaughtExceptionCaptureCallback`). Default true.
+   */
   readonly dumpOnCrash?: boolean;
-  /** Dump when this signal arrives; the process keeps running. Default 'SIGUSR2'; false for none. */
+  /**
+   * Dump when this signal arrives, instead of its default action (SIGUSR2's ends the process): the
+   * process keeps running. While the application listens to the signal itself, the recorder leaves
+   * it alone, for good (see README, "Flight recorder"). Default 'SIGUSR2'; false for none.
+   */
   readonly signal?: NodeJS.Signals | false;
   /** Called after each automatic dump (crash or signal), with the file and what was written. */
   readonly onDump?: (path: string, result: DumpResult) => void;
@@ -35,6 +44,11 @@ export interface FlightRecorder {
 
 /** How long a dying process waits for its dump. */
 const CRASH_DUMP_TIMEOUT_MS = 5000;
+
+/** A signal the process can listen to; SIGKILL and SIGSTOP cannot be caught. */
+function isCatchableSignal(name: unknown): name is NodeJS.Signals {
+  return typeof name === 'string' && Object.hasOwn(constants.signals, name) && name !== 'SIGKILL' && name !== 'SIGSTOP';
+}
 
 function stamp(d: Date): string {
   const p = (n: number, w = 2): string => String(n).padStart(w, '0');
@@ -57,9 +71,7 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
   const dir = options.dir ?? (process.env.TRACEPIPE_FLIGHT_DIR || process.cwd());
   if (typeof dir !== 'string' || dir === '') throw new SessionError('dir must be a directory path');
   const signal = options.signal ?? 'SIGUSR2';
-  if (signal !== false && (typeof signal !== 'string' || !/^SIG[A-Z0-9]+$/.test(signal) || signal === 'SIGKILL' || signal === 'SIGSTOP')) {
-    throw new SessionError(`signal must be a catchable signal name such as 'SIGUSR2', or false; not ${String(signal)}`);
-  }
+  if (signal !== false && !isCatchableSignal(signal)) throw new SessionError(`signal must be a catchable signal name such as 'SIGUSR2', or false; not ${String(signal)}`);
   const dumpOnCrash = options.dumpOnCrash ?? true;
   if (typeof dumpOnCrash !== 'boolean') throw new SessionError('dumpOnCrash must be a boolean');
   const session = await startSession({
@@ -73,23 +85,49 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
     options.onDump?.(path, r);
   };
 
-  // The monitor runs before Node's own handling and changes none of it. An uncaught exception ends
-  // the process unless the application listens for one; a fatal unhandled rejection arrives here too.
+  // The monitor runs before Node decides, and changes nothing of it. Node ends the process only when
+  // nothing handles the error: a capture callback (set by a domain with an 'error' listener, by the
+  // REPL, or by the application) or an 'uncaughtException' listener takes it instead. What such a
+  // handler then does (carry on, exit, throw again) cannot be known here: only the case where Node
+  // itself ends the process is a crash. A fatal unhandled rejection arrives here the same way.
   const onCrash = (): void => {
-    if (process.listenerCount('uncaughtException') > 0 || session.state !== 'running') return;
+    if (process.hasUncaughtExceptionCaptureCallback() || process.listenerCount('uncaughtException') > 0 || session.state !== 'running') return;
     const path = flightDumpPath(dir);
-    const done = session.dumpSync(path, CRASH_DUMP_TIMEOUT_MS);
-    process.stderr.write(done ? `tracepipe: flight recorder: the last moments are in ${path}\n` : `tracepipe: flight recorder: the dump to ${path} did not finish in time\n`);
+    const r = session.dumpSync(path, CRASH_DUMP_TIMEOUT_MS);
+    if (r === undefined) process.stderr.write(`tracepipe: flight recorder: the crash dump to ${path} did not finish within ${CRASH_DUMP_TIMEOUT_MS / 1000} s; the file may be incomplete\n`);
+    else if (r.error) process.stderr.write(`tracepipe: flight recorder: the crash dump to ${path} failed: ${r.error}\n`);
+    else process.stderr.write(`tracepipe: flight recorder: the last moments are in ${path}\n`);
+    try {
+      options.onDump?.(path, r ?? { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, error: `not finished within ${CRASH_DUMP_TIMEOUT_MS / 1000} s` });
+    } catch {
+      // A throw from here would change how the process dies (exit code 7): the exception it dies of is the application's.
+    }
   };
   const onSignal = (): void => {
     const path = flightDumpPath(dir);
     session.dump(path).then((r) => report(path, r), (e: unknown) => report(path, { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, error: (e as Error).message }));
   };
+  // A listener of the application's own for the signal means the application decides what it does
+  // (a supervisor's restart, a graceful exit that removes its listener and raises the signal again):
+  // the recorder then stops listening for it, for good, so the signal does what it would do untraced.
+  const yieldSignal = (event: string | symbol): void => {
+    if (event !== signal) return;
+    process.off('newListener', yieldSignal);
+    // Not before the application's listener is in place: with no listener at all for a moment, Node
+    // would stop watching the signal, and the one being added would never hear it.
+    process.nextTick(() => process.off(signal, onSignal));
+  };
   if (dumpOnCrash) process.on('uncaughtExceptionMonitor', onCrash);
-  if (signal) process.on(signal, onSignal);
+  if (signal && process.listenerCount(signal) === 0) {
+    process.on(signal, onSignal);
+    process.on('newListener', yieldSignal);
+  }
   const unhook = (): void => {
     process.off('uncaughtExceptionMonitor', onCrash);
-    if (signal) process.off(signal, onSignal);
+    if (signal) {
+      process.off(signal, onSignal);
+      process.off('newListener', yieldSignal);
+    }
   };
   void session.done.then(unhook);
 
@@ -110,13 +148,23 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
 
 /**
  * `TRACEPIPE_FLIGHT_RECORDER=<MiB>` read by `tracepipe/register`: a recorder without code changes,
- * with `TRACEPIPE_FLIGHT_PROVIDERS` (default: the runtime providers at Informational) and
- * `TRACEPIPE_FLIGHT_DIR`. Undefined when the variable is unset, empty or 0.
+ * with `TRACEPIPE_FLIGHT_PROVIDERS` (default: the runtime providers at Informational),
+ * `TRACEPIPE_FLIGHT_DIR` and `TRACEPIPE_FLIGHT_SIGNAL` (a signal name, or `off`; default SIGUSR2).
+ * Undefined when the variable is unset, empty or 0.
  */
 export async function startFlightRecorderFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<FlightRecorder | undefined> {
   const size = env.TRACEPIPE_FLIGHT_RECORDER?.trim();
   if (size === undefined || size === '' || size === '0') return undefined;
   const sizeMB = parseBufferSizeMB(size);
   if (sizeMB === undefined) throw new SessionError(`TRACEPIPE_FLIGHT_RECORDER must be the ring's size in MiB (e.g. 16), not '${size}'`);
-  return startFlightRecorder({ sizeMB, ...(env.TRACEPIPE_FLIGHT_PROVIDERS ? { providers: env.TRACEPIPE_FLIGHT_PROVIDERS } : {}) });
+  const signalSetting = env.TRACEPIPE_FLIGHT_SIGNAL?.trim();
+  let signal: NodeJS.Signals | false | undefined;
+  if (signalSetting === 'off') signal = false;
+  else if (isCatchableSignal(signalSetting)) signal = signalSetting;
+  else if (signalSetting !== undefined && signalSetting !== '') throw new SessionError(`TRACEPIPE_FLIGHT_SIGNAL must be a catchable signal name such as SIGUSR2, or 'off'; not '${signalSetting}'`);
+  return startFlightRecorder({
+    sizeMB,
+    ...(env.TRACEPIPE_FLIGHT_PROVIDERS ? { providers: env.TRACEPIPE_FLIGHT_PROVIDERS } : {}),
+    ...(signal === undefined ? {} : { signal }),
+  });
 }

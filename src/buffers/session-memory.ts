@@ -45,7 +45,7 @@ export const Ctl = {
   ResidentChunks: 20,
   /** Ring mode: the next seal order number (a stolen chunk is always the lowest one sealed). */
   SealCounter: 21,
-  /** Ring mode: the id of the last dump the drain has finished (a dying owner waits on it). */
+  /** Ring mode: the id of the last dump a waiting owner asked for that the drain has finished (a dying owner waits on it). */
   DumpsDone: 22,
   /**
    * 1 while the drain sleeps because its last pass found nothing: the next producer to take or seal a

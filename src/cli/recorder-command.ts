@@ -8,6 +8,12 @@ import { writeOut } from './output.js';
 
 export const recorderUsage = 'tracepipe recorder dump --pid N [-o FILE]    write the flight recorder of process N (its newest events) to a trace file';
 
+/**
+ * A target that sends nothing for this long is not dumping (stopped, hung): the target itself gives up
+ * a dump to a client 30 s after the request, so a live one never goes quiet for longer.
+ */
+const SILENCE_MS = 35_000;
+
 function defaultPath(pid: number): string {
   return `tracepipe-flight-${pid}-${new Date().toISOString().replace(/[-:.]/g, '')}.tptrace`;
 }
@@ -27,11 +33,23 @@ export async function recorderCommand(argv: string[]): Promise<number> {
   });
   // Traces hold argv, paths and URLs: only their owner reads them.
   const fd = openSync(path, 'w', 0o600);
+  let silent = false;
+  const silence = setTimeout(() => {
+    silent = true;
+    stream.close();
+  }, SILENCE_MS);
   try {
-    for await (const chunk of stream) for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off, chunk.length - off);
+    for await (const chunk of stream) {
+      silence.refresh();
+      for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off, chunk.length - off);
+    }
+  } catch (e) {
+    if (!silent) throw e;
   } finally {
+    clearTimeout(silence);
     closeSync(fd);
   }
+  if (silent) throw new CliError(`process ${pid} sent nothing for ${SILENCE_MS / 1000} s; ${path} holds what arrived`, 1);
   const s = await readTrace(path).summary();
   if (!s.complete) throw new CliError(`the dump of process ${pid} is incomplete (${s.error?.message ?? 'no end of stream'}); ${path} holds what arrived`, 1);
   const lost = s.dropReasons.overwritten > 0 ? `, ${s.dropReasons.overwritten.toLocaleString('en-US')} older overwritten` : '';

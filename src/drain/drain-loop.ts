@@ -80,6 +80,9 @@ export class DrainLoop implements RecordVisitor {
   private maxLatenessNs = 0;
   private eventsWritten = 0;
   private lastEventNs = 0;
+  /** Ring mode: the dump being written, and the producers' counts as it began. */
+  private snapshot: RingSnapshot | undefined;
+  private dumpCounts: SlotProgress[] = [];
 
   constructor(
     private readonly memory: SessionMemory,
@@ -256,25 +259,38 @@ export class DrainLoop implements RecordVisitor {
   }
 
   /**
-   * Ring mode: writes what the ring holds now, every thread's newest events merged in time order,
-   * into this loop's sink, as one complete stream. What a thread attempted that the ring no longer
-   * holds is a drop range, counted as overwritten unless the producer counted it as it dropped it.
+   * Ring mode: starts a dump of what the ring holds now, every thread's newest events merged in time
+   * order, into this loop's sink, as one complete stream (continueDump writes it, a slice at a time).
+   * What a thread attempted that the ring no longer holds is a drop range, counted as overwritten
+   * unless the producer counted it as it dropped it. The counts are read once, as the chunks are
+   * listed: a drop between two readings would be a reason without a gap.
    */
-  dump(): DumpResult {
-    let error: string | undefined;
-    try {
-      this.refreshSlots();
-      const snapshot = new RingSnapshot(this.memory);
-      snapshot.visit(this, (slot) => (this.originDelta[slot] ?? 0) / 1e6);
-      // One reading of the counts for the gaps and the reasons: a drop between two would be a reason without a gap.
-      const slots = this.scanner.progress();
-      const progress = slots.map((p) => ({ threadId: p.threadId, nextSeq: Math.max(p.nextSeq, snapshot.nextSeq[p.slot] ?? 0), dropped: p.dropped }));
+  startDump(): void {
+    this.refreshSlots();
+    this.snapshot = new RingSnapshot(this.memory, (slot) => (this.originDelta[slot] ?? 0) / 1e6);
+    this.dumpCounts = this.scanner.progress();
+  }
+
+  /**
+   * Writes about `sliceBytes` more of the dump into the sink (at least one event); true once the
+   * stream is complete. Throws what the sink throws.
+   */
+  continueDump(sliceBytes: number): boolean {
+    const snapshot = this.snapshot!;
+    const visitedAll = snapshot.visit(this, () => this.writer.pendingBytes < sliceBytes);
+    if (visitedAll) {
+      const slots = this.dumpCounts;
+      const progress = slots.map((p) => ({ threadId: p.threadId, nextSeq: Math.max(p.nextSeq, snapshot.nextSeq(p.slot)), dropped: p.dropped }));
       this.writer.sequencePoint(this.nowNs(), 0, progress);
       this.loss.progress(progress);
       this.endStream(slots, (p, counted) => Math.max(0, (this.loss.droppedByThread.get(p.threadId) ?? 0) - counted));
-    } catch (e) {
-      error = errorMessage(e);
     }
+    this.flush();
+    return visitedAll;
+  }
+
+  /** Releases the sink once the dump is complete, or abandoned (`error`); what was written, and why it ended early. */
+  finishDump(error?: string): DumpResult {
     try {
       this.sink.close();
     } catch (e) {

@@ -20,4 +20,11 @@ export interface Sink {
    * waiting for events that do not wake the drain (periodic samples; BUFFERING.md).
    */
   readonly maxSleepMs?: number;
+  /**
+   * A sink that never waits for its reader (a dump to a client): write() keeps what the reader does
+   * not take at once, and this sends what it takes now; true when nothing is left.
+   */
+  flush?(): boolean;
+  /** Such a sink: performance.now() when the reader last took a byte. */
+  readonly lastProgressMs?: number;
 }

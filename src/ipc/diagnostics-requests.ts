@@ -15,7 +15,10 @@ import { takeDescriptor } from './ipc-transport.js';
 import { loadedSessionMachinery, loadSessionMachinery, type SessionMachinery } from './session-machinery.js';
 import { errorMessage } from '../schema/error-message.js';
 
-/** Connections still sending or awaiting a reply; more are refused with Busy so a flood stays bounded. */
+/**
+ * Connections still sending, awaiting a reply or receiving a dump; more are refused with Busy so a
+ * flood stays bounded (in descriptors and in dumps waiting their turn).
+ */
 const MAX_PENDING = 32;
 /** A request must arrive complete this soon after connecting. */
 const REQUEST_TIMEOUT_MS = 5000;
@@ -42,6 +45,13 @@ function refusalOf(e: unknown, { session, providerSpec }: SessionMachinery): Ipc
 
 export class DiagnosticRequests {
   private readonly pending = new Set<net.Socket>();
+  /**
+   * Connections a flight recorder's drain is writing a dump to (or will: dumps to clients take turns).
+   * They count against MAX_PENDING, and only the dump's end closes them: the drain writes to the
+   * descriptor, which must not be closed (and its number reused) under it. The drain gives up a dump
+   * whose client does not read within its deadlines (docs/IPC.md, DumpRecorder).
+   */
+  private readonly dumping = new Set<net.Socket>();
   /** Sessions streaming to a connection, which is closed once the session is done. */
   private readonly streaming = new Map<TraceSession, net.Socket>();
   /**
@@ -53,7 +63,7 @@ export class DiagnosticRequests {
   /** A new connection (unref'd, its errors handled, by the listener), refused while the server closes. */
   accept(socket: net.Socket, closing: boolean): void {
     if (closing) return refuse(socket, new IpcError(IpcErrorCode.SessionFailed, 'the diagnostics server is closing'));
-    if (this.pending.size >= MAX_PENDING) return refuse(socket, new IpcError(IpcErrorCode.Busy, 'too many requests in flight; try again'));
+    if (this.pending.size + this.dumping.size >= MAX_PENDING) return refuse(socket, new IpcError(IpcErrorCode.Busy, 'too many requests in flight; try again'));
     this.pending.add(socket);
     socket.once('close', () => this.pending.delete(socket));
     const reader = new FrameReader(MAX_REQUEST_PAYLOAD);
@@ -173,7 +183,11 @@ export class DiagnosticRequests {
     const fd = takeDescriptor(socket);
     if (fd === undefined) throw new IpcError(IpcErrorCode.SessionFailed, `streaming a dump needs a socket descriptor, which this platform (${process.platform}) does not expose`);
     this.pending.delete(socket);
-    await session.dump({ fd, prologue: okFrame(encodeSessionId(session.id)) });
+    this.dumping.add(socket);
+    const r = await session.dump({ fd, prologue: okFrame(encodeSessionId(session.id)) });
+    this.dumping.delete(socket);
+    // Given up before a byte went out (its turn never came): the client gets the reason, not a bare close.
+    if (r.error && r.bytesWritten === 0) return refuse(socket, new IpcError(IpcErrorCode.SessionFailed, `flight recorder dump ${r.error}`));
     socket.destroy();
   }
 

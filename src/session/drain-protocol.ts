@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { DropReasonCounts } from '../format/drop-reason.js';
 
 /**
@@ -31,6 +32,11 @@ export interface DumpRequest {
   readonly type: 'dump';
   readonly id: number;
   readonly target: DumpTarget;
+  /**
+   * A thread that cannot turn its event loop (it is dying) waits for this dump: the drain writes it
+   * before anything else, posts its result here, then stores its id in Ctl.DumpsDone.
+   */
+  readonly reply?: MessagePort;
 }
 
 export interface ProducerStats {

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { isMainThread, Worker } from 'node:worker_threads';
+import { isMainThread, MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { BufferingMode, type BufferingModeName, Ctl, type MemoryLayout, planLayout, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
@@ -117,7 +117,9 @@ export class TraceSession {
   private lastDump = 0;
   /** Dumps asked for and not yet reported, by id. */
   private readonly dumps = new Map<number, (r: DumpResult) => void>();
-  /** @internal Whether the session keeps the process alive (a dump in progress does, for its length). */
+  /** The dumps among them to files: one keeps the process alive, for its length. */
+  private readonly fileDumps = new Set<number>();
+  /** @internal Whether the session keeps the process alive (a dump to a file in progress does, for its length). */
   keepsAlive = true;
 
   /** @internal */
@@ -153,7 +155,8 @@ export class TraceSession {
     } else if (msg.type === 'dumped') {
       const waiter = this.dumps.get(msg.id);
       this.dumps.delete(msg.id);
-      if (this.dumps.size === 0 && !this.keepsAlive) this.worker.unref();
+      this.fileDumps.delete(msg.id);
+      if (this.fileDumps.size === 0 && !this.keepsAlive) this.worker.unref();
       waiter?.(msg.result);
     } else if (msg.type === 'done') {
       this.reported = true;
@@ -183,6 +186,7 @@ export class TraceSession {
     clearTimeout(this.stopTimer);
     for (const waiter of this.dumps.values()) waiter({ eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, error: `session ${this.id} ended before the dump was written` });
     this.dumps.clear();
+    this.fileDumps.clear();
     this.worker.unref();
     this.resolveDone({ ...r, status: this.state, ...(this.error ? { error: this.error } : {}) });
   }
@@ -231,11 +235,12 @@ export class TraceSession {
     return this.stopping;
   }
 
-  private requestDump(target: DumpTarget): number {
+  private requestDump(target: DumpTarget, reply?: MessagePort): number {
     if (this.bufferingMode !== 'ring') throw new SessionError(`session ${this.id} is not a ring session: only a ring has something to dump`);
     if (this.state !== 'running') throw new SessionError(`session ${this.id} is ${this.state}: dump() needs a running ring`);
     const id = ++this.lastDump;
-    this.worker.postMessage({ type: 'dump', id, target } satisfies DumpRequest);
+    const request: DumpRequest = { type: 'dump', id, target, ...(reply ? { reply } : {}) };
+    this.worker.postMessage(request, reply ? [reply] : []);
     this.memory.wakeDrain();
     return id;
   }
@@ -244,28 +249,45 @@ export class TraceSession {
    * Ring sessions: writes what the ring holds now (every thread's newest events, in time order, with
    * what was overwritten counted as lost) to a file or an open descriptor, as one complete trace.
    * The ring keeps its contents: a later dump holds them too if they have not been overwritten.
+   * A dump to a file keeps the process alive until it is written; one to a descriptor (a client that
+   * reads it) does not, and is given up if its reader stalls (docs/BUFFERING.md, "Ring mode").
    */
   dump(output: string | { readonly fd: number; readonly prologue?: Uint8Array }): Promise<DumpResult> {
     const target: DumpTarget = typeof output === 'string' ? { kind: 'file', path: output } : { kind: 'fd', fd: output.fd, ...(output.prologue ? { prologue: output.prologue } : {}) };
     if (target.kind === 'file' && target.path === '') throw new SessionError('dump path is empty');
     const id = this.requestDump(target);
-    this.worker.ref();
+    if (target.kind === 'file') {
+      this.fileDumps.add(id);
+      this.worker.ref();
+    }
     return new Promise((resolve) => this.dumps.set(id, resolve));
   }
 
   /**
-   * @internal A dump from a thread that cannot wait for a message (the process is dying): waits in
-   * shared memory, at most `timeoutMs`. Returns whether the drain finished it.
+   * @internal A dump to a file from a thread that cannot wait for a message (the process is dying):
+   * the drain writes it before any other and the thread waits in shared memory, at most `timeoutMs`.
+   * Returns the dump's result, or undefined when it did not finish in time.
    */
-  dumpSync(path: string, timeoutMs: number): boolean {
-    const id = this.requestDump({ kind: 'file', path });
-    const deadline = Date.now() + timeoutMs;
-    for (let done = Atomics.load(this.memory.i32, Ctl.DumpsDone); done < id; done = Atomics.load(this.memory.i32, Ctl.DumpsDone)) {
-      const left = deadline - Date.now();
-      if (left <= 0) return false;
-      Atomics.wait(this.memory.i32, Ctl.DumpsDone, done, left);
+  dumpSync(path: string, timeoutMs: number): DumpResult | undefined {
+    const { port1, port2 } = new MessageChannel();
+    try {
+      let id: number;
+      try {
+        id = this.requestDump({ kind: 'file', path }, port2);
+      } catch (e) {
+        port2.close();
+        throw e;
+      }
+      const deadline = Date.now() + timeoutMs;
+      for (let done = Atomics.load(this.memory.i32, Ctl.DumpsDone); done < id; done = Atomics.load(this.memory.i32, Ctl.DumpsDone)) {
+        const left = deadline - Date.now();
+        if (left <= 0) return undefined;
+        Atomics.wait(this.memory.i32, Ctl.DumpsDone, done, left);
+      }
+      return receiveMessageOnPort(port1)?.message as DumpResult | undefined;
+    } finally {
+      port1.close();
     }
-    return true;
   }
 
   /**

@@ -5,6 +5,11 @@ import type { Sink } from '../drain/sink.js';
 const RETRY_WAIT_MS = 2;
 /** How often an idle drain checks that the reader is still there. */
 const PEER_CHECK_MS = 100;
+/**
+ * A reader that takes no byte for this long is not reading (stopped, hung, or never meant to): the
+ * session fails and frees its memory and its place among the process's sessions.
+ */
+export const READER_STALL_MS = 30_000;
 
 /** The session fails (and frees its memory) instead of writing into the void. */
 const READER_GONE = 'the reader closed the connection';
@@ -15,10 +20,26 @@ function code(e: unknown): string | undefined {
 }
 
 /**
+ * Writes what a non-blocking socket takes now, never waiting: the count written, 0 when its buffer
+ * is full. Throws when the reader has gone.
+ */
+export function writeSome(fd: number, bytes: Uint8Array, off: number): number {
+  try {
+    return writeSync(fd, bytes, off, bytes.length - off);
+  } catch (e) {
+    const c = code(e);
+    if (c === 'EAGAIN' || c === 'EWOULDBLOCK') return 0;
+    if (c === 'EPIPE' || c === 'ECONNRESET' || c === 'ENOTCONN') throw new Error(READER_GONE);
+    throw e;
+  }
+}
+
+/**
  * Writes from the drain thread straight to a connected socket's descriptor, so the application thread
  * is not in the path (and Block mode works: a parked producer waits on this thread, not on itself).
  * The socket is non-blocking: a full buffer means wait briefly and retry, which is the back-pressure
- * that makes producers drop or park. The descriptor belongs to whoever opened it; it outlives the sink.
+ * that makes producers drop or park, for at most READER_STALL_MS without progress. The descriptor
+ * belongs to whoever opened it; it outlives the sink.
  */
 export class FdSink implements Sink {
   readonly live = true;
@@ -35,14 +56,16 @@ export class FdSink implements Sink {
 
   write(bytes: Uint8Array): void {
     let off = 0;
+    let lastProgress = performance.now();
     while (off < bytes.length) {
-      try {
-        off += writeSync(this.fd, bytes, off, bytes.length - off);
-      } catch (e) {
-        const c = code(e);
-        if (c === 'EAGAIN' || c === 'EWOULDBLOCK') Atomics.wait(pause, 0, 0, RETRY_WAIT_MS);
-        else if (c === 'EPIPE' || c === 'ECONNRESET' || c === 'ENOTCONN') throw new Error(READER_GONE);
-        else throw e;
+      const n = writeSome(this.fd, bytes, off);
+      if (n > 0) {
+        off += n;
+        lastProgress = performance.now();
+      } else if (performance.now() - lastProgress >= READER_STALL_MS) {
+        throw new Error(`the reader took nothing for ${READER_STALL_MS / 1000} s`);
+      } else {
+        Atomics.wait(pause, 0, 0, RETRY_WAIT_MS);
       }
     }
   }

@@ -8,8 +8,9 @@ import type { Sink } from '../drain/sink.js';
 import type { HeaderInfo } from '../format/stream-header.js';
 import { FdSink } from '../sinks/fd-sink.js';
 import { FileSink } from '../sinks/file-sink.js';
+import { NonBlockingFdSink } from '../sinks/non-blocking-fd-sink.js';
 import { PortSink } from '../sinks/port-sink.js';
-import type { SinkSpec } from '../session/drain-protocol.js';
+import type { DumpTarget, SinkSpec } from '../session/drain-protocol.js';
 
 export interface DrainWorkerData {
   readonly sab: SharedArrayBuffer;
@@ -25,11 +26,13 @@ const memory = SessionMemory.attach(data.sab);
 const clockDeltaNs = Number(threadOriginNs() - BigInt(data.originNs));
 const sinkFor = (spec: Exclude<SinkSpec, { kind: 'ring' }>): Sink =>
   spec.kind === 'file' ? new FileSink(spec.path) : spec.kind === 'fd' ? new FdSink(spec.fd, spec.prologue) : new PortSink(port, memory);
+/** A ring's dumps: a client's never makes the drain wait for it (its other dumps go on meanwhile). */
+const dumpSinkFor = (t: DumpTarget): Sink => (t.kind === 'file' ? new FileSink(t.path) : new NonBlockingFdSink(t.fd, t.prologue));
 
 if (data.sink.kind === 'ring') {
   memory.prefault();
   port.postMessage({ type: 'running' });
-  port.postMessage({ type: 'done', result: runRing(memory, port, data.header, clockDeltaNs, sinkFor) });
+  port.postMessage({ type: 'done', result: runRing(memory, port, data.header, clockDeltaNs, dumpSinkFor) });
 } else {
   let loop: DrainLoop | undefined;
   try {
