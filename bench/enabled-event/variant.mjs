@@ -102,6 +102,8 @@ async function writerOnly(atomicPublish) {
     f32: new Float32Array(sab),
     f64: new Float64Array(sab),
     b64: new BigInt64Array(sab),
+    // The type is described: every write but the one that wraps takes the fast path.
+    described: Uint8Array.from({ length: E.typeIndex + 1 }, () => 1),
     // Wraps around like the ideal ring; word 0 stands in for a chunk's commit word.
     reserve() {
       this.pos = 8;

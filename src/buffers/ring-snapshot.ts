@@ -1,4 +1,5 @@
-import { align8, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE } from '../schema/record-abi.js';
+import { align8, METADATA_PART_TYPE_INDEX, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, SEQUENCE_GAP_TYPE_INDEX } from '../schema/record-abi.js';
+import { DescriptionParts } from './description-parts.js';
 import type { RecordVisitor } from './chunk-scanner.js';
 import { CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, type SessionMemory } from './session-memory.js';
 
@@ -61,6 +62,7 @@ export class RingSnapshot {
    */
   visit(v: RecordVisitor, clockOf: (slot: number) => number): number {
     const events: Pending[][] = [];
+    const parts = new DescriptionParts();
     for (const [slot, list] of this.copies.entries()) {
       const mine: Pending[] = [];
       for (const copy of list) {
@@ -71,7 +73,9 @@ export class RingSnapshot {
           const len = dv.getUint32(r, true);
           if (len < RECORD_HEADER_SIZE || r + len > u8.length) break;
           const typeIndex = dv.getUint32(r + 4, true);
-          if (typeIndex === METADATA_TYPE_INDEX) v.metadata(slot, u8, r + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE);
+          if (typeIndex === METADATA_TYPE_INDEX || typeIndex === METADATA_PART_TYPE_INDEX) {
+            parts.add(v, slot, u8, r + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE, dv.getFloat64(r + 8, true), typeIndex === METADATA_TYPE_INDEX);
+          } else if (typeIndex === SEQUENCE_GAP_TYPE_INDEX) seq++;
           else mine.push({ copy, at: r + RECORD_HEADER_SIZE, len: len - RECORD_HEADER_SIZE, typeIndex, timestampMs: dv.getFloat64(r + 8, true), seq: seq++ });
           r += align8(len);
         }
