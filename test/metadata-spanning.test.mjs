@@ -160,3 +160,28 @@ test('a ring dump reads each chunk alone: after it wraps, the surviving chunks s
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a type that would take the stream past a reader\'s limit (65,536 fields in all types) is left out alone: the trace reads to its end, its events counted as too-large', async (t) => {
+  const fields = Array.from({ length: 1024 }, (_, f) => [`f${f}`, 'u8']);
+  const full = defineProvider('Test.AllFields', { events: Object.fromEntries(Array.from({ length: 64 }, (_, e) => [`E${e}`, { id: e + 1, fields }])) });
+  const last = defineProvider('Test.OneMore', { events: { Last: { id: 1, fields: [['n', 'u32']] } } });
+  const file = join(await tempDir(t), 'limits.tptrace');
+  const s = await startSession({ providers: 'Test.AllFields,Test.OneMore', output: file, bufferingMode: 'block', bufferSizeMB: 8 });
+  const values = fields.map((_, f) => f & 255);
+  for (let e = 0; e < 64; e++) full[`E${e}`].write(...values);
+  last.Last.write(1);
+  full.E0.write(...values);
+  const r = await s.stop();
+  assert.deepEqual([r.eventsWritten, r.eventsDropped], [65, 1]);
+  let events = 0;
+  for await (const e of readTrace(file)) {
+    assert.equal(e.provider, 'Test.AllFields');
+    assert.deepEqual(Object.values(e.fields), values);
+    events++;
+  }
+  assert.equal(events, 65);
+  const summary = await readTrace(file).summary();
+  assert.equal(summary.complete, true);
+  assert.equal(summary.dropReasons['too-large'], 1);
+  assert.deepEqual(summary.drops.map((d) => [d.fromSeq, d.count]), [[64, 1]]);
+});
