@@ -19,10 +19,16 @@ if (await isMainThread()) {
   const { TRACEPIPE_ENABLE: enable, TRACEPIPE_FLIGHT_RECORDER: recorder } = process.env;
   if (enable || recorder) {
     // Through the public entry, which defines the built-in providers: sessions naming them then get their events.
-    await import('./index.js');
-    const { startStartupSession } = await import('./ipc/startup-session.js');
-    await startStartupSession().catch((e: unknown) => warn('startup session not started', e));
-    const { startFlightRecorderFromEnv } = await import('./api/flight-recorder.js');
-    await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
+    // If it cannot load, tracing steps aside and the application starts as it would untraced.
+    const loaded = await import('./index.js').then(
+      () => true,
+      (e: unknown) => warn('tracing not started', e) && false,
+    );
+    if (loaded) {
+      const { startStartupSession } = await import('./ipc/startup-session.js');
+      await startStartupSession().catch((e: unknown) => warn('startup session not started', e));
+      const { startFlightRecorderFromEnv } = await import('./api/flight-recorder.js');
+      await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
+    }
   }
 }

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
-import { defineProvider, readTrace, TraceFormatError } from '../dist/index.js';
+import { defineProvider, readTrace, startSession, TraceFormatError } from '../dist/index.js';
 import { ByteWriter } from '../dist/format/byte-writer.js';
 import { MAX_EVENT_PAYLOAD, MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES, MAX_THREADS } from '../dist/format/reader-limits.js';
 import { PayloadArena } from '../dist/format/payload-arena.js';
@@ -260,6 +260,24 @@ test('defineProvider refuses a field named __proto__, names longer than 256 byte
   assert.throws(() => defineProvider('Limits.Wide', { events: { E: { id: 1, fields: many } } }), /has 1025 fields; at most 1024/);
   const p = defineProvider('Limits.Widest', { events: { E: { id: 1, fields: many.slice(1) } } });
   assert.equal(p.E.fields.length, MAX_FIELDS_PER_EVENT);
+});
+
+test('a span, a counter or a unit whose type or field name would pass 256 bytes is refused where it is defined; at the limit the session records and the trace reads back', async (t) => {
+  const n = (k) => 'n'.repeat(k);
+  assert.throws(() => defineProvider('Limits.LongSpan', { spans: { [n(251)]: { id: 1 } } }), (e) => e instanceof TypeError && /span name in 'Limits.LongSpan' .* is 251 bytes of UTF-8; at most 250 \(its event types add '.Begin' and '.End'\)/.test(e.message));
+  assert.throws(() => defineProvider('Limits.LongCounter', { counters: { [n(249)]: { id: 1 } } }), /counter name in 'Limits.LongCounter' .* is 249 bytes of UTF-8; at most 248/);
+  assert.throws(() => defineProvider('Limits.LongUnit', { counters: { C: { id: 1, unit: n(257) } } }), /field name in 'Limits.LongUnit\/C' .* is 257 bytes/);
+  assert.throws(() => defineProvider('Limits.ProtoUnit', { counters: { C: { id: 1, unit: '__proto__' } } }), /counter 'Limits.ProtoUnit\/C' has a field named '__proto__'/);
+  const p = defineProvider('Limits.AtLimit', { spans: { [n(250)]: { id: 1 } }, counters: { [n(248)]: { id: 2, unit: n(256) } } });
+  const file = join(await tempDir(t), 'at-limit.tptrace');
+  const s = await startSession({ providers: 'Limits.AtLimit', output: file });
+  p[n(250)].run(() => 1);
+  p[n(248)].set(3);
+  const r = await s.stop();
+  assert.equal(r.status, 'stopped');
+  const names = [];
+  for await (const e of readTrace(file)) names.push([e.name.length, Object.keys(e.fields).map((k) => k.length)]);
+  assert.deepEqual(names, [[256, [6, 12]], [254, [6, 5, 9]], [256, [256]]]);
 });
 
 /** A window over events of one 0-field type whose payloads are `payloadBytes` long. */

@@ -110,6 +110,33 @@ test('report: GC pauses by kind, severity counts, longest pauses, stalls, loop d
   assert.match(text.stdout, /dropped events: 3 in 1 ranges/);
 });
 
+test('report: GC kinds named like Object.prototype members (constructor, __proto__, toString) are kinds like any other', async (t) => {
+  const w = new TraceWriter();
+  w.header({
+    pid: 1, processTitle: 'node', argv: [], execArgv: [], nodeVersion: process.version, tracepipeVersion: '0.0.0-test',
+    platform: process.platform, arch: process.arch, hostname: 'test', clock: { wallClockNs: '1700000000000000000', monotonicNs: '1000' },
+    session: { id: 1, providers: 'Runtime.GC', bufferingMode: 'drop', bufferSizeMB: 1 },
+  });
+  w.metadata(1, TYPES[0]);
+  const kinds = ['constructor', '__proto__', 'toString', 'constructor'];
+  kinds.forEach((kind, i) => {
+    const p = payload(TYPES[0], [(i + 1) * MS, kind, 0, NaN, 0, 0]);
+    w.event(1, 0, i, (i + 1) * S, p, 0, p.length);
+  });
+  w.sequencePoint(5 * S, 0, [{ threadId: 0, nextSeq: kinds.length, dropped: 0 }]);
+  w.end({ events: kinds.length, dropped: 0, endTimeNs: 5 * S, maxLatenessNs: 0, threads: 1, eventTypes: 1 });
+  const parts = [];
+  for (let b = w.take(); b; b = w.take()) parts.push(b.slice());
+  const file = join(await tempDir(t), 'proto-kinds.tptrace');
+  await writeFile(file, Buffer.concat(parts));
+  const r = await cli('report', file, '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const byKind = JSON.parse(r.stdout).gc.byKind;
+  assert.deepEqual(Object.entries(byKind).map(([k, v]) => [k, v.count, v.totalMs]), [['constructor', 2, 5], ['__proto__', 1, 2], ['toString', 1, 3]]);
+  const text = await cli('report', file);
+  assert.equal(text.code, 0, text.stderr);
+});
+
 test('report: bad input gets one clear line and a non-zero exit', async (t) => {
   const dir = await tempDir(t);
   const missing = await cli('report', join(dir, 'nope.tptrace'));

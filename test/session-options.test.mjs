@@ -32,6 +32,15 @@ test('provider spec variants: bare hex, empty and * keywords, level names, space
   assert.deepEqual(one('P:1:4:').arguments, {});
 });
 
+test('Object.prototype names in a provider spec: no level is named constructor or __proto__, and __proto__ is an argument key like any other', () => {
+  for (const level of ['constructor', '__proto__', 'hasOwnProperty']) {
+    assert.throws(() => parseProviderSpec(`P:1:${level}`), (e) => e instanceof ProviderSpecError && e.message.includes(`bad level '${level}'`));
+  }
+  const args = parseProviderSpec('P:1:4:__proto__=x;toString=y')[0].arguments;
+  assert.deepEqual(Object.entries(args), [['__proto__', 'x'], ['toString', 'y']]);
+  assert.equal(Object.getPrototypeOf(args), Object.prototype);
+});
+
 test('bad provider specs fail with a one-line ProviderSpecError', () => {
   const cases = [
     ['', /empty provider spec/],

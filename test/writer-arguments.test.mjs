@@ -119,3 +119,19 @@ test('a wrong argument type is reported once per event type on stderr, naming th
   assert.equal(mine.length, 1);
   assert.match(mine[0], /Test\.Warn\/Blob\.write\(\) got 42 for field 'v' \(bytes\); such events are dropped and counted \(reason invalid-argument\)/);
 });
+
+test('a call refused in the middle of a chunk leaves the later events their own sequence numbers, and the loss where it happened', async () => {
+  const file = join(dir, 'gap.tptrace');
+  const session = await startSession({ providers: 'Test.Args', output: file });
+  probes.Control.write(1, 'a', 0);
+  probes.Control.write('not a number', 'b', 0);
+  probes.Control.write(2, 'c', 0);
+  probes.P_u8.write(1n);
+  probes.Control.write(3, 'd', 0);
+  await session.stop();
+  const events = [];
+  for await (const e of readTrace(file)) events.push([e.fields.n, e.sequence]);
+  assert.deepEqual(events, [[1, 0], [2, 2], [3, 4]]);
+  const s = await readTrace(file).summary();
+  assert.deepEqual(s.drops.map((d) => [d.fromSeq, d.toSeq]), [[1, 1], [3, 3]]);
+});

@@ -7,7 +7,7 @@ const VARIANT = fileURLToPath(new URL('./variant.mjs', import.meta.url));
 const ROUNDS = 7;
 const BATCHES = 7;
 // About 25-50 ms per batch for each variant.
-const ITERS = { tracepipe: 500_000, 'tracepipe-warm': 500_000, 'tracepipe-ring': 500_000, 'writer-only': 500_000, 'writer-atomic': 500_000, ideal: 500_000, 'ideal-fresh': 500_000, pino: 20_000 };
+const ITERS = { tracepipe: 500_000, 'tracepipe-warm': 500_000, 'tracepipe-ring': 500_000, 'writer-only': 500_000, 'writer-atomic': 500_000, 'writer-closure': 500_000, ideal: 500_000, 'ideal-fresh': 500_000, pino: 20_000 };
 const MAX_VS_IDEAL = 1.3;
 const MIN_VS_PINO = 35;
 
@@ -26,6 +26,7 @@ export async function run() {
   const coldVsFresh = perRound(res, 'tracepipe', 'ideal-fresh');
   const writer = perRound(res, 'writer-only', 'ideal');
   const atomic = perRound(res, 'writer-atomic', 'writer-only');
+  const closure = perRound(res, 'writer-closure', 'writer-only');
   const ring = perRound(res, 'tracepipe-ring', 'tracepipe-warm');
   const pinoVsTp = perRound(res, 'pino', 'tracepipe-warm');
   const pinoVsCold = perRound(res, 'pino', 'tracepipe');
@@ -39,6 +40,7 @@ export async function run() {
   row('tracepipe, 16 MB ring (flight recorder), wrapping', `${ns['tracepipe-ring']} ns`);
   row('tracepipe writer, warm 1 MB target, no session', `${ns['writer-only']} ns  (diagnostic)`);
   row('same writer, published with Atomics.store', `${ns['writer-atomic']} ns  (what arm64 uses; x64 publishes with a plain store)`);
+  row('closure writer (no code generation), same target', `${ns['writer-closure']} ns  (what --disallow-code-generation-from-strings gets)`);
   row(`ideal write (${res.ideal[0].recordBytes} B record), 1 MB ring`, `${ns.ideal} ns`);
   row('ideal write, 256 MB ring, first touch', `${ns['ideal-fresh']} ns  (diagnostic)`);
   row(`pino ${res.pino[0].pinoVersion}, sync to /dev/null`, `${ns.pino} ns`);
@@ -48,6 +50,7 @@ export async function run() {
   row('fresh buffer / ideal on first-touch memory', `${formatSummary(coldVsFresh, 2)} x`);
   row('writer only / ideal', `${formatSummary(writer, 2)} x`);
   row('Atomics.store publish / plain store publish', `${formatSummary(atomic, 2)} x`);
+  row('closure writer / generated writer', `${formatSummary(closure, 2)} x`);
   row('ring (flight recorder) / Drop, steady state', `${formatSummary(ring, 2)} x`);
   row('pino / tracepipe steady state', `${formatSummary(pinoVsTp, 1)} x faster`);
   row('pino / tracepipe fresh buffer', `${formatSummary(pinoVsCold, 1)} x faster`);
@@ -63,6 +66,9 @@ export async function run() {
     row('ideal write, 1 MB ring', `${cpu('ideal')} ns`);
     row('steady state / ideal, on-CPU', `${formatSummary(warmCpu, 2)} x`);
     row('fresh buffer / ideal, on-CPU', `${formatSummary(coldCpu, 2)} x`);
+    const closureCpu = perRound(res, 'writer-closure', 'writer-only', 'cpuNsPerOp');
+    row('writer only, generated / closure', `${cpu('writer-only')} / ${cpu('writer-closure')} ns`);
+    row('closure writer / generated writer, on-CPU', `${formatSummary(closureCpu, 2)} x`);
     const pinoCpu = perRound(res, 'pino', 'tracepipe-warm', 'cpuNsPerOp');
     row('pino / tracepipe steady state, on-CPU', `${formatSummary(pinoCpu, 1)} x faster`);
     cpuChecks.push(
@@ -83,6 +89,7 @@ export async function run() {
     { check: 'pino / enabled event (steady state)', value: `${pinoVsTp.median.toFixed(1)}x faster (pino / ideal: ${pinoVsIdeal.median.toFixed(1)}x)`, target: `>= ${MIN_VS_PINO}x`, met: okPino },
     { check: 'ring mode / Drop mode, per event (steady state)', value: `${ring.median.toFixed(2)}x`, target: 'the same within noise (<= 1.15x)', met: ring.median <= 1.15 },
     { check: 'publishing with Atomics.store / plain store (writer only)', value: `${atomic.median.toFixed(2)}x`, target: '', met: null },
+    { check: 'closure writer / generated writer (writer only)', value: `${closure.median.toFixed(2)}x`, target: '', met: null },
     { check: 'enabled event sessions: eventsDropped', value: String(dropped), target: '0', met: dropped === 0 && lost === 0 },
   ];
 }

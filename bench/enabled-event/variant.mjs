@@ -1,4 +1,4 @@
-// One variant of the enabled-event benchmark, in its own process: `tracepipe`, `tracepipe-warm`, `writer-only`, `ideal`, `ideal-fresh` or `pino`.
+// One variant of the enabled-event benchmark, in its own process: `tracepipe`, `tracepipe-warm`, `tracepipe-ring`, `writer-only`, `writer-atomic`, `writer-closure`, `ideal`, `ideal-fresh` or `pino`.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -77,14 +77,18 @@ async function tracepipe(warm, ring = false) {
  * in-process target instead of a session's buffer, so there is no drain, no chunk hand-off and no
  * fresh memory. The difference to `tracepipe` is what the session buffer costs; to `ideal`, the writer.
  */
-async function writerOnly(atomicPublish) {
+async function writerOnly(form) {
   const { bench, TICK_RECORD_BYTES } = await import('../support/tick-provider.mjs');
   const E = bench.Tick;
-  if (atomicPublish) {
+  if (form === 'atomic') {
     // The same event's writer, generated again with the publish an Atomics.store (what arm64 uses).
     const { generateWriter } = await import('../../dist/schema/event-writer.js');
     const write = generateWriter(E.layout, E.typeIndex, performance, false, () => undefined, true);
     Object.defineProperty(E, 'write', { value: write });
+  } else if (form === 'closure') {
+    // The writer a process gets when it refuses code generation (--disallow-code-generation-from-strings).
+    const { closureWriter } = await import('../../dist/schema/closure-writer.js');
+    Object.defineProperty(E, 'write', { value: closureWriter(E.layout, E.typeIndex, performance, false, () => undefined) });
   }
   const RING = 1 << 20;
   const sab = new SharedArrayBuffer(RING);
@@ -102,6 +106,8 @@ async function writerOnly(atomicPublish) {
     f32: new Float32Array(sab),
     f64: new Float64Array(sab),
     b64: new BigInt64Array(sab),
+    // The type is described: every write but the one that wraps takes the fast path.
+    described: Uint8Array.from({ length: E.typeIndex + 1 }, () => 1),
     // Wraps around like the ideal ring; word 0 stands in for a chunk's commit word.
     reserve() {
       this.pos = 8;
@@ -161,6 +167,6 @@ async function pinoVariant() {
   return { ...m, pinoVersion: createRequire(import.meta.url)('pino/package.json').version };
 }
 
-const variants = { tracepipe: () => tracepipe(false), 'tracepipe-warm': () => tracepipe(true), 'tracepipe-ring': () => tracepipe(true, true), 'writer-only': () => writerOnly(false), 'writer-atomic': () => writerOnly(true), ideal: () => ideal(1), 'ideal-fresh': () => ideal(256), pino: pinoVariant };
+const variants = { tracepipe: () => tracepipe(false), 'tracepipe-warm': () => tracepipe(true), 'tracepipe-ring': () => tracepipe(true, true), 'writer-only': () => writerOnly('generated'), 'writer-atomic': () => writerOnly('atomic'), 'writer-closure': () => writerOnly('closure'), ideal: () => ideal(1), 'ideal-fresh': () => ideal(256), pino: pinoVariant };
 if (!variants[variant]) throw new Error(`unknown variant ${variant}`);
 reportResult({ variant, ...(await variants[variant]()) });

@@ -182,25 +182,42 @@ class CounterObject extends Member {
 }
 
 // ---- definitions: checked here, so a mistake shows where it is made, host or not ----
+// The same checks as tracepipe's defineProvider (src/schema/provider.ts), in the same order, with the
+// same errors: the two accept exactly the same definitions (test/lite-definitions.test.mjs).
 
 const FIELD_TYPES = new Set<unknown>(['bool', 'u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'u64', 'i64', 'f32', 'f64', 'string', 'bytes']);
-const TAKEN = new Set(['name', 'enablements']);
+/** Member names a provider object has (in tracepipe or here), and '__proto__', which would set its prototype. */
+const RESERVED = new Set(['name', 'keywordMap', 'events', 'spans', 'counters', 'isEnabled', 'enablements', 'definition', 'signature', 'onEnable', 'onDisable', 'onFlush', 'addMirror', '__proto__']);
+/** What the trace format allows (tracepipe's schema/definition-limits.ts). */
+const MAX_NAME_BYTES = 256;
+const MAX_FIELDS_PER_EVENT = 1024;
+/** What span and counter types are named with, and the fields every span event carries (tracepipe's schema/type-role.ts). */
+const BEGIN = '.Begin';
+const END = '.End';
+const COUNTER = '.Counter';
+const SPAN_BEGIN_FIELDS = ['spanId', 'parentSpanId'];
+const SPAN_END_FIELDS = ['spanId', 'error', 'errorName'];
+const utf8 = new TextEncoder();
 
 function fail(message: string): never {
   throw new TypeError(`tracepipe: ${message}`);
 }
+function clash(message: string): never {
+  throw new Error(`tracepipe: ${message}`);
+}
 
-function checkSpec(where: string, spec: unknown, ids: Set<number>, keywords: object): void {
-  if (typeof spec !== 'object' || spec === null) fail(`'${where}' needs a spec object`);
-  const { id, level, fields, endFields } = spec as SpanSpec;
-  for (const k of (spec as SpanSpec).keywords ?? []) if (!Object.hasOwn(keywords, k)) fail(`'${where}' names keyword '${k}', which its provider does not define`);
-  if (!Number.isInteger(id) || id < 0 || id > 0xffff) fail(`'${where}' needs an integer id in 0..65535`);
-  if (ids.has(id)) fail(`'${where}' reuses id ${id}`);
-  ids.add(id);
-  if (level !== undefined && !(Number.isInteger(level) && level >= 0 && level <= 5)) fail(`'${where}' has invalid level ${String(level)}`);
-  for (const f of [...(fields ?? []), ...(endFields ?? [])]) {
-    if (!Array.isArray(f) || typeof f[0] !== 'string' || !FIELD_TYPES.has(f[1])) fail(`'${where}' has a bad field ${JSON.stringify(f)}; expected [name, type]`);
+function shown(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return typeof v;
   }
+}
+
+function checkNameLength(what: string, name: string, suffixes: readonly string[] = []): void {
+  const bytes = utf8.encode(name).length;
+  const limit = MAX_NAME_BYTES - Math.max(0, ...suffixes.map((x) => x.length));
+  if (bytes > limit) fail(`${what} '${name.slice(0, 40)}…' is ${bytes} bytes of UTF-8; at most ${limit}${suffixes.length ? ` (its event types add ${suffixes.map((x) => `'${x}'`).join(' and ')})` : ''}`);
 }
 
 /** Defines a provider, as tracepipe's defineProvider does; its objects work, disabled, with no host at all. */
@@ -210,24 +227,75 @@ export function defineProvider<
   const S extends Record<string, SpanSpec<Extract<keyof K, string>>> = {},
   const C extends Record<string, CounterSpec<Extract<keyof K, string>>> = {},
 >(name: string, def: ProviderDefinition<K, E, S, C>): LiteProvider<E, S, C> {
-  if (typeof name !== 'string' || !/^[A-Za-z_][\w.-]*$/.test(name)) fail(`provider name ${JSON.stringify(name)} must start with a letter and use letters, digits, '.', '-' or '_'`);
+  if (typeof name !== 'string' || !/^[A-Za-z_][\w.-]*$/.test(name)) fail(`provider name ${shown(name)} must start with a letter and use letters, digits, '.', '-' or '_'`);
+  checkNameLength('provider name', name);
   if (typeof def !== 'object' || def === null) fail(`defineProvider('${name}', definition) needs a definition object`);
-  const keywords = def.keywords ?? {};
+  const keywords: Record<string, unknown> = { ...(def.keywords ?? {}) };
   for (const [k, v] of Object.entries(keywords)) if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n) fail(`keyword '${k}' of '${name}' must be a 64-bit bigint mask`);
   const provider: Record<string, unknown> = { name };
   const members: Record<string, object> = {};
-  const ids = new Set<number>();
-  const sections: [unknown, (member: string) => Member][] = [
-    [def.events, (m) => new EventObject(name, m)],
-    [def.spans, (m) => new SpanObject(name, m)],
-    [def.counters, (m) => new CounterObject(name, m)],
-  ];
-  for (const [section, make] of sections) {
-    for (const [member, spec] of Object.entries((section ?? {}) as Record<string, unknown>)) {
-      if (TAKEN.has(member) || member in members) fail(`'${name}/${member}' is defined twice or clashes with a provider member`);
-      checkSpec(`${name}/${member}`, spec, ids, keywords);
-      members[member] = provider[member] = make(member);
+  const ids = new Map<number, string>();
+  const taken = new Set<string>();
+
+  const member = (kind: string, m: string, spec: unknown, suffixes: readonly string[]): void => {
+    if (RESERVED.has(m)) clash(`${kind} name '${m}' in '${name}' clashes with a provider member`);
+    if (taken.has(m)) clash(`'${m}' is defined twice in provider '${name}' (events, spans and counters share one namespace)`);
+    if (m.endsWith(BEGIN) || m.endsWith(END) || m.endsWith(COUNTER)) clash(`${kind} name '${m}' in '${name}' may not end in ${BEGIN}, ${END} or ${COUNTER} (they mark span and counter types in traces)`);
+    taken.add(m);
+    if (typeof spec !== 'object' || spec === null) fail(`${kind} '${name}/${m}' needs a spec object`);
+    const s = spec as { id: number; level?: unknown; version?: unknown; keywords?: unknown };
+    if (!Number.isInteger(s.id) || s.id < 0 || s.id > 0xffff) fail(`${kind} '${name}/${m}' needs an integer id in 0..65535`);
+    const dup = ids.get(s.id);
+    if (dup !== undefined) clash(`${kind} id ${s.id} is used by both '${dup}' and '${m}' in provider '${name}'`);
+    ids.set(s.id, m);
+    const level = s.level ?? Level.Informational;
+    if (!(typeof level === 'number' && Number.isInteger(level) && level >= 0 && level <= 5)) fail(`${kind} '${name}/${m}' has invalid level ${shown(level)}`);
+    const version = s.version ?? 0;
+    if (!(Number.isSafeInteger(version) && (version as number) >= 0)) fail(`${kind} '${name}/${m}' has invalid version ${shown(version)}; expected a non-negative integer`);
+    checkNameLength(`${kind} name in '${name}'`, m, suffixes);
+    const named = s.keywords ?? [];
+    if (!Array.isArray(named)) fail(`${kind} '${name}/${m}' needs its keywords as an array of keyword names`);
+    for (const k of named) if (typeof k !== 'string' || !Object.hasOwn(keywords, k)) fail(`provider '${name}' has no keyword ${typeof k === 'string' ? `'${k}'` : shown(k)}`);
+  };
+  const checkFieldName = (kind: string, path: string, field: string): void => {
+    if (field === '__proto__') fail(`${kind} '${path}' has a field named '__proto__'; choose another name`);
+    checkNameLength(`field name in '${path}'`, field);
+  };
+  const fieldList = (m: string, fields: unknown, carried: readonly string[]): void => {
+    if (fields !== undefined && !Array.isArray(fields)) fail(`event '${name}/${m}' needs its fields as an array of [name, type]`);
+    const list = (fields ?? []) as unknown[];
+    if (list.length + carried.length > MAX_FIELDS_PER_EVENT) fail(`event '${name}/${m}' has ${list.length + carried.length} fields; at most ${MAX_FIELDS_PER_EVENT}`);
+    const seen = new Set(carried);
+    for (const f of list) {
+      if (!Array.isArray(f) || typeof f[0] !== 'string' || !FIELD_TYPES.has(f[1])) fail(`event '${name}/${m}' has a bad field ${shown(f)}; expected [name, type]`);
+      checkFieldName('event', `${name}/${m}`, f[0]);
+      if (carried.includes(f[0])) clash(`span '${name}/${m}' may not declare field '${f[0]}': every span event carries it`);
+      if (seen.has(f[0])) clash(`event '${name}/${m}' declares field '${f[0]}' twice`);
+      seen.add(f[0]);
     }
+  };
+  const add = (m: string, object: Member): void => {
+    members[m] = object;
+    provider[m] = object;
+  };
+
+  for (const [m, spec] of Object.entries((def.events ?? {}) as Record<string, EventSpec>)) {
+    member('event', m, spec, []);
+    fieldList(m, spec.fields, []);
+    add(m, new EventObject(name, m));
+  }
+  for (const [m, spec] of Object.entries((def.spans ?? {}) as Record<string, SpanSpec>)) {
+    member('span', m, spec, [BEGIN, END]);
+    fieldList(m, spec.fields, SPAN_BEGIN_FIELDS);
+    fieldList(m, spec.endFields, SPAN_END_FIELDS);
+    add(m, new SpanObject(name, m));
+  }
+  for (const [m, spec] of Object.entries((def.counters ?? {}) as Record<string, CounterSpec>)) {
+    member('counter', m, spec, [COUNTER]);
+    const unit = spec.unit ?? 'value';
+    if (typeof unit !== 'string' || unit === '') fail(`counter '${name}/${m}' needs a non-empty unit string`);
+    checkFieldName('counter', `${name}/${m}`, unit);
+    add(m, new CounterObject(name, m));
   }
   handOver({ abi: ABI, name, definition: def, members, provider });
   return provider as LiteProvider<E, S, C>;

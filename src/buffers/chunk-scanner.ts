@@ -1,9 +1,10 @@
-import { align8, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE } from '../schema/record-abi.js';
+import { align8, METADATA_PART_TYPE_INDEX, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, SEQUENCE_GAP_TYPE_INDEX } from '../schema/record-abi.js';
+import { DescriptionParts } from './description-parts.js';
 import { FairQueue } from './fair-queue.js';
 import { CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, DROP_REASONS, type SessionMemory, SlotF64, SlotI32, SlotState } from './session-memory.js';
 
 export interface RecordVisitor {
-  /** A metadata record: `u8[start, start+len)` is a varint type index followed by a descriptor. */
+  /** A type's description: `u8[start, start+len)` is a varint type index followed by a descriptor. */
   metadata(slot: number, u8: Uint8Array, start: number, len: number): void;
   /** An event record; its payload is `u8[start, start+len)`. */
   event(slot: number, typeIndex: number, timestampMs: number, seq: number, u8: Uint8Array, start: number, len: number): void;
@@ -41,6 +42,7 @@ export class ChunkScanner {
   /** The drain's watch on the wait line's head. */
   readonly queue: FairQueue;
   private readonly bySlot: number[][] = [];
+  private readonly parts = new DescriptionParts();
   /**
    * Ctl.ChunksTaken when bySlot was built: while it is unchanged no producer has taken a chunk, so
    * bySlot still lists every chunk in use and a pass need not walk the whole chunk table (slow in a
@@ -121,8 +123,11 @@ export class ChunkScanner {
           break;
         }
         const type = u32[(r >> 2) + 1]!;
-        if (type === METADATA_TYPE_INDEX) v.metadata(s, u8, r + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE);
-        else {
+        if (type === METADATA_TYPE_INDEX || type === METADATA_PART_TYPE_INDEX) {
+          this.parts.add(v, s, u8, r + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE, f64[(r >> 3) + 1]!, type === METADATA_TYPE_INDEX);
+        } else if (type === SEQUENCE_GAP_TYPE_INDEX) {
+          seq++;
+        } else {
           v.event(s, type, f64[(r >> 3) + 1]!, seq++, u8, r + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE);
           visited++;
         }

@@ -1,5 +1,6 @@
-import { align8, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE } from '../schema/record-abi.js';
+import { align8, METADATA_PART_TYPE_INDEX, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, SEQUENCE_GAP_TYPE_INDEX } from '../schema/record-abi.js';
 import type { RecordVisitor } from './chunk-scanner.js';
+import { DescriptionParts } from './description-parts.js';
 import { CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, type SessionMemory } from './session-memory.js';
 
 /** A chunk in use when the snapshot was taken, and how far its tenant had committed then. */
@@ -15,6 +16,8 @@ class SlotCursor {
   /** The copy of the current chunk's records (one buffer, reused for each chunk). */
   private readonly copy: Uint8Array;
   private readonly view: DataView;
+  /** A description in parts (larger than a chunk's room) is put back together before it is visited. */
+  private readonly parts = new DescriptionParts();
   private next = 0;
   private pos = 0;
   private end = 0;
@@ -53,8 +56,12 @@ class SlotCursor {
         if (len < RECORD_HEADER_SIZE || r + len > this.end) break;
         this.pos = r + align8(len);
         const typeIndex = this.view.getUint32(r + 4, true);
-        if (typeIndex === METADATA_TYPE_INDEX) {
-          v.metadata(this.slot, this.copy, r + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE);
+        if (typeIndex === METADATA_TYPE_INDEX || typeIndex === METADATA_PART_TYPE_INDEX) {
+          this.parts.add(v, this.slot, this.copy, r + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE, this.view.getFloat64(r + 8, true), typeIndex === METADATA_TYPE_INDEX);
+          continue;
+        }
+        if (typeIndex === SEQUENCE_GAP_TYPE_INDEX) {
+          this.seq++;
           continue;
         }
         this.at = r + RECORD_HEADER_SIZE;

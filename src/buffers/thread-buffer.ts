@@ -1,12 +1,29 @@
-import { METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, type RecordTarget, RecordViews } from '../schema/record-abi.js';
+import { align8, METADATA_PART_TYPE_INDEX, METADATA_TYPE_INDEX, RECORD_HEADER_SIZE, SEQUENCE_GAP_TYPE_INDEX, type RecordTarget, type RecordType, RecordViews } from '../schema/record-abi.js';
 import { ByteWriter } from '../format/byte-writer.js';
 import { encodeDescriptor } from '../format/metadata-codec.js';
-import type { EventType } from '../schema/event-type.js';
 import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, DropReasonCode, SessionMemory, SessionState, SlotF64, SlotI32, SlotState } from './session-memory.js';
 import { FairQueue, WaitEnd } from './fair-queue.js';
 
 /** A chunk its thread has not filled in this long goes back to the drain (and its budget). */
 const IDLE_SEAL_MS = 100;
+
+/** Each type's description as a thread buffer writes it (a varint type index, then the descriptor): the same in every session. */
+const descriptions = new WeakMap<RecordType, Uint8Array>();
+
+function descriptionOf(type: RecordType): Uint8Array {
+  let d = descriptions.get(type);
+  if (d === undefined) {
+    const w = new ByteWriter(256);
+    w.varint(type.typeIndex);
+    encodeDescriptor(type, w);
+    d = w.take();
+    descriptions.set(type, d);
+  }
+  return d;
+}
+
+/** Types a ring cannot describe in one chunk beside their event: one warning each. */
+const undescribable = new WeakSet<RecordType>();
 
 /**
  * One thread's tenancy in one session's buffer (Phosphor's ChunkTenant): it borrows a chunk, copies
@@ -31,10 +48,16 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   dropped = 0;
   private chunk = -1;
   private chunkSeq = 0;
-  private pending: Uint8Array[] = [];
-  private readonly described = new Set<number>();
-  /** Ring mode: every descriptor this thread has written, repeated at the start of each chunk (an older chunk may be overwritten). */
-  private readonly descriptors: Uint8Array[] = [];
+  /**
+   * Per type index, 1 once the type is described where the drain will read it before the type's next
+   * record: anywhere earlier in this thread's records (the drain reads them in order), or, in a ring,
+   * in the current chunk (an older chunk may be overwritten before a dump, and every chunk that
+   * survives must be readable alone). Types are described on first use, each in records of its own.
+   */
+  described = new Uint8Array(64);
+  /** A description left half written (no chunk for the rest): its type index and how far it got. */
+  private partType = -1;
+  private partOffset = 0;
   private readonly queue: FairQueue;
   detached = false;
   /** Set while this thread writes rundown for a stopping session: such writes must never park. */
@@ -78,38 +101,8 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     this.idleTimer.unref?.();
   }
 
-  /** Makes sure the drain learns `type`'s metadata before its first event from this thread. */
-  describe(type: EventType): void {
-    if (this.described.has(type.typeIndex)) return;
-    this.described.add(type.typeIndex);
-    const w = new ByteWriter(256);
-    w.varint(type.typeIndex);
-    encodeDescriptor(type, w);
-    const payload = w.take();
-    if (this.memory.mode === BufferingMode.Ring) this.descriptors.push(payload);
-    if (this.chunk >= 0 && this.pos + RECORD_HEADER_SIZE + payload.length <= this.end) {
-      this.writeMetadata(payload);
-    } else {
-      this.pending.push(payload);
-      // Send the next write down the slow path, which writes pending metadata first.
-      this.end = this.pos;
-    }
-  }
-
-  private writeMetadata(payload: Uint8Array): void {
-    const p = this.pos;
-    this.u32[(p >> 2) + 1] = METADATA_TYPE_INDEX;
-    this.f64[(p >> 3) + 1] = 0;
-    this.u8.set(payload, p + RECORD_HEADER_SIZE);
-    const len = RECORD_HEADER_SIZE + payload.length;
-    this.u32[p >> 2] = len;
-    this.pos = (p + len + 7) & -8;
-    Atomics.store(this.u32, this.commitIndex, this.pos);
-  }
-
-  reserve(size: number): number {
+  reserve(size: number, type: RecordType): number {
     const m = this.memory;
-    this.seal();
     if (this.slot < 0) {
       if (m.state >= SessionState.Stopping) return this.detachAndRefuse();
       this.slot = this.claimSlot();
@@ -120,7 +113,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     const flag = m.slotI32(this.slot, SlotI32.InSlowPath);
     Atomics.store(m.i32, flag, 1);
     try {
-      return this.reserveInSession(size);
+      return this.reserveInSession(size, type);
     } finally {
       Atomics.store(m.i32, flag, 0);
     }
@@ -136,40 +129,134 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     this.drop(DropReasonCode.InvalidArgument);
   }
 
-  private reserveInSession(size: number): number {
+  private reserveInSession(size: number, type: RecordType): number {
     const m = this.memory;
     if (m.state >= SessionState.Stopping) {
       // The session stops, and this thread has not heard yet: its write is an attempt the session
       // lost, counted with its reason. The detach publishes the slot, which the drain's final count
       // waits for (BUFFERING.md), bounded: a count taken before it goes without this drop.
+      this.seal();
       this.drop(DropReasonCode.Stopping);
       return this.detachAndRefuse();
     }
-    let need = size;
-    for (const p of this.pending) need += RECORD_HEADER_SIZE + p.length + 8;
-    if (!(need <= m.chunkCapacity)) return this.drop(DropReasonCode.TooLarge);
+    if (!(size <= m.chunkCapacity)) return this.drop(DropReasonCode.TooLarge);
+    if (m.mode === BufferingMode.Ring) return this.reserveInRing(size, type);
+    if (this.described[type.typeIndex] !== 1) {
+      if (!this.writeDescription(type)) return -1;
+      this.markDescribed(type.typeIndex);
+    }
+    if ((this.chunk < 0 || this.pos + size > this.end) && !this.nextChunk()) return -1;
+    return this.pos;
+  }
+
+  /**
+   * Streaming: writes `type`'s description, in the current chunk when it fits there, else in the next;
+   * one larger than a chunk goes in parts across chunks. Returns false when no chunk could be had
+   * (the attempt is counted): the next attempt for the same type carries on where this one stopped.
+   */
+  private writeDescription(type: RecordType): boolean {
+    const d = descriptionOf(type);
+    const wholeChunk = this.memory.chunkCapacity - RECORD_HEADER_SIZE;
+    let offset = this.partType === type.typeIndex ? this.partOffset : 0;
+    while (offset < d.length) {
+      const room = this.chunk < 0 ? 0 : this.end - this.pos - RECORD_HEADER_SIZE;
+      const rest = d.length - offset;
+      if (rest > room && (rest <= wholeChunk || room <= 0)) {
+        if (!this.nextChunk()) {
+          this.partType = type.typeIndex;
+          this.partOffset = offset;
+          return false;
+        }
+        continue;
+      }
+      const n = Math.min(rest, room);
+      this.writeMetadata(d, offset, n);
+      offset += n;
+    }
+    this.partType = -1;
+    return true;
+  }
+
+  /**
+   * Ring: the type's event goes into a chunk that describes the type, so that the chunk can be read
+   * alone. A type whose description does not fit in one chunk beside its event is refused alone
+   * (too-large, with one warning), and every other type is written as usual.
+   */
+  private reserveInRing(size: number, type: RecordType): number {
+    const ti = type.typeIndex;
+    const d = descriptionOf(type);
+    const describe = align8(RECORD_HEADER_SIZE + d.length);
+    if (this.chunk < 0 || this.pos + size + (this.described[ti] === 1 ? 0 : describe) > this.end) {
+      if (!(size + describe <= this.memory.chunkCapacity)) return this.refuseUndescribable(type, d.length);
+      if (!this.nextChunk()) return -1;
+    }
+    if (this.described[ti] !== 1) {
+      this.writeMetadata(d, 0, d.length);
+      this.markDescribed(ti);
+    }
+    return this.pos;
+  }
+
+  private refuseUndescribable(type: RecordType, bytes: number): number {
+    if (!undescribable.has(type)) {
+      undescribable.add(type);
+      process.emitWarning(
+        `tracepipe: ${type.provider}/${type.name} is described in ${bytes} bytes, which with its event do not fit in one ${this.memory.chunkSize}-byte chunk of a ring session; ` +
+          'its events are dropped there (reason too-large), every other event is kept (a larger buffer has larger chunks; shorter or fewer fields help too)',
+      );
+    }
+    return this.drop(DropReasonCode.TooLarge);
+  }
+
+  private markDescribed(typeIndex: number): void {
+    if (typeIndex >= this.described.length) {
+      const grown = new Uint8Array(Math.max(typeIndex + 1, this.described.length * 2));
+      grown.set(this.described);
+      this.described = grown;
+    }
+    this.described[typeIndex] = 1;
+  }
+
+  /** `n` bytes of a description from `offset` as one record: the last part is a plain metadata record. */
+  private writeMetadata(d: Uint8Array, offset: number, n: number): void {
+    const p = this.pos;
+    this.u32[(p >> 2) + 1] = offset + n === d.length ? METADATA_TYPE_INDEX : METADATA_PART_TYPE_INDEX;
+    this.f64[(p >> 3) + 1] = offset;
+    this.u8.set(d.subarray(offset, offset + n), p + RECORD_HEADER_SIZE);
+    const len = RECORD_HEADER_SIZE + n;
+    this.u32[p >> 2] = len;
+    this.pos = (p + len + 7) & -8;
+    Atomics.store(this.u32, this.commitIndex, this.pos);
+  }
+
+  /**
+   * Hands the current chunk to the drain and takes the next: a free one, in a ring the oldest sealed
+   * one, in Block mode one the drain frees while this thread waits in line. Returns false when there is
+   * none, with the attempt counted as dropped under its reason.
+   */
+  private nextChunk(): boolean {
+    const m = this.memory;
+    this.seal();
     let c = m.acquireChunk(this.slot);
     if (c < 0 && m.mode === BufferingMode.Ring) c = m.stealOldest(this.slot);
     if (c < 0) {
-      if (m.mode !== BufferingMode.Block || this.neverBlock) return this.drop(DropReasonCode.Full);
+      if (m.mode !== BufferingMode.Block || this.neverBlock) return this.refuse(DropReasonCode.Full);
       // After a timed-out park, park again only once the drain has made progress.
-      if (this.timedOutAt === Atomics.load(m.i32, Ctl.ChunksFreed)) return this.drop(DropReasonCode.BlockTimeout);
+      if (this.timedOutAt === Atomics.load(m.i32, Ctl.ChunksFreed)) return this.refuse(DropReasonCode.BlockTimeout);
       c = this.park();
       if (c === WaitEnd.TimedOut) {
         this.timedOutAt = Atomics.load(m.i32, Ctl.ChunksFreed);
-        return this.drop(DropReasonCode.BlockTimeout);
+        return this.refuse(DropReasonCode.BlockTimeout);
       }
-      if (c < 0) return this.drop(DropReasonCode.Stopping);
+      if (c < 0) return this.refuse(DropReasonCode.Stopping);
     }
     this.take(c);
-    if (m.mode === BufferingMode.Ring) {
-      // Each chunk describes every type it may hold: a dump can decode any chunk that survives.
-      for (const d of this.descriptors) if (!this.pending.includes(d)) this.writeMetadata(d);
-      if (this.pos + size > this.end) return this.drop(DropReasonCode.TooLarge);
-    }
-    for (const p of this.pending) this.writeMetadata(p);
-    this.pending = [];
-    return this.pos;
+    return true;
+  }
+
+  private refuse(reason: number): false {
+    this.drop(reason);
+    return false;
   }
 
   /** Block mode: wait, first in first out, until the drain frees a chunk or the session goes away. */
@@ -199,6 +286,8 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     Atomics.store(this.u32, this.commitIndex, this.pos);
     Atomics.store(this.i32, hi + ChunkI32.State, ChunkState.Owned);
     Atomics.add(this.i32, Ctl.ChunksTaken, 1);
+    // A ring chunk must be readable alone: it describes again each type it holds.
+    if (m.mode === BufferingMode.Ring) this.described.fill(0);
     this.quietChunk = ThreadBuffer.handingOver;
     if (!this.quietChunk) m.wakeDrainIfAsleep();
     this.chunk = c;
@@ -239,7 +328,24 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     f[m.slotF64(this.slot, SlotF64.DroppedByReason + reason)]! += 1;
     f[m.slotF64(this.slot, SlotF64.Dropped)] = this.dropped;
     f[m.slotF64(this.slot, SlotF64.NextSeq)] = this.seq;
+    this.markGap();
     return -1;
+  }
+
+  /**
+   * A drop while this thread holds a chunk: the drain numbers the chunk's events from its first
+   * sequence number on, so the gap is recorded in it (record-abi.ts), or, with no room left, the chunk
+   * is sealed (the next one starts at the right number). Without a chunk there is nothing to mark.
+   */
+  private markGap(): void {
+    if (this.chunk < 0) return;
+    const p = this.pos;
+    if (p + RECORD_HEADER_SIZE > this.end) return this.seal();
+    this.u32[p >> 2] = RECORD_HEADER_SIZE;
+    this.u32[(p >> 2) + 1] = SEQUENCE_GAP_TYPE_INDEX;
+    this.f64[(p >> 3) + 1] = 0;
+    this.pos = p + RECORD_HEADER_SIZE;
+    Atomics.store(this.u32, this.commitIndex, this.pos);
   }
 
   private detachAndRefuse(): number {

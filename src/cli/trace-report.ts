@@ -85,9 +85,15 @@ function distribution(values: number[], wallNs: number): Distribution {
   };
 }
 
-function group<T>(items: readonly T[], key: (t: T) => string): Record<string, T[]> {
-  const out: Record<string, T[]> = {};
-  for (const it of items) (out[key(it)] ??= []).push(it);
+/** Items by key; a Map, since keys come from the trace ('constructor' or '__proto__' is a GC kind like any other there). */
+function group<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const it of items) {
+    const k = key(it);
+    const list = out.get(k);
+    if (list) list.push(it);
+    else out.set(k, [it]);
+  }
   return out;
 }
 
@@ -159,7 +165,8 @@ export async function buildReport(path: string, options: ReportOptions, observe?
   const wallNs = events > 0 ? last - first : 0;
   const { infoMs, warnMs } = options;
   const durations = (list: GcPauseRecord[]) => list.map((p) => p.durationMs);
-  const mapValues = <T, U>(r: Record<string, T>, fn: (t: T) => U) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, fn(v)]));
+  // Object.fromEntries defines each key as an own property, '__proto__' included.
+  const mapValues = <T, U>(m: Map<string, T>, fn: (t: T) => U) => Object.fromEntries([...m].map(([k, v]) => [k, fn(v)]));
   const longest: GcPauseRecord[] = [];
   for (const p of pauses) keepLargest(longest, p, (x) => x.durationMs, TOP);
   const aboveInfo = pauses.filter((p) => p.durationMs >= infoMs).length;

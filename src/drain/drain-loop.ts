@@ -7,6 +7,7 @@ import { ChunkScanner, type RecordVisitor, type SlotProgress } from '../buffers/
 import { FairQueue } from '../buffers/fair-queue.js';
 import { Ctl, DropReasonCode, type SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { addDropReasons, noDropReasons } from '../format/drop-reason.js';
+import { MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES } from '../format/reader-limits.js';
 import type { EventDescriptor } from '../schema/event-type.js';
 import type { Sink } from './sink.js';
 import type { DrainResult, DumpResult } from '../session/drain-protocol.js';
@@ -47,6 +48,9 @@ const SETTLE_POLL_MS = 2;
 /** At most this many scans in the last pass: a producer that keeps writing as the session stops cannot hold it. */
 const FINAL_PASSES = 8;
 
+/** The stream type id of a type left out of the stream (see DrainLoop.metadata). */
+const LEFT_OUT = -1;
+
 function descriptorKey(d: EventDescriptor): string {
   return `${d.provider}\0${d.name}\0${d.id}\0${d.version}\0${d.level}\0${d.keywords}\0${d.fields.map((f) => f.join(':')).join(',')}`;
 }
@@ -68,14 +72,18 @@ export class DrainLoop implements RecordVisitor {
   /** Counts only: the reader works out the ranges from the stream. */
   private readonly loss = new LossTracker(0);
   private readonly typeIds = new Map<string, number>();
-  /** Per slot: thread-local type index → stream type id (0: not described). */
+  /** Per slot: thread-local type index → stream type id (undefined: not described; LEFT_OUT: see metadata). */
   private readonly slotTypes: number[][] = [];
+  /** Fields of every type the stream describes: a reader refuses a stream with more than MAX_FIELDS_IN_ALL_TYPES. */
+  private fieldsDescribed = 0;
   /** Per slot: the sequence number the next event should carry; anything else is a gap. */
   private readonly expectedSeq: number[] = [];
   private readonly threadIds: number[] = [];
   private readonly originDelta: number[] = [];
   /** Per slot: events left out because their timestamp cannot be encoded (reason invalid-argument). */
   private readonly refusedTimes: number[] = [];
+  /** Per slot: events left out because their type would take the stream past a reader's limits (reason too-large). */
+  private readonly refusedTypes: number[] = [];
   private lastSequencePointNs = -Infinity;
   private maxLatenessNs = 0;
   private eventsWritten = 0;
@@ -115,8 +123,15 @@ export class DrainLoop implements RecordVisitor {
     const key = descriptorKey(d);
     let id = this.typeIds.get(key);
     if (id === undefined) {
+      // A reader refuses a stream past its limits (format/reader-limits.ts) from that point on: a
+      // type that would take the stream past them is left out alone, and its events are counted.
+      if (this.typeIds.size >= MAX_EVENT_TYPES || this.fieldsDescribed + d.fields.length > MAX_FIELDS_IN_ALL_TYPES) {
+        (this.slotTypes[slot] ??= [])[typeIndex] = LEFT_OUT;
+        return;
+      }
       id = this.typeIds.size + 1;
       this.typeIds.set(key, id);
+      this.fieldsDescribed += d.fields.length;
       this.writer.metadata(id, d);
     }
     (this.slotTypes[slot] ??= [])[typeIndex] = id;
@@ -126,6 +141,10 @@ export class DrainLoop implements RecordVisitor {
     const types = this.slotTypes[slot];
     const typeId = types === undefined ? undefined : types[typeIndex];
     if (typeId === undefined) return; // A producer always describes a type first; never trust shared memory blindly.
+    if (typeId === LEFT_OUT) {
+      this.refusedTypes[slot] = (this.refusedTypes[slot] ?? 0) + 1;
+      return;
+    }
     // A thread that took its slot after this pass refreshed the slot table is new to it.
     if (this.threadIds[slot] === undefined) this.refreshSlots();
     const tsNs = Math.round(timestampMs * 1e6 + this.originDelta[slot]!);
@@ -230,6 +249,7 @@ export class DrainLoop implements RecordVisitor {
   private reasonsOf(p: SlotProgress): number[] {
     const counts = [...p.droppedByReason];
     counts[DropReasonCode.InvalidArgument]! += this.refusedTimes[p.slot] ?? 0;
+    counts[DropReasonCode.TooLarge]! += this.refusedTypes[p.slot] ?? 0;
     return counts;
   }
 
@@ -374,7 +394,7 @@ export class DrainLoop implements RecordVisitor {
       eventsWritten: this.eventsWritten,
       producers: this.scanner.progress().map((p) => ({
         threadId: p.threadId,
-        dropped: p.dropped + (this.refusedTimes[p.slot] ?? 0),
+        dropped: p.dropped + (this.refusedTimes[p.slot] ?? 0) + (this.refusedTypes[p.slot] ?? 0),
         droppedByReason: withReasons(this.reasonsOf(p)),
         parks: p.parks,
         longestParkNs: p.longestParkNs,

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import type { BlockEvent } from '../format/events-block.js';
+import type { DecodedFields } from '../format/payload-codec.js';
 import type { EventBatch, PlacedDrop } from '../format/trace-reader.js';
+import { codeGenerationAllowed } from '../schema/code-generation.js';
 import type { FieldType } from '../schema/field-type.js';
 import { DROP_TABLE, EventTables, type EventTable, TIME_COLUMNS } from './event-tables.js';
 import { ExportOutput, FLUSH_BYTES, prepareDirectory } from './export-output.js';
@@ -36,10 +38,32 @@ function cell(type: FieldType, v: string): string {
   }
 }
 
+/** cell's code, run: for a process that may not compile code from strings (code-generation.ts). */
+function writeCell(w: CsvText, type: FieldType, v: DecodedFields[string]): void {
+  switch (type) {
+    case 'bool': return w.ascii(v ? 'true' : 'false');
+    case 'u8': case 'i8': case 'u16': case 'i16': case 'u32': case 'i32': return w.integer(v as number);
+    case 'f32': case 'f64': return w.number(v as number);
+    case 'u64': case 'i64': return w.ascii(String(v));
+    case 'string': return w.quoted(v as string);
+    case 'bytes': return w.quoted(hex(v as Uint8Array));
+  }
+}
+
 type RowWriter = (w: CsvText, e: BlockEvent) => void;
 
-/** Generates a table's row writer: the time columns, then each field by a constant key and its type's method. */
+/** A table's row writer: the time columns, then each field by a constant key and its type's method; generated where the process allows. */
 function rowWriter(table: EventTable): RowWriter {
+  if (!codeGenerationAllowed) {
+    return (w, e) => {
+      w.ascii(String(e.timestampNs)); w.ascii(','); w.integer(e.threadId); w.ascii(','); w.ascii(String(e.sequence));
+      for (const c of table.columns) {
+        w.ascii(',');
+        writeCell(w, c.field.type, e.fields[c.field.name]!);
+      }
+      w.ascii('\n');
+    };
+  }
   const cells = table.columns.map((c) => `w.ascii(','); ${cell(c.field.type, `f[${JSON.stringify(c.field.name)}]`)};`);
   const src = `return function writeRow(w, e) {
   w.ascii(String(e.timestampNs)); w.ascii(','); w.integer(e.threadId); w.ascii(','); w.ascii(String(e.sequence));

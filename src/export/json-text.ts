@@ -1,4 +1,5 @@
 import type { DecodedFields } from '../format/payload-codec.js';
+import { codeGenerationAllowed } from '../schema/code-generation.js';
 import type { FieldType } from '../schema/field-type.js';
 import { hex, TextWriter, utf8 } from './text-writer.js';
 
@@ -55,16 +56,37 @@ function writeValue(type: FieldType, v: string, bigints: BigIntStyle): string {
   }
 }
 
+/** writeValue's code, run: for a process that may not compile code from strings (code-generation.ts). */
+function writeValueNow(w: JsonWriter, type: FieldType, v: DecodedFields[string], bigints: BigIntStyle): void {
+  switch (type) {
+    case 'bool': return w.ascii(v ? 'true' : 'false');
+    case 'u8': case 'i8': case 'u16': case 'i16': case 'u32': case 'i32': return w.integer(v as number);
+    case 'f32': case 'f64': return w.number(v as number);
+    case 'u64': case 'i64': return w.ascii(bigints === 'string' ? '"' + String(v) + '"' : String(v));
+    case 'string': return w.text(v as string);
+    case 'bytes': return w.ascii('"' + hex(v as Uint8Array) + '"');
+  }
+}
+
 /** Writes a type's fields as the members of a JSON object (without braces). */
 export type FieldsWriter = (w: JsonWriter, fields: DecodedFields) => void;
 
 /**
- * Generates the writer of one type's fields: straight-line code with each field read by a constant
+ * The writer of one type's fields: generated straight-line code with each field read by a constant
  * key and written by its type's method, so nothing is looked up or tested per field. `keys` is the
  * decoded object's own key order (integer-like keys first), which is what JSON.stringify shows.
  */
 export function fieldsWriter(keys: readonly string[], types: ReadonlyMap<string, FieldType>, bigints: BigIntStyle): FieldsWriter {
   const prefixes = keys.map((k, i) => utf8(`${i ? ',' : ''}${JSON.stringify(k)}:`));
+  if (!codeGenerationAllowed) {
+    const kinds = keys.map((k) => types.get(k)!);
+    return (w, f) => {
+      for (let i = 0; i < keys.length; i++) {
+        w.raw(prefixes[i]!);
+        writeValueNow(w, kinds[i]!, f[keys[i]!]!, bigints);
+      }
+    };
+  }
   const lines = keys.map((k, i) => `w.raw(p[${i}]); ${writeValue(types.get(k)!, `f[${JSON.stringify(k)}]`, bigints)};`);
   return new Function('p', 'hex', `return function writeFields(w, f) {\n  ${lines.join('\n  ')}\n};`)(prefixes, hex) as FieldsWriter;
 }

@@ -3,6 +3,7 @@ import type { DecodedFields } from '../format/payload-codec.js';
 import type { TraceHeader } from '../format/stream-header.js';
 import type { StreamEventType } from '../format/trace-event.js';
 import type { PlacedDrop } from '../format/trace-reader.js';
+import { codeGenerationAllowed } from '../schema/code-generation.js';
 import type { FieldType } from '../schema/field-type.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
 import { FLUSH_BYTES } from './export-output.js';
@@ -83,28 +84,49 @@ function annotationValue(type: FieldType): { field: number; write: 'varint' | 'd
 }
 
 /**
- * Generates a type's debug-annotation writer: per field, the constant bytes (the interned name and
- * the value's tag) made once, then straight-line writes by a constant key; numbers take the one-pass
- * small-message path. Strings and 64-bit integers (whose size varies) go through begin/end.
+ * A type's debug-annotation writer: per field, the constant bytes (the interned name and the value's
+ * tag) made once, then a write of the field by a constant key; numbers take the one-pass
+ * small-message path. Strings and 64-bit integers (whose size varies) go through begin/end. The
+ * writes are generated as straight-line code, or run as a loop where code generation is refused
+ * (code-generation.ts).
  */
 function annotationsWriter(fields: ReadonlyArray<readonly [string, FieldType, number]>): AnnotationsWriter {
-  const heads: Uint8Array[] = [];
-  const lines = fields.map(([key, type, iid], i) => {
+  const heads = fields.map(([, type, iid]) => {
     const value = annotationValue(type);
     const head = new ProtobufWriter(16);
     head.uint(Annotation.nameIid, iid);
+    if (value.write === 'varint') head.tag(value.field, 0);
+    else if (value.write === 'double') head.tag(value.field, 1);
+    return head.buf.slice(0, head.pos);
+  });
+  if (!codeGenerationAllowed) {
+    const values = fields.map(([, type]) => annotationValue(type));
+    return (pb, f) => {
+      for (let i = 0; i < fields.length; i++) {
+        const [key, type] = fields[i]!;
+        const { field, write } = values[i]!;
+        const v = f[key];
+        if (write === 'varint') pb.smallWithVarint(Event.debugAnnotations, heads[i]!, type === 'bool' ? (v ? 1 : 0) : (v as number));
+        else if (write === 'double') pb.smallWithDouble(Event.debugAnnotations, heads[i]!, v as number);
+        else {
+          pb.begin(Event.debugAnnotations);
+          pb.bytes(heads[i]!);
+          if (write === 'bigint') pb.bigint(field, v as bigint);
+          else pb.str(field, type === 'bytes' ? hex(v as Uint8Array) : (v as string));
+          pb.end();
+        }
+      }
+    };
+  }
+  const lines = fields.map(([key, type], i) => {
+    const value = annotationValue(type);
     const f = `f[${JSON.stringify(key)}]`;
     switch (value.write) {
       case 'varint':
-        head.tag(value.field, 0);
-        heads.push(head.buf.slice(0, head.pos));
         return `pb.smallWithVarint(${Event.debugAnnotations}, h[${i}], ${type === 'bool' ? `${f} ? 1 : 0` : f});`;
       case 'double':
-        head.tag(value.field, 1);
-        heads.push(head.buf.slice(0, head.pos));
         return `pb.smallWithDouble(${Event.debugAnnotations}, h[${i}], ${f});`;
       default:
-        heads.push(head.buf.slice(0, head.pos));
         return `pb.begin(${Event.debugAnnotations}); pb.bytes(h[${i}]); ${value.write === 'bigint' ? `pb.bigint(${value.field}, ${f})` : `pb.str(${value.field}, ${type === 'bytes' ? `hex(${f})` : f})`}; pb.end();`;
     }
   });

@@ -1,3 +1,4 @@
+import { codeGenerationAllowed } from '../schema/code-generation.js';
 import type { PayloadLayout } from '../schema/payload-layout.js';
 import { TraceFormatError } from './format-error.js';
 
@@ -52,9 +53,9 @@ const GETTER = {
  */
 const MAX_GENERATED_FIELDS = 64;
 
-/** The decoder of one layout (see payload-layout.ts). */
+/** The decoder of one layout (see payload-layout.ts); the loop decoder where code generation is refused (code-generation.ts). */
 export function payloadDecoder(layout: PayloadLayout): PayloadDecoder {
-  return layout.fields.length <= MAX_GENERATED_FIELDS ? generatedDecoder(layout) : loopDecoder(layout);
+  return codeGenerationAllowed && layout.fields.length <= MAX_GENERATED_FIELDS ? generatedDecoder(layout) : loopDecoder(layout);
 }
 
 /**

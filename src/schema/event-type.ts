@@ -2,7 +2,7 @@ import { type FieldSpec, type FieldType, type FieldValue } from './field-type.js
 import { type Level } from './level.js';
 import { computePayloadLayout, type PayloadLayout } from './payload-layout.js';
 import type { RecordTarget } from './record-abi.js';
-import { generateWriter } from './event-writer.js';
+import { eventWriter } from './event-writer.js';
 
 export type ArgsOf<F> = F extends readonly FieldSpec[]
   ? { -readonly [K in keyof F]: F[K] extends readonly [string, infer T extends FieldType] ? FieldValue<T> : never }
@@ -58,8 +58,8 @@ export class EventType implements TraceEventType {
     readonly typeIndex: number,
   ) {
     this.layout = computePayloadLayout(fields);
-    this.write = generateWriter(this.layout, typeIndex, performance, false, (k, v) => this.warnInvalid('write', k, v));
-    this.writeAt = generateWriter(this.layout, typeIndex, performance, true, (k, v) => this.warnInvalid('writeAt', k, v));
+    this.write = eventWriter(this.layout, typeIndex, performance, false, (k, v) => this.warnInvalid('write', k, v));
+    this.writeAt = eventWriter(this.layout, typeIndex, performance, true, (k, v) => this.warnInvalid('writeAt', k, v));
   }
 
   private warned = false;

@@ -1,41 +1,31 @@
+import { codeGenerationAllowed } from './code-generation.js';
+import { closureWriter } from './closure-writer.js';
 import type { PayloadLayout } from './payload-layout.js';
-import { RECORD_HEADER_SIZE, type RecordTarget } from './record-abi.js';
+import { RECORD_HEADER_SIZE, type RecordTarget, type RecordType, STRONG_ORDER } from './record-abi.js';
 import { utf8Length, writeUtf8 } from './utf8.js';
+import { acceptsExpr, type InvalidArgument, refuser, typedArrayLength } from './writer-arguments.js';
 
-export type WriteFn = (this: { _targets: RecordTarget[] }, ...args: any[]) => void;
+/** What a writer is called on: its event type, whose targets it writes to. */
+export interface WriterHost extends RecordType {
+  readonly _targets: readonly RecordTarget[];
+}
+
+export type WriteFn = (this: WriterHost, ...args: any[]) => void;
 
 const TWO32 = 4294967296;
-const STRONG_ORDER = process.arch === 'x64' || process.arch === 'ia32';
 
 /** The clock every event is stamped with; called as a method so the JIT can inline it. */
 export interface Clock {
   now(): number;
 }
 
-/** The true element count of a typed array: the intrinsic getter, which a subclass cannot override. */
-const typedArrayLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length')!.get!;
-
-/** A JavaScript expression that is true when `a` is a value the field type accepts as it is. */
-function acceptsExpr(type: string, a: string): string | undefined {
-  switch (type) {
-    case 'bool':
-      return undefined; // Truthiness runs no user code and means something for every value.
-    case 'u64':
-    case 'i64':
-      return `(typeof ${a} === 'number' || typeof ${a} === 'bigint')`;
-    case 'string':
-      return `typeof ${a} === 'string'`;
-    case 'bytes':
-      // A real Uint8Array (so no Proxy, whose traps could run code mid-write); its length is read
-      // through the intrinsic getter, so a subclass cannot make the copy larger than the reservation.
-      return `(ArrayBuffer.isView(${a}) && ${a} instanceof Uint8Array)`;
-    default:
-      return `typeof ${a} === 'number'`;
-  }
+/**
+ * The positional `write(...)` of one event type: generated where the process allows code generation,
+ * else its closure form (closure-writer.ts), which writes the same bytes.
+ */
+export function eventWriter(layout: PayloadLayout, typeIndex: number, clock: Clock, withTimestamp: boolean, onInvalid: InvalidArgument): WriteFn {
+  return (codeGenerationAllowed ? generateWriter : closureWriter)(layout, typeIndex, clock, withTimestamp, onInvalid);
 }
-
-/** Which argument (0 = first field; -1 = the timestamp) a writer refused, and the value. */
-export type InvalidArgument = (field: number, value: unknown) => void;
 
 /**
  * Generates the positional `write(...)` of one event type: a straight-line copy of each argument to a
@@ -52,8 +42,6 @@ export function generateWriter(
   atomicPublish = !STRONG_ORDER,
 ): WriteFn {
   const args = layout.fields.map((f) => `a${f.index}`);
-  // Every argument is checked before the buffer is touched: a value of the wrong type would make
-  // the size NaN (passing the bounds check) or run user code (valueOf) in the middle of a write.
   const checks = layout.fields.map((f) => acceptsExpr(f.type, `a${f.index}`)).filter((c) => c !== undefined);
   if (withTimestamp) checks.unshift(`typeof ts === 'number' && ts - ts === 0`);
   const valid = checks.length ? checks.join(' && ') : 'true';
@@ -112,7 +100,7 @@ return function write(${withTimestamp ? 'ts, ' : ''}${args.join(', ')}) {
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i];
     let p = t.pos;
-    if (!(p + size <= t.end)) { p = t.reserve(size); if (p < 0) continue; }
+    if (!(p + size <= t.end && t.described[${typeIndex}] === 1)) { p = t.reserve(size, this); if (p < 0) continue; }
     const u32 = t.u32, f64 = t.f64;
     u32[(p >> 2) + 1] = ${typeIndex};
     f64[(p >> 3) + 1] = ts;
@@ -125,19 +113,5 @@ return function write(${withTimestamp ? 'ts, ' : ''}${args.join(', ')}) {
     t.seq++;
   }
 };`;
-  const accepts = layout.fields.map((f) => {
-    const e = acceptsExpr(f.type, 'a');
-    return e === undefined ? () => true : (new Function('a', `return ${e};`) as (a: unknown) => boolean);
-  });
-  /** The slow path for a refused call: say which argument, and count the attempt as dropped in every session. */
-  function refuse(targets: RecordTarget[], call: ArrayLike<unknown>): void {
-    const base = withTimestamp ? 1 : 0;
-    if (withTimestamp && !(typeof call[0] === 'number' && Number.isFinite(call[0]))) onInvalid(-1, call[0]);
-    else {
-      const bad = accepts.findIndex((ok, k) => !ok(call[base + k]));
-      onInvalid(bad, call[base + bad]);
-    }
-    for (let i = 0; i < targets.length; i++) targets[i]!.reject();
-  }
-  return new Function('clock', 'utf8Length', 'writeUtf8', 'typedArrayLength', 'refuse', src)(clock, utf8Length, writeUtf8, typedArrayLength, refuse) as WriteFn;
+  return new Function('clock', 'utf8Length', 'writeUtf8', 'typedArrayLength', 'refuse', src)(clock, utf8Length, writeUtf8, typedArrayLength, refuser(layout, withTimestamp, onInvalid)) as WriteFn;
 }

@@ -79,13 +79,43 @@ export function isProviderName(name: unknown): name is string {
   return typeof name === 'string' && /^[A-Za-z_][\w.-]*$/.test(name);
 }
 
-/** Names travel in every trace's metadata; a reader refuses longer ones. */
-function checkNameLength(what: string, name: string): void {
+/**
+ * Names travel in every trace's metadata; a reader refuses longer ones. A span's and a counter's
+ * types are named with a suffix (type-role.ts), which counts too.
+ */
+function checkNameLength(what: string, name: string, suffixes: readonly string[] = []): void {
   const bytes = utf8Length(name);
-  if (bytes > MAX_NAME_BYTES) throw new TypeError(`tracepipe: ${what} '${name.slice(0, 40)}…' is ${bytes} bytes of UTF-8; at most ${MAX_NAME_BYTES}`);
+  const limit = MAX_NAME_BYTES - Math.max(0, ...suffixes.map((x) => x.length));
+  if (bytes > limit) {
+    const why = suffixes.length ? ` (its event types add ${suffixes.map((x) => `'${x}'`).join(' and ')})` : '';
+    throw new TypeError(`tracepipe: ${what} '${name.slice(0, 40)}…' is ${bytes} bytes of UTF-8; at most ${limit}${why}`);
+  }
 }
 
-const RESERVED = new Set(['name', 'keywordMap', 'events', 'spans', 'counters', 'isEnabled', 'enablements', 'definition', 'signature', 'onEnable', 'onDisable', 'onFlush', 'addMirror']);
+/** A value as an error message shows it, whatever it is (JSON.stringify throws on a bigint or a cycle). */
+function shown(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return typeof v;
+  }
+}
+
+/**
+ * Member names a provider object has already, so no event, span or counter may take them; '__proto__'
+ * would set the provider's prototype. tracepipe/lite refuses the same names (src/api/lite.ts).
+ */
+const RESERVED = new Set(['name', 'keywordMap', 'events', 'spans', 'counters', 'isEnabled', 'enablements', 'definition', 'signature', 'onEnable', 'onDisable', 'onFlush', 'addMirror', '__proto__']);
+
+/** The mask of the keywords `names` (of the provider's own keywords, never an inherited property). */
+function keywordMask(provider: string, keywordMap: Readonly<Record<string, bigint>>, names: readonly unknown[]): bigint {
+  let mask = 0n;
+  for (const n of names) {
+    if (typeof n !== 'string' || !Object.hasOwn(keywordMap, n)) throw new TypeError(`tracepipe: provider '${provider}' has no keyword ${typeof n === 'string' ? `'${n}'` : shown(n)}`);
+    mask |= keywordMap[n]!;
+  }
+  return mask;
+}
 
 /** Something whose `enablements` follows a provider's: the provider objects of other copies and of tracepipe/lite. */
 interface EnablementsMirror {
@@ -96,8 +126,9 @@ export class ProviderImpl implements ProviderBase {
   readonly events: EventType[] = [];
   readonly spans: SpanType[] = [];
   readonly counters: CounterType[] = [];
-  private current: readonly ProviderEnablement[] = [];
-  private readonly mirrors: EnablementsMirror[] = [];
+  // Private fields, so no member name (an event called 'current') can shadow them.
+  #current: readonly ProviderEnablement[] = [];
+  readonly #mirrors: EnablementsMirror[] = [];
 
   constructor(
     readonly name: string,
@@ -111,30 +142,21 @@ export class ProviderImpl implements ProviderBase {
 
   /** Sessions that currently list this provider; maintained by the session layer. */
   get enablements(): readonly ProviderEnablement[] {
-    return this.current;
+    return this.#current;
   }
   set enablements(list: readonly ProviderEnablement[]) {
-    this.current = list;
-    for (const m of this.mirrors) m.enablements = list;
+    this.#current = list;
+    for (const m of this.#mirrors) m.enablements = list;
   }
 
   addMirror(m: EnablementsMirror): void {
-    this.mirrors.push(m);
-    m.enablements = this.current;
-  }
-
-  keywordMask(names: readonly string[]): bigint {
-    let mask = 0n;
-    for (const n of names) {
-      const bit = this.keywordMap[n];
-      if (bit === undefined) throw new TypeError(`tracepipe: provider '${this.name}' has no keyword '${n}'`);
-      mask |= bit;
-    }
-    return mask;
+    this.#mirrors.push(m);
+    m.enablements = this.#current;
   }
 
   isEnabled(level: Level = Level.LogAlways, keywordNames: readonly string[] = []): boolean {
-    const ev = { level, keywords: this.keywordMask(keywordNames) };
+    if (!Array.isArray(keywordNames)) throw new TypeError(`tracepipe: isEnabled() needs keyword names as an array; got ${shown(keywordNames)}`);
+    const ev = { level, keywords: keywordMask(this.name, this.keywordMap, keywordNames) };
     return this.enablements.some((on) => eventEnabledFor(ev, on));
   }
 }
@@ -178,7 +200,7 @@ export function definitionSignature(def: ProviderDefinition<Record<string, bigin
 /** Checks one definition and builds its provider; nothing is registered yet. */
 function buildProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): ProviderImpl {
   if (!isProviderName(name)) {
-    throw new TypeError(`tracepipe: provider name ${JSON.stringify(name)} must start with a letter and use letters, digits, '.', '-' or '_'`);
+    throw new TypeError(`tracepipe: provider name ${shown(name)} must start with a letter and use letters, digits, '.', '-' or '_'`);
   }
   checkNameLength('provider name', name);
   if (typeof def !== 'object' || def === null) throw new TypeError(`tracepipe: defineProvider('${name}', definition) needs a definition object`);
@@ -190,8 +212,11 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
   const ids = new Map<number, string>();
   const members = new Set<string>();
 
-  /** What every member kind shares: a free member name, a unique id, a level and keywords. */
-  const member = (kind: string, memberName: string, spec: CounterSpec): MemberHeader => {
+  /**
+   * What every member kind shares: a free member name, a unique id, a level, a version and keywords.
+   * tracepipe/lite makes the same checks in the same order, with the same errors (src/api/lite.ts).
+   */
+  const member = (kind: string, memberName: string, spec: CounterSpec, suffixes: readonly string[]): MemberHeader => {
     if (RESERVED.has(memberName)) throw new Error(`tracepipe: ${kind} name '${memberName}' in '${name}' clashes with a provider member`);
     if (members.has(memberName)) throw new Error(`tracepipe: '${memberName}' is defined twice in provider '${name}' (events, spans and counters share one namespace)`);
     if (hasReservedSuffix(memberName)) throw new Error(`tracepipe: ${kind} name '${memberName}' in '${name}' may not end in ${SPAN_BEGIN_SUFFIX}, ${SPAN_END_SUFFIX} or ${COUNTER_SUFFIX} (they mark span and counter types in traces)`);
@@ -199,12 +224,23 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
     if (typeof spec !== 'object' || spec === null) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' needs a spec object`);
     if (!Number.isInteger(spec.id) || spec.id < 0 || spec.id > 0xffff) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' needs an integer id in 0..65535`);
     const dup = ids.get(spec.id);
-    if (dup) throw new Error(`tracepipe: ${kind} id ${spec.id} is used by both '${dup}' and '${memberName}' in provider '${name}'`);
+    if (dup !== undefined) throw new Error(`tracepipe: ${kind} id ${spec.id} is used by both '${dup}' and '${memberName}' in provider '${name}'`);
     ids.set(spec.id, memberName);
     const level = spec.level ?? Level.Informational;
-    if (!isLevel(level)) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' has invalid level ${String(level)}`);
-    checkNameLength(`${kind} name in '${name}'`, memberName);
-    return { provider: name, name: memberName, id: spec.id, version: spec.version ?? 0, level, keywords: provider.keywordMask(spec.keywords ?? []) };
+    if (!isLevel(level)) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' has invalid level ${shown(level)}`);
+    const version = spec.version ?? 0;
+    if (!Number.isSafeInteger(version) || version < 0) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' has invalid version ${shown(version)}; expected a non-negative integer`);
+    checkNameLength(`${kind} name in '${name}'`, memberName, suffixes);
+    const keywords = spec.keywords ?? [];
+    if (!Array.isArray(keywords)) throw new TypeError(`tracepipe: ${kind} '${name}/${memberName}' needs its keywords as an array of keyword names`);
+    return { provider: name, name: memberName, id: spec.id, version, level, keywords: keywordMask(name, provider.keywordMap, keywords) };
+  };
+  /** A field name of member `path` (a counter's unit is one: it names the counter's field). */
+  const checkFieldName = (kind: string, path: string, fieldName: string): void => {
+    // Decoded events keep every field as an own property, but a consumer that merges them into
+    // another object with assignment would set its prototype instead: refuse the name outright.
+    if (fieldName === '__proto__') throw new TypeError(`tracepipe: ${kind} '${path}' has a field named '__proto__'; choose another name`);
+    checkNameLength(`field name in '${path}'`, fieldName);
   };
   const fieldList = (memberName: string, fields: readonly FieldSpec[] | undefined, taken: readonly FieldSpec[]): FieldSpec[] => {
     if (fields !== undefined && !Array.isArray(fields)) throw new TypeError(`tracepipe: event '${name}/${memberName}' needs its fields as an array of [name, type]`);
@@ -212,12 +248,9 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
     const seen = new Set<string>(taken.map((f) => f[0]));
     for (const f of fields ?? []) {
       if (!Array.isArray(f) || typeof f[0] !== 'string' || !isFieldType(f[1])) {
-        throw new TypeError(`tracepipe: event '${name}/${memberName}' has a bad field ${JSON.stringify(f)}; expected [name, type]`);
+        throw new TypeError(`tracepipe: event '${name}/${memberName}' has a bad field ${shown(f)}; expected [name, type]`);
       }
-      // Decoded events keep every field as an own property, but a consumer that merges them into
-      // another object with assignment would set its prototype instead: refuse the name outright.
-      if (f[0] === '__proto__') throw new TypeError(`tracepipe: event '${name}/${memberName}' has a field named '__proto__'; choose another name`);
-      checkNameLength(`field name in '${name}/${memberName}'`, f[0]);
+      checkFieldName('event', `${name}/${memberName}`, f[0]);
       if (taken.some((t) => t[0] === f[0])) throw new Error(`tracepipe: span '${name}/${memberName}' may not declare field '${f[0]}': every span event carries it`);
       if (seen.has(f[0])) throw new Error(`tracepipe: event '${name}/${memberName}' declares field '${f[0]}' twice`);
       seen.add(f[0]);
@@ -227,13 +260,13 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
   const entries = <T>(section: unknown) => Object.entries((section ?? {}) as Record<string, T>);
 
   for (const [evName, spec] of entries<EventSpec>(def.events)) {
-    const m = member('event', evName, spec);
+    const m = member('event', evName, spec, []);
     const ev = new EventType(name, evName, m.id, m.version, m.level, m.keywords, fieldList(evName, spec.fields, []), providerRegistry.allocateTypeIndex());
     provider.events.push(ev);
     (provider as unknown as Record<string, unknown>)[evName] = ev;
   }
   for (const [spanName, spec] of entries<SpanSpec>(def.spans)) {
-    const m = member('span', spanName, spec);
+    const m = member('span', spanName, spec, [SPAN_BEGIN_SUFFIX, SPAN_END_SUFFIX]);
     const fields = fieldList(spanName, spec.fields, SPAN_BEGIN_FIELDS);
     const endFields = fieldList(spanName, spec.endFields, SPAN_END_FIELDS);
     const span = new SpanType(m, fields, endFields, providerRegistry.allocateTypeIndex);
@@ -242,9 +275,10 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
     (provider as unknown as Record<string, unknown>)[spanName] = span;
   }
   for (const [counterName, spec] of entries<CounterSpec>(def.counters)) {
-    const m = member('counter', counterName, spec);
+    const m = member('counter', counterName, spec, [COUNTER_SUFFIX]);
     const unit = spec.unit ?? DEFAULT_COUNTER_UNIT;
     if (typeof unit !== 'string' || unit === '') throw new TypeError(`tracepipe: counter '${name}/${counterName}' needs a non-empty unit string`);
+    checkFieldName('counter', `${name}/${counterName}`, unit);
     const counter = new CounterType(m, unit, providerRegistry.allocateTypeIndex());
     provider.events.push(counter.type);
     provider.counters.push(counter);

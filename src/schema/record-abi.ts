@@ -1,14 +1,37 @@
+import type { EventDescriptor } from './event-type.js';
+
 /**
  * The in-memory record a producer copies into its thread buffer (all offsets in bytes, little endian
  * as the host; records start 8-byte aligned):
  *
  *   0  u32  length of header + payload (the next record starts at this rounded up to 8)
- *   4  u32  thread-local event type index (0 = a metadata record describing a type)
- *   8  f64  timestamp: the producing thread's performance.now() in ms
- *  16  ...  payload (see payload-layout.ts)
+ *   4  u32  thread-local event type index, or METADATA_TYPE_INDEX / METADATA_PART_TYPE_INDEX /
+ *           SEQUENCE_GAP_TYPE_INDEX
+ *   8  f64  timestamp: the producing thread's performance.now() in ms; in a metadata record, where
+ *           its bytes start within the description (0 for a whole one)
+ *  16  ...  payload (see payload-layout.ts); in a metadata record, bytes of the description: a
+ *           varint type index, then the descriptor (format/metadata-codec.ts)
+ *
+ * A description larger than the room in a chunk is written as parts, in consecutive records of the
+ * thread, each but the last marked METADATA_PART_TYPE_INDEX (chunk-scanner.ts puts them together).
  */
 export const RECORD_HEADER_SIZE = 16;
+/** A metadata record: the whole description of a type, or the last part of one. */
 export const METADATA_TYPE_INDEX = 0;
+/** A part of a description that continues in the thread's next record (type indexes never get this high). */
+export const METADATA_PART_TYPE_INDEX = 0xffffffff;
+/**
+ * A record with no payload: an attempt the thread dropped while it held the chunk (an argument
+ * refused, an event too large). A reader numbers a chunk's events from its first sequence number on,
+ * one per event and one per gap.
+ */
+export const SEQUENCE_GAP_TYPE_INDEX = 0xfffffffe;
+
+/**
+ * x86 keeps stores in program order, so there a plain store of a record's end publishes it; elsewhere
+ * writers publish with Atomics.store, a release (docs/BUFFERING.md, "Publishing").
+ */
+export const STRONG_ORDER = process.arch === 'x64' || process.arch === 'ia32';
 
 export function align8(n: number): number {
   return (n + 7) & ~7;
@@ -39,6 +62,11 @@ export class RecordViews {
   }
 }
 
+/** What a writer tells its target about its event type: enough to describe the type before its first record. */
+export interface RecordType extends EventDescriptor {
+  readonly typeIndex: number;
+}
+
 /** One thread's window into one session's buffer: what a generated writer needs to copy a record. */
 export interface RecordTarget extends RecordViews {
   /** Byte offset where the next record goes. */
@@ -50,10 +78,16 @@ export interface RecordTarget extends RecordViews {
   /** Sequence number the next attempt gets; every attempt, dropped ones too, advances it. */
   seq: number;
   /**
-   * Slow path: make room for a record of `size` bytes. Returns its byte offset, or -1 when the
-   * attempt was dropped (and counted) or the session is gone (and the target detached).
+   * Per thread-local type index, 1 once a record of that type may follow without its description: the
+   * drain has it already (from this thread's earlier records in the stream, or, in a ring, in the
+   * chunk being written). Anything else sends the write down the slow path, which describes the type.
    */
-  reserve(size: number): number;
+  readonly described: Uint8Array;
+  /**
+   * Slow path: describe `type` if needed and make room for a record of `size` bytes. Returns its byte
+   * offset, or -1 when the attempt was dropped (and counted) or the session is gone (and the target detached).
+   */
+  reserve(size: number, type: RecordType): number;
   /** An argument was refused before anything was written: count the attempt as dropped (reason invalid-argument). */
   reject(): void;
 }

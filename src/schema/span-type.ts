@@ -1,4 +1,5 @@
-import { type ArgsOf, EventType, type MemberHeader, type TraceEventType } from './event-type.js';
+import { codeGenerationAllowed } from './code-generation.js';
+import { type ArgsOf, type EnabledFlag, EventType, type MemberHeader, type TraceEventType } from './event-type.js';
 import type { FieldSpec, FieldType } from './field-type.js';
 import type { EventSpec } from './provider.js';
 import { currentSpanId, nextSpanId, runInSpan } from './span-context.js';
@@ -36,12 +37,12 @@ export interface TraceSpanType<F = readonly FieldSpec[], EF = readonly FieldSpec
 const EMPTY_BYTES = new Uint8Array(0);
 
 /** The value `run` writes for an end field it has no value for. */
-function zeroValue(type: FieldType): string {
+function zeroValue(type: FieldType): unknown {
   switch (type) {
-    case 'bool': return 'false';
-    case 'string': return "''";
-    case 'bytes': return 'EMPTY_BYTES';
-    default: return '0';
+    case 'bool': return false;
+    case 'string': return '';
+    case 'bytes': return EMPTY_BYTES;
+    default: return 0;
   }
 }
 
@@ -95,16 +96,25 @@ function runSpan(span: SpanType, id: number, fn: () => unknown): unknown {
   }
 }
 
+/** A span's front-end functions; `finish` is `run`'s normal end (zero end fields). */
+interface SpanMethods {
+  begin: (...args: any[]) => number;
+  end: (token: number, ...args: any[]) => void;
+  run: (fn: () => unknown, ...args: any[]) => unknown;
+  finish: (id: number) => void;
+  fail: (token: number, error: unknown) => void;
+}
+
 /**
  * A span's begin/end/run, generated per span with positional arguments as event writers are, so no
  * call allocates. They check `enabled` on the object they are called on (the span, or the object of
  * another copy of tracepipe or of tracepipe/lite that the host keeps in step with it; docs/LITE.md),
  * which is the one property load a disabled call costs, and write through the span's event types.
  */
-function generateSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFields: readonly FieldSpec[]) {
+function generateSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFields: readonly FieldSpec[]): SpanMethods {
   const a = fields.map((_, i) => `a${i}`).join(', ');
   const b = endFields.map((_, i) => `b${i}`).join(', ');
-  const zeros = endFields.map(([, t]) => zeroValue(t)).join(', ');
+  const zeros = endFields.map((_, i) => `Z[${i}]`).join(', ');
   const src = `
 const beginType = span.beginType, endType = span.endType;
 function open(${a}) {
@@ -129,12 +139,41 @@ return {
     endType.write(id, false, ''${zeros ? `, ${zeros}` : ''});
   },
 };`;
-  return new Function('span', 'nextSpanId', 'currentSpanId', 'runSpan', 'errorName', 'EMPTY_BYTES', src)(span, nextSpanId, currentSpanId, runSpan, errorName, EMPTY_BYTES) as {
-    begin: (...args: any[]) => number;
-    end: (token: number, ...args: any[]) => void;
-    run: (fn: () => unknown, ...args: any[]) => unknown;
-    finish: (id: number) => void;
-    fail: (token: number, error: unknown) => void;
+  return new Function('span', 'nextSpanId', 'currentSpanId', 'runSpan', 'errorName', 'Z', src)(span, nextSpanId, currentSpanId, runSpan, errorName, endFields.map(([, t]) => zeroValue(t))) as SpanMethods;
+}
+
+/**
+ * The same functions as closures, for a process that may not compile code from strings
+ * (code-generation.ts): they take their fields from `arguments` and pass exactly as many on, so the
+ * events written are the same; each call builds its argument list.
+ */
+function closureSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFields: readonly FieldSpec[]): SpanMethods {
+  const { beginType, endType } = span;
+  const zeros = endFields.map(([, t]) => zeroValue(t));
+  /** `count` arguments of `args` from `from` on, after `head`. */
+  const callWith = (head: unknown[], args: ArrayLike<unknown>, from: number, count: number): unknown[] => {
+    for (let k = 0; k < count; k++) head.push(args[from + k]);
+    return head;
+  };
+  const open = (args: ArrayLike<unknown>, from: number): number => {
+    const id = nextSpanId();
+    Reflect.apply(beginType.write, beginType, callWith([id, currentSpanId()], args, from, fields.length));
+    return id;
+  };
+  return {
+    begin: function begin(this: EnabledFlag) {
+      return this.enabled ? open(arguments, 0) : 0;
+    },
+    end: function end(this: EnabledFlag, t: number) {
+      if (t !== 0 && this.enabled) Reflect.apply(endType.write, endType, callWith([t, false, ''], arguments, 1, endFields.length));
+    },
+    fail: function fail(this: EnabledFlag, t: number, e: unknown) {
+      if (t !== 0 && this.enabled) endType.write(t, true, errorName(e), ...zeros);
+    },
+    run: function run(this: EnabledFlag, fn: () => unknown) {
+      return this.enabled ? runSpan(span, open(arguments, 1), fn) : fn();
+    },
+    finish: (id: number) => endType.write(id, false, '', ...zeros),
   };
 }
 
@@ -161,7 +200,7 @@ export class SpanType implements TraceSpanType {
     this.id = id;
     this.beginType = new EventType(provider, name + SPAN_BEGIN_SUFFIX, id, version, level, keywords, [...SPAN_BEGIN_FIELDS, ...fields], allocateTypeIndex());
     this.endType = new EventType(provider, name + SPAN_END_SUFFIX, id, version, level, keywords, [...SPAN_END_FIELDS, ...endFields], allocateTypeIndex());
-    const m = generateSpanMethods(this, fields, endFields);
+    const m = (codeGenerationAllowed ? generateSpanMethods : closureSpanMethods)(this, fields, endFields);
     this.begin = m.begin;
     this.end = m.end;
     this.run = m.run as <R>(fn: () => R, ...args: any[]) => R;

@@ -48,7 +48,7 @@ function parseLevel(text: string, spec: string): Level {
   if (/^\d+$/.test(t)) {
     const n = Number(t);
     if (n <= 5) return n as Level;
-  } else if (LEVEL_NAMES[t.toLowerCase()] !== undefined) return LEVEL_NAMES[t.toLowerCase()]!;
+  } else if (Object.hasOwn(LEVEL_NAMES, t.toLowerCase())) return LEVEL_NAMES[t.toLowerCase()]!;
   throw new ProviderSpecError(`bad level '${t}' in '${spec}': use 0-5 or LogAlways, Critical, Error, Warning, Informational, Verbose`);
 }
 
@@ -67,7 +67,8 @@ function parseArguments(text: string, spec: string): Record<string, string> {
     if (eq <= 0) throw new ProviderSpecError(`bad argument '${part}' in '${spec}': expected key=value`);
     let value = part.slice(eq + 1);
     if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-    args[part.slice(0, eq).trim()] = value;
+    // Defined, not assigned: a key '__proto__' is an argument like any other, not the object's prototype.
+    Object.defineProperty(args, part.slice(0, eq).trim(), { value, enumerable: true, writable: true, configurable: true });
   }
   return args;
 }

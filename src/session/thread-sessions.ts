@@ -151,9 +151,7 @@ class ThreadSessions {
       for (const { s, ctx } of wanting) {
         if (!eventEnabledFor(ev, ctx)) continue;
         const b = this.bufferFor(s);
-        if (!b) continue;
-        b.describe(ev);
-        targets.push(b);
+        if (b) targets.push(b);
       }
       ev.setTargets(targets);
     }

@@ -1,5 +1,5 @@
 // A RecordTarget over a plain ArrayBuffer, so generated writers can be tested without sessions or
-// threads. `end` is 0, so every write takes the slow path, and reserve() always hands back offset 0:
+// threads. `end` is 0 and no type is described, so every write takes the slow path, and reserve() always hands back offset 0:
 // each write overwrites the previous record at the start of the buffer.
 export function fakeRecordTarget(bytes = 1 << 16) {
   const buf = new ArrayBuffer(bytes);
@@ -17,6 +17,7 @@ export function fakeRecordTarget(bytes = 1 << 16) {
     f32: new Float32Array(buf),
     f64: new Float64Array(buf),
     b64: new BigInt64Array(buf),
+    described: new Uint8Array(0),
     reserves: 0,
     reserve() {
       this.reserves++;
