@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { open, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { basename, extname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseBufferSizeMB } from '../buffers/session-memory.js';
 import { readTrace } from '../format/trace-reader.js';
-import { TRACE_FILE_MODE } from '../sinks/file-sink.js';
 import { collectTracing, processInfo, stopTracing, TargetError } from '../ipc/diagnostics-client.js';
+import { openPrivateFile } from '../sinks/private-file.js';
 import { findProfile, TRACE_PROFILES, withProviders } from '../session/trace-profiles.js';
 import { CliError } from './cli-error.js';
 import { formatBytes } from './format-size.js';
@@ -114,7 +114,7 @@ function targetFailure(e: unknown): never {
 async function attach(pid: number, p: Plan): Promise<number> {
   const info = await processInfo(pid).catch(targetFailure);
   const file = p.output ?? defaultOutput(info.argv);
-  const fh = await open(file, 'w', TRACE_FILE_MODE).catch((e: Error) => {
+  const fh = await openPrivateFile(file).catch((e: Error) => {
     throw new CliError(`cannot write ${file}: ${e.message}`, 1);
   });
   let stream;

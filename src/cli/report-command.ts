@@ -1,6 +1,6 @@
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { writePrivateFile } from '../sinks/private-file.js';
 import { loadAnalyze } from './analyze-loader.js';
 import { CliError } from './cli-error.js';
 import { formatBytes } from './format-size.js';
@@ -102,7 +102,7 @@ async function htmlReport(file: string, out: string, options: ReportOptions): Pr
   const report = await buildReport(file, options, (batch) => charts.add(batch));
   const page = await analyze.renderReportPage(charts.data(file, report, formatReport(report), options));
   try {
-    await writeFile(out, page);
+    await writePrivateFile(out, page);
   } catch (e) {
     throw new CliError(`cannot write ${out}: ${(e as Error).message}`);
   }

@@ -1,4 +1,3 @@
-import { closeSync, openSync, rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseBufferSizeMB } from '../../buffers/session-memory.js';
 import { DROP_REASONS } from '../../format/drop-reason.js';
@@ -8,6 +7,7 @@ import { TraceParser } from '../../format/trace-parser.js';
 import { writeGcdump } from '../../heap/gcdump-file.js';
 import { HeapGraphBuilder, SnapshotStreamError } from '../../heap/heap-graph-builder.js';
 import { collectTracing, isProcessAlive, processInfo, stopTracing, TargetError } from '../../ipc/diagnostics-client.js';
+import { checkCanCreate } from '../../sinks/private-file.js';
 import { CliError } from '../cli-error.js';
 import { formatBytes } from '../format-size.js';
 import { writeOut } from '../output.js';
@@ -73,8 +73,7 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   const file = values.output ?? defaultOutput(pid);
   // Find out now, not after a snapshot of minutes, that the file cannot be written.
   try {
-    closeSync(openSync(`${file}.${process.pid}.tmp`, 'w'));
-    rmSync(`${file}.${process.pid}.tmp`);
+    checkCanCreate(file);
   } catch (e) {
     throw new CliError(`cannot write ${file}: ${(e as Error).message}`, 1);
   }
