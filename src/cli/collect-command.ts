@@ -11,7 +11,7 @@ import { CliError } from './cli-error.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { CollectProgress } from './collect-progress.js';
-import { writeOut } from './output.js';
+import { writeErr, writeOut } from './output.js';
 
 export const collectUsage = 'tracepipe collect --pid N | -- CMD...        trace a running process, or launch one traced (--help: options)';
 
@@ -127,7 +127,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
   }
   const progress = new CollectProgress(process.stderr);
   const until = p.durationMs === undefined ? 'Ctrl-C stops' : `stops after ${(p.durationMs / 1000).toFixed(1)} s or on Ctrl-C`;
-  process.stderr.write(`collecting session ${stream.sessionId} from process ${pid} (${info.argv.join(' ')}) into ${file}; ${until}\n  providers ${p.providers}\n`);
+  writeErr(`collecting session ${stream.sessionId} from process ${pid} (${info.argv.join(' ')}) into ${file}; ${until}\n  providers ${p.providers}\n`);
   let stopping = false;
   let abandoned = false;
   const stop = (): void => {
@@ -138,7 +138,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
     stopping = true;
     // The target flushes and ends the stream; the reply comes once it has.
     stopTracing(pid, stream.sessionId).catch((e: Error) => {
-      process.stderr.write(`\ntracepipe: could not stop session ${stream.sessionId} cleanly (${e.message}); closing the connection\n`);
+      writeErr(`\ntracepipe: could not stop session ${stream.sessionId} cleanly (${e.message}); closing the connection\n`);
       stream.close();
     });
   };
@@ -160,7 +160,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
     await fh.close();
   }
   if (abandoned) process.stderr.write('tracepipe: stopped waiting for the end of the stream\n');
-  else if (lost) process.stderr.write(`tracepipe: the connection to process ${pid} failed: ${lost}\n`);
+  else if (lost) writeErr(`tracepipe: the connection to process ${pid} failed: ${lost}\n`);
   return summarize(file, progress.elapsedMs);
 }
 

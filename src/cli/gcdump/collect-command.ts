@@ -10,7 +10,7 @@ import { collectTracing, isProcessAlive, processInfo, stopTracing, TargetError }
 import { checkCanCreate } from '../../sinks/private-file.js';
 import { CliError } from '../cli-error.js';
 import { formatBytes } from '../format-size.js';
-import { writeOut } from '../output.js';
+import { writeErr, writeOut } from '../output.js';
 import { GcdumpProgress } from './gcdump-progress.js';
 
 export const collectHelp = `usage: tracepipe gcdump collect --pid N [-o FILE] [--buffer-size MB]
@@ -78,7 +78,7 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
     throw new CliError(`cannot write ${file}: ${(e as Error).message}`, 1);
   }
   const refuse = (why: string): number => {
-    process.stderr.write(`tracepipe: no dump written: ${why}\n`);
+    writeErr(`tracepipe: no dump written: ${why}\n`);
     return 1;
   };
 
@@ -139,7 +139,7 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
     stream.close();
   };
   process.on('SIGINT', interrupt).on('SIGTERM', interrupt);
-  process.stderr.write(`taking a heap snapshot of process ${pid} (${info.argv.join(' ')}), session ${stream.sessionId}\n`);
+  writeErr(`taking a heap snapshot of process ${pid} (${info.argv.join(' ')}), session ${stream.sessionId}\n`);
   progress.start();
   /** Why the stream cannot be trusted; `cut` when it merely stopped early (the target or the connection went). */
   let failure: string | undefined;
