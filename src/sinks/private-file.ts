@@ -17,12 +17,15 @@ const NEW_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
 
 /**
  * An output file that may exist already (the user named it): an existing regular file is made 0600
- * and then emptied; one that cannot be made 0600 (another user's) is refused untouched. A device or
- * a pipe (/dev/null, /dev/stdout) is written as it is.
+ * and then emptied. Another user's file is refused untouched: its owner could read it whatever its
+ * mode (root could change the mode, not the owner). A device or a pipe (/dev/null, /dev/stdout) is
+ * written as it is.
  */
 function makePrivate(fd: number, path: string): void {
   const st = fstatSync(fd);
   if (!st.isFile()) return;
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) throw new Error(`${path} exists and belongs to another user (uid ${st.uid}); remove it or choose another name`);
   if ((st.mode & 0o777) !== PRIVATE_FILE_MODE) {
     try {
       fchmodSync(fd, PRIVATE_FILE_MODE);
