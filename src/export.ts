@@ -6,6 +6,7 @@ export { convertTrace, type ConvertProgress, type ConvertResult } from './export
 export type { ExportWriter, ExportEnd, ExportFiles } from './export/export-writer.js';
 export { EventTables, TIME_COLUMNS, DROP_TABLE, type EventTable, type TableColumn } from './export/event-tables.js';
 export { prepareDirectory, ExportTargetError } from './export/export-output.js';
+export { PRIVATE_FILE_MODE } from './sinks/private-file.js';
 export { CsvWriter, type CsvTable } from './export/csv-writer.js';
 export type { AnalyzeModule } from './cli/analyze-loader.js';
 export { SqlError, type TraceDatabase, type QueryResult, type QueryColumn, type QueryValue, type TableSchema, type LoadedTrace, type LoadProgress } from './cli/query/query-engine.js';

@@ -1,6 +1,6 @@
 // `tracepipe dump` writes its lines straight into bytes (DumpText). The text must stay what it was when
-// each line was built as a string: the string formatting dump used before is kept here as the oracle,
-// and compared byte for byte, on arbitrary events (fast-check) and on whole traces, hostile ones too,
+// each line was built as a string (with control characters escaped, issue 21): the string formatting
+// dump used before is kept here as the oracle, and compared byte for byte, on arbitrary events (fast-check) and on whole traces, hostile ones too,
 // through the real command. TRACEPIPE_FUZZ_SEED picks the traces and the generated events.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import { readTrace } from '../dist/index.js';
 import { DumpText } from '../dist/cli/dump-text.js';
 import { formatOffset } from '../dist/cli/format-time.js';
+import { printable, printableText } from '../dist/cli/printable.js';
 import { HOSTILE_TRACES, writeHostileTrace } from './helpers/hostile-traces.mjs';
 import { tempDir } from './helpers/temp-dir.mjs';
 
@@ -29,14 +30,14 @@ const stringify = (v) => JSON.stringify(toJsonValue(v));
 function textValue(v) {
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'null';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
-  return typeof v === 'string' ? JSON.stringify(v) : stringify(v);
+  return printable(typeof v === 'string' ? JSON.stringify(v) : stringify(v));
 }
 function oracleText(e) {
   let fields = '';
-  for (const k of Object.keys(e.fields)) fields += `${fields ? ' ' : ''}${k}=${textValue(e.fields[k])}`;
-  return `${(e.timestampNs / 1e9).toFixed(6).padStart(12)}  T${String(e.threadId).padEnd(4)} #${String(e.sequence).padEnd(8)} ${e.provider}/${e.name}  ${fields}\n`;
+  for (const k of Object.keys(e.fields)) fields += `${fields ? ' ' : ''}${printable(k)}=${textValue(e.fields[k])}`;
+  return `${(e.timestampNs / 1e9).toFixed(6).padStart(12)}  T${String(e.threadId).padEnd(4)} #${String(e.sequence).padEnd(8)} ${printable(e.provider)}/${printable(e.name)}  ${fields}\n`;
 }
-const oracleJson = (e) => `${stringify(e)}\n`;
+const oracleJson = (e) => `${printable(stringify(e))}\n`;
 
 function written(format, events) {
   const w = new DumpText(16);
@@ -153,7 +154,7 @@ for (const kind of Object.keys(HOSTILE_TRACES).filter((k) => k !== 'hugeBlocks')
     for (const format of ['text', 'jsonl']) {
       const [got, want] = await Promise.all([dump(file, format), expected(file, format)]);
       assert.equal(got.code, want.error ? 1 : 0, `${kind} ${format}: ${got.stderr}`);
-      assert.equal(got.stderr, want.error ? `tracepipe: ${want.error}\n` : '', `${kind} ${format}`);
+      assert.equal(got.stderr, want.error ? `tracepipe: ${printableText(want.error)}\n` : '', `${kind} ${format}`);
       assert.deepEqual({ digest: got.digest, bytes: got.bytes }, { digest: want.digest, bytes: want.bytes }, `${kind} ${format}: the bytes printed`);
     }
   });

@@ -7,9 +7,9 @@ import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { dominatorTree } from '../dist/heap/dominator-tree.js';
-import { HeapGraph } from '../dist/heap/heap-graph.js';
 import { readGcdump, writeGcdump, GcdumpFileError } from '../dist/heap/gcdump-file.js';
 import { typeStatistics, STATISTICS_COLUMNS } from '../dist/heap/type-statistics.js';
+import { graphOf } from './helpers/heap-graph-of.mjs';
 import { tempDir } from './helpers/temp-dir.mjs';
 
 const SEED = Number(process.env.HEAP_GRAPH_SEED ?? 11_2026_11_23);
@@ -86,50 +86,6 @@ test('a chain a million nodes deep (no recursion)', () => {
   assert.equal(tree.order.length, n);
   assert.equal(tree.idom[n - 1], n - 2);
 });
-
-/** A HeapGraph from plain lists: nodes [type, name, self] with their edges [type, name, to]. */
-function graphOf(nodes, strings) {
-  const nodeTypes = ['hidden', 'array', 'string', 'object', 'code', 'closure', 'regexp', 'number', 'native', 'synthetic'];
-  const edgeTypes = ['context', 'element', 'property', 'internal', 'hidden', 'shortcut', 'weak'];
-  const meta = {
-    node_fields: ['type', 'name', 'id', 'self_size', 'edge_count'],
-    node_types: [nodeTypes, 'string', 'number', 'number', 'number'],
-    edge_fields: ['type', 'name_or_index', 'to_node'],
-    edge_types: [edgeTypes, 'string_or_number', 'node'],
-    location_fields: ['object_index', 'script_id', 'line', 'column'],
-  };
-  const edges = nodes.flatMap((n) => n.edges);
-  const col = (list) => Uint32Array.from(list);
-  const enc = strings.map((s) => new TextEncoder().encode(s));
-  const offsets = new Float64Array(strings.length + 1);
-  enc.forEach((b, i) => (offsets[i + 1] = offsets[i] + b.length));
-  const bytes = new Uint8Array(offsets[strings.length]);
-  enc.forEach((b, i) => bytes.set(b, offsets[i]));
-  return new HeapGraph(
-    { meta, node_count: nodes.length, edge_count: edges.length, trace_function_count: 0 },
-    { pid: 1, argv: ['node', 'x.js'], nodeVersion: 'v20', takenAtMs: 0, durationMs: 1, skippedValues: 0 },
-    nodes.length,
-    edges.length,
-    1,
-    {
-      nodes: new Map([
-        ['type', col(nodes.map((n) => nodeTypes.indexOf(n.type)))],
-        ['name', col(nodes.map((n) => strings.indexOf(n.name)))],
-        ['id', col(nodes.map((_, i) => i * 2 + 1))],
-        ['self_size', Float64Array.from(nodes.map((n) => n.self))],
-        ['edge_count', col(nodes.map((n) => n.edges.length))],
-      ]),
-      edges: new Map([
-        ['type', col(edges.map((e) => edgeTypes.indexOf(e[0])))],
-        ['name_or_index', col(edges.map((e) => e[1]))],
-        ['to_node', col(edges.map((e) => e[2]))],
-      ]),
-      locations: new Map([['object_index', col([3])], ['script_id', col([7])], ['line', col([1])], ['column', col([2])]]),
-    },
-    bytes,
-    offsets,
-  );
-}
 
 const strings = ['', 'Foo', 'Bar', 'Weakling', 'next', 'system / Context', 'caf\u00e9 \ud83d\ude00'];
 // 0 root → 1 Foo → 2 Foo → 3 Foo (a chain of one type); root → 4 Bar -weak-> 5 Weakling, root → 6 (closure) → 5;

@@ -1,18 +1,18 @@
 import { spawn } from 'node:child_process';
-import { open, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { basename, extname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseBufferSizeMB } from '../buffers/session-memory.js';
 import { readTrace } from '../format/trace-reader.js';
-import { TRACE_FILE_MODE } from '../sinks/file-sink.js';
 import { collectTracing, processInfo, stopTracing, TargetError } from '../ipc/diagnostics-client.js';
+import { openPrivateFile } from '../sinks/private-file.js';
 import { findProfile, TRACE_PROFILES, withProviders } from '../session/trace-profiles.js';
 import { CliError } from './cli-error.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { CollectProgress } from './collect-progress.js';
-import { writeOut } from './output.js';
+import { writeErr, writeOut } from './output.js';
 
 export const collectUsage = 'tracepipe collect --pid N | -- CMD...        trace a running process, or launch one traced (--help: options)';
 
@@ -116,7 +116,7 @@ function targetFailure(e: unknown): never {
 async function attach(pid: number, p: Plan): Promise<number> {
   const info = await processInfo(pid).catch(targetFailure);
   const file = p.output ?? defaultOutput(info.argv);
-  const fh = await open(file, 'w', TRACE_FILE_MODE).catch((e: Error) => {
+  const fh = await openPrivateFile(file).catch((e: Error) => {
     throw new CliError(`cannot write ${file}: ${e.message}`, 1);
   });
   let stream;
@@ -129,7 +129,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
   }
   const progress = new CollectProgress(process.stderr);
   const until = p.durationMs === undefined ? 'Ctrl-C stops' : `stops after ${(p.durationMs / 1000).toFixed(1)} s or on Ctrl-C`;
-  process.stderr.write(`collecting session ${stream.sessionId} from process ${pid} (${info.argv.join(' ')}) into ${file}; ${until}\n  providers ${p.providers}\n`);
+  writeErr(`collecting session ${stream.sessionId} from process ${pid} (${info.argv.join(' ')}) into ${file}; ${until}\n  providers ${p.providers}\n`);
   let stopping = false;
   let abandoned = false;
   const stop = (): void => {
@@ -140,7 +140,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
     stopping = true;
     // The target flushes and ends the stream; the reply comes once it has.
     stopTracing(pid, stream.sessionId).catch((e: Error) => {
-      process.stderr.write(`\ntracepipe: could not stop session ${stream.sessionId} cleanly (${e.message}); closing the connection\n`);
+      writeErr(`\ntracepipe: could not stop session ${stream.sessionId} cleanly (${e.message}); closing the connection\n`);
       stream.close();
     });
   };
@@ -162,7 +162,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
     await fh.close();
   }
   if (abandoned) process.stderr.write('tracepipe: stopped waiting for the end of the stream\n');
-  else if (lost) process.stderr.write(`tracepipe: the connection to process ${pid} failed: ${lost}\n`);
+  else if (lost) writeErr(`tracepipe: the connection to process ${pid} failed: ${lost}\n`);
   return summarize(file, progress.elapsedMs);
 }
 

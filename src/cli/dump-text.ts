@@ -3,6 +3,7 @@ import { hex, utf8 } from '../export/text-writer.js';
 import type { DecodedFields } from '../format/payload-codec.js';
 import type { TraceEvent } from '../format/trace-event.js';
 import { formatOffset } from './format-time.js';
+import { printable } from './printable.js';
 
 /** The numbers of a JSON line, in the order JSON.stringify writes an event's own keys. */
 const NUMBER_KEYS = ['id', 'version', 'level', 'timestampNs', 'threadId', 'sequence'] as const;
@@ -20,8 +21,8 @@ const EXACT_NS = 2 ** 52;
  */
 export class DumpText extends JsonWriter {
   /**
-   * `${formatOffset(ts)}  T${String(thread).padEnd(4)} #${String(seq).padEnd(8)} ${provider}/${name}  `
-   * then `k=value` per field (values as JSON, bigints and bytes as strings), space-separated.
+   * `${formatOffset(ts)}  T${String(thread).padEnd(4)} #${String(seq).padEnd(8)} ${printable(provider)}/${printable(name)}  `
+   * then `${printable(k)}=value` per field (values as JSON, bigints and bytes as strings, then printable), space-separated.
    */
   textLine(e: TraceEvent): void {
     this.seconds(e.timestampNs);
@@ -38,7 +39,7 @@ export class DumpText extends JsonWriter {
     this.u8(10);
   }
 
-  /** `${stringify(e)}\n`: the event as JSON, bigints as decimal strings, bytes as hex. */
+  /** `${printable(stringify(e))}\n`: the event as JSON, bigints as decimal strings, bytes as hex. */
   jsonLine(e: TraceEvent): void {
     this.ascii('{"provider":');
     this.text(e.provider);
@@ -108,16 +109,21 @@ export class DumpText extends JsonWriter {
     }
   }
 
-  /** Text as is (a provider, event or field name), ASCII byte by byte, anything else as UTF-8. */
+  /** A provider, event or field name: printable ASCII byte by byte, anything else through printable(). */
   private name(s: string): void {
     this.ensure(s.length);
     const buf = this.buf;
     let p = this.pos;
     for (let i = 0; i < s.length; i++) {
       const c = s.charCodeAt(i);
-      if (c >= 0x80) return this.utf8(s);
+      if (c < 0x20 || c > 0x7e) return this.utf8(printable(s));
       buf[p++] = c;
     }
     this.pos = p;
+  }
+
+  /** JSON's own escapes leave DEL, the C1 controls and the bidirectional ones as they are: these too are escaped, still as JSON. */
+  protected override quoted(s: string): void {
+    this.utf8(printable(JSON.stringify(s)));
   }
 }

@@ -4,6 +4,7 @@ import { ExportTargetError } from '../export/export-output.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { GcdumpFileError } from '../heap/gcdump-file.js';
 import { CliError } from './cli-error.js';
+import { writeErr } from './output.js';
 import { SessionError } from '../session/session.js';
 import { ProviderSpecError } from '../session/provider-spec.js';
 import { collectCommand, collectUsage } from './collect-command.js';
@@ -71,10 +72,10 @@ main(process.argv.slice(2)).then(
     const user = userError(e);
     if (user) {
       // Node's own argument errors can span lines; the first one says what is wrong.
-      process.stderr.write(`tracepipe: ${user.message.split('\n')[0]}\n`);
+      writeErr(`tracepipe: ${user.message.split('\n')[0]}\n`);
       process.exitCode = user.exitCode;
     } else {
-      process.stderr.write(`tracepipe: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
+      writeErr(`tracepipe: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
       process.exitCode = 70;
     }
   },

@@ -4,6 +4,7 @@ import { listTargets } from '../ipc/diagnostics-client.js';
 import { CliError } from './cli-error.js';
 import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
+import { printable } from './printable.js';
 
 export const psUsage = 'tracepipe ps [--json]                        attachable processes: pid, tracepipe version, sessions (flight recorders marked), command line';
 
@@ -25,7 +26,7 @@ export async function psCommand(argv: string[]): Promise<number> {
     // A ring session is a flight recorder: `tracepipe recorder dump --pid N` writes it out.
     const sessions = i.sessions.length === 0 ? '0' : `${i.sessions.length} (${i.sessions.map((s) => `#${s.id}${s.bufferingMode === 'ring' ? ' recorder' : ''}`).join(' ')})`;
     return [String(i.pid), i.tracepipeVersion, sessions, [basename(i.argv[0] ?? i.title), ...i.argv.slice(1)].join(' ')];
-  });
+  }).map((r) => r.map(printable));
   const header = ['PID', 'TRACEPIPE', 'SESSIONS', 'COMMAND'];
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
   const line = (r: string[]): string => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ');

@@ -1,7 +1,8 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { dumpRecorder, TargetError } from '../ipc/diagnostics-client.js';
 import { readTrace } from '../format/trace-reader.js';
+import { openPrivateFileSync } from '../sinks/private-file.js';
 import { positiveInt } from './cli-args.js';
 import { CliError } from './cli-error.js';
 import { writeOut } from './output.js';
@@ -32,7 +33,7 @@ export async function recorderCommand(argv: string[]): Promise<number> {
     throw e instanceof TargetError ? new CliError(e.message, 1) : e;
   });
   // Traces hold argv, paths and URLs: only their owner reads them.
-  const fd = openSync(path, 'w', 0o600);
+  const fd = openPrivateFileSync(path);
   let silent = false;
   const silence = setTimeout(() => {
     silent = true;

@@ -1,12 +1,13 @@
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { writePrivateFile } from '../sinks/private-file.js';
 import { loadAnalyze } from './analyze-loader.js';
 import { CliError } from './cli-error.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
-import { writeOut } from './output.js';
+import { writeErr, writeOut } from './output.js';
+import { printable } from './printable.js';
 import type { SpanReport } from './span-tracker.js';
 import { ReportCharts } from './report/report-charts.js';
 import { buildReport, type Distribution, type ReportOptions, type TraceReport } from './trace-report.js';
@@ -22,11 +23,11 @@ function distributionRow(label: string, d: Distribution, w: number): string {
 export function formatReport(r: TraceReport): string {
   const lines: string[] = [];
   lines.push(`trace       ${r.events.toLocaleString('en-US')} events over ${formatNs(r.wallNs)}`);
-  if (!r.complete) lines.push(`WARNING     ${r.error ?? 'incomplete trace'}; the report covers the intact part`);
+  if (!r.complete) lines.push(`WARNING     ${printable(r.error ?? 'incomplete trace')}; the report covers the intact part`);
   const g = r.gc;
   lines.push('', `GC pauses (Runtime.GC): ${g.all.count}`);
   if (g.all.count > 0) {
-    const kinds = Object.entries(g.byKind).sort((a, b) => b[1].totalMs - a[1].totalMs);
+    const kinds = Object.entries(g.byKind).sort((a, b) => b[1].totalMs - a[1].totalMs).map(([k, d]) => [printable(k), d] as const);
     const w = Math.max(8, ...kinds.map(([k]) => k.length));
     lines.push(`  ${'kind'.padEnd(w)} ${'count'.padStart(7)} ${'total'.padStart(12)} ${'% wall'.padStart(8)} ${['p50', 'p90', 'p99', 'max'].map((h) => h.padStart(11)).join(' ')}`);
     for (const [k, d] of kinds) lines.push(distributionRow(k, d, w));
@@ -35,7 +36,7 @@ export function formatReport(r: TraceReport): string {
     if (threads.length > 1) for (const [t, d] of threads) lines.push(distributionRow(`thread ${t}`, d, w));
     lines.push('', `  at or above ${g.thresholds.infoMs} ms (info): ${g.aboveInfo}    at or above ${g.thresholds.warnMs} ms (warn): ${g.aboveWarn}`);
     lines.push('', `  longest ${g.longest.length}:`);
-    for (const p of g.longest) lines.push(`    ${(p.timeNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(p.threadId).padEnd(4)} ${p.kind.padEnd(w)} ${ms(p.durationMs).padStart(11)}`);
+    for (const p of g.longest) lines.push(`    ${(p.timeNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(p.threadId).padEnd(4)} ${printable(p.kind).padEnd(w)} ${ms(p.durationMs).padStart(11)}`);
   }
   const s = r.stalls;
   lines.push('', `event-loop stalls (Runtime.EventLoop): ${s.count}${s.count ? `, ${ms(s.totalMs)} in total` : ''}${s.unfinished ? `, ${s.unfinished} still going when the trace ended` : ''}`);
@@ -56,7 +57,7 @@ function spanLines(s: SpanReport): string[] {
   if (s.finished + s.unfinished + s.endsWithoutBegin === 0) return ['spans: none recorded'];
   const lines = [`spans: ${counts}`];
   const shown = new Set([...s.topByTotal, ...s.topBySelf, ...s.topByCount]);
-  const rows = s.byName.filter((x) => shown.has(x.span));
+  const rows = s.byName.filter((x) => shown.has(x.span)).map((x) => ({ ...x, span: printable(x.span) }));
   if (rows.length > 0) {
     const w = Math.max(8, ...rows.map((x) => x.span.length));
     lines.push(`  ${'span'.padEnd(w)} ${'count'.padStart(9)} ${['total', 'self', 'p50', 'p99', 'max'].map((h) => h.padStart(12)).join(' ')} ${'errors'.padStart(7)}`);
@@ -64,7 +65,7 @@ function spanLines(s: SpanReport): string[] {
   }
   if (s.unfinished > 0) {
     lines.push(`  unfinished when the trace ended (oldest ${s.oldestUnfinished.length}):`);
-    for (const u of s.oldestUnfinished) lines.push(`    began ${(u.startNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(u.threadId).padEnd(4)} ${u.span}  open ${ms(u.openMs)}`);
+    for (const u of s.oldestUnfinished) lines.push(`    began ${(u.startNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(u.threadId).padEnd(4)} ${printable(u.span)}  open ${ms(u.openMs)}`);
   }
   return lines;
 }
@@ -102,12 +103,12 @@ async function htmlReport(file: string, out: string, options: ReportOptions): Pr
   const report = await buildReport(file, options, (batch) => charts.add(batch));
   const page = await analyze.renderReportPage(charts.data(file, report, formatReport(report), options));
   try {
-    await writeFile(out, page);
+    await writePrivateFile(out, page);
   } catch (e) {
     throw new CliError(`cannot write ${out}: ${(e as Error).message}`);
   }
   const s = (performance.now() - started) / 1000;
   await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${report.events.toLocaleString('en-US')} events in ${s.toFixed(2)} s: ${report.gc.all.count} GC pauses, ${report.stalls.count} stalls, ${report.drops.ranges} drop ranges\n`);
-  if (!report.complete) process.stderr.write(`tracepipe: ${report.error ?? 'incomplete trace'}; the page covers the intact part\n`);
+  if (!report.complete) writeErr(`tracepipe: ${report.error ?? 'incomplete trace'}; the page covers the intact part\n`);
   return report.complete ? 0 : 1;
 }

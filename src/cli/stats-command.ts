@@ -6,6 +6,7 @@ import { CliError } from './cli-error.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
+import { printable } from './printable.js';
 
 export const statsUsage = 'tracepipe stats FILE [--json]                counts per event and thread, drops, duration, bytes per event';
 
@@ -20,14 +21,14 @@ function describeDropReasons(reasons: DropReasonCounts, total: number): string {
 export function formatStats(s: TraceSummary): string {
   const lines: string[] = [];
   const h = s.header;
-  if (h) lines.push(`trace     pid ${h.pid} (${h.argv.slice(1).join(' ') || h.processTitle}), node ${h.nodeVersion}, tracepipe ${h.tracepipeVersion}, ${h.hostname}`);
-  if (h) lines.push(`session   ${h.session.providers} (${h.session.bufferingMode}, ${h.session.bufferSizeMB} MB)`);
+  if (h) lines.push(`trace     pid ${h.pid} (${printable(h.argv.slice(1).join(' ') || h.processTitle)}), node ${printable(h.nodeVersion)}, tracepipe ${printable(h.tracepipeVersion)}, ${printable(h.hostname)}`);
+  if (h) lines.push(`session   ${printable(h.session.providers)} (${printable(h.session.bufferingMode)}, ${h.session.bufferSizeMB} MB)`);
   lines.push(`events    ${s.events.toLocaleString('en-US')} in ${formatNs(s.durationNs)}, ${s.bytes.toLocaleString('en-US')} bytes (${s.bytesPerEvent.toFixed(1)} bytes/event)`);
   lines.push(`dropped   ${s.dropped.toLocaleString('en-US')}${s.events + s.dropped > 0 ? ` (${((100 * s.dropped) / (s.events + s.dropped)).toFixed(2)}% of attempts)` : ''}`);
   if (s.dropped > 0) lines.push(`          ${describeDropReasons(s.dropReasons, s.dropped)}`);
-  if (!s.complete) lines.push(`WARNING   ${s.error?.message ?? 'incomplete trace'}; counts cover the intact part`);
+  if (!s.complete) lines.push(`WARNING   ${printable(s.error?.message ?? 'incomplete trace')}; counts cover the intact part`);
   lines.push('', 'by event:');
-  const byEvent = Object.entries(s.byEvent).sort((a, b) => b[1] - a[1]);
+  const byEvent = Object.entries(s.byEvent).sort((a, b) => b[1] - a[1]).map(([k, n]) => [printable(k), n] as const);
   const w = Math.max(5, ...byEvent.map(([k]) => k.length));
   for (const [k, n] of byEvent) lines.push(`  ${k.padEnd(w)}  ${n.toLocaleString('en-US').padStart(12)}`);
   lines.push('', 'by thread:');

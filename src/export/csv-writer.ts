@@ -123,7 +123,7 @@ export class CsvWriter implements ExportWriter {
 
   private async create(name: string, columns: readonly string[], table: EventTable | undefined): Promise<CsvFile> {
     const file = `${name}.csv`;
-    const f: CsvFile = { out: await ExportOutput.create(join(this.dir, file)), text: new CsvText(64 << 10) };
+    const f: CsvFile = { out: await ExportOutput.createNew(join(this.dir, file)), text: new CsvText(64 << 10) };
     columns.forEach((c, i) => {
       if (i) f.text.ascii(',');
       if (/[",\r\n]/.test(c)) f.text.quoted(c);

@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ByteWriter } from '../format/byte-writer.js';
 import type { BlockEvent } from '../format/events-block.js';
@@ -107,7 +106,7 @@ export class CtfWriter implements ExportWriter {
     const n = t.lanes.length;
     const file = n === 0 ? `stream-${threadId}` : `stream-${threadId}.${n}`;
     const s: CtfStream = {
-      threadId, instanceId: threadId + n * TWO32, out: await ExportOutput.create(join(this.dir, file)), w: new ByteWriter(PACKET_BYTES * 2),
+      threadId, instanceId: threadId + n * TWO32, out: await ExportOutput.createNew(join(this.dir, file)), w: new ByteWriter(PACKET_BYTES * 2),
       packetStart: -1, lastTs: 0, seq: 0, discarded: 0, reported: 0,
     };
     t.lanes.push(s);
@@ -227,7 +226,12 @@ export class CtfWriter implements ExportWriter {
     }
     const names = [...this.threads.keys()].sort((a, b) => a - b).map((id) => [id, this.names.name(id)] as const);
     const metadata = ctfMetadata(this.header!, [...this.classes.values()], names);
-    await writeFile(join(this.dir, 'metadata'), metadata);
+    const out = await ExportOutput.createNew(join(this.dir, 'metadata'));
+    try {
+      await out.write(metadata);
+    } finally {
+      await out.close();
+    }
     const notes: string[] = [];
     if (this.clamped > 0) notes.push(`${this.clamped} events stamped before the trace origin were put at the origin (a CTF clock cannot go below its offset)`);
     if (this.withNul > 0) notes.push(`${this.withNul} string fields contain NUL characters; CTF strings end there`);

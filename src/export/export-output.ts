@@ -1,5 +1,6 @@
-import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
+import { mkdir, readdir, type FileHandle } from 'node:fs/promises';
 import { errorMessage } from '../schema/error-message.js';
+import { createNewFile, openPrivateFile, PRIVATE_DIR_MODE } from '../sinks/private-file.js';
 
 /** Buffered bytes are written out once they pass this size: large writes, bounded memory. */
 export const FLUSH_BYTES = 1 << 20;
@@ -22,9 +23,15 @@ export class ExportOutput {
     private readonly fh: FileHandle | undefined,
   ) {}
 
+  /** The output file the user named (or stdout, for `-`), readable by its owner only (see openPrivateFile). */
   static async create(path: string): Promise<ExportOutput> {
     if (path === '-') return new ExportOutput(path, undefined);
-    return new ExportOutput(path, await open(path, 'w', 0o644));
+    return new ExportOutput(path, await openPrivateFile(path));
+  }
+
+  /** A file in a directory made by prepareDirectory: it must not exist, so nothing planted there is followed. */
+  static async createNew(path: string): Promise<ExportOutput> {
+    return new ExportOutput(path, await createNewFile(path));
   }
 
   /** Takes a copy of `data`: the caller may reuse its buffer as soon as this resolves. */
@@ -79,12 +86,12 @@ export function drained(stream: NodeJS.WritableStream): Promise<void> {
 }
 
 /**
- * Makes `dir` for a format that writes a directory of files. An existing directory must be empty, so
- * files of an earlier conversion are never mixed with this one's.
+ * Makes `dir` for a format that writes a directory of files, readable by its owner only (0700). An
+ * existing directory must be empty, so files of an earlier conversion are never mixed with this one's.
  */
 export async function prepareDirectory(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' || code === 'ENOTDIR') throw new ExportTargetError(`${dir} exists and is not a directory; this format writes a directory of files`);

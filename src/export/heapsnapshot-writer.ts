@@ -1,5 +1,5 @@
 import type { Column, HeapGraph, SectionKind } from '../heap/heap-graph.js';
-import { writeThroughTempFile } from '../heap/temp-file.js';
+import { writeThroughTempFile } from '../sinks/private-file.js';
 
 /** Text is written in pieces of about this many characters, never as one document-sized string. */
 const PIECE = 1 << 20;

@@ -12,7 +12,7 @@ export class JsonWriter extends TextWriter {
     else this.ascii('null');
   }
 
-  /** A JSON string literal: printable ASCII that needs no escape byte by byte, anything else through JSON.stringify. */
+  /** A JSON string literal: printable ASCII that needs no escape byte by byte, anything else through quoted(). */
   text(s: string): void {
     this.ensure(s.length + 2);
     const buf = this.buf;
@@ -20,11 +20,16 @@ export class JsonWriter extends TextWriter {
     buf[p++] = 34;
     for (let i = 0; i < s.length; i++) {
       const c = s.charCodeAt(i);
-      if (c < 0x20 || c > 0x7e || c === 34 || c === 92) return this.utf8(JSON.stringify(s));
+      if (c < 0x20 || c > 0x7e || c === 34 || c === 92) return this.quoted(s);
       buf[p++] = c;
     }
     buf[p++] = 34;
     this.pos = p;
+  }
+
+  /** A string literal as JSON.stringify writes it. */
+  protected quoted(s: string): void {
+    this.utf8(JSON.stringify(s));
   }
 
   /** For viewers' arguments: numbers as numbers, 64-bit integers as exact JSON number literals, bytes as hex. */

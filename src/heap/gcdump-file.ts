@@ -3,7 +3,7 @@ import { endianness } from 'node:os';
 import { crc32 } from '../format/crc32.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
 import { type Column, HeapGraph, type SectionKind, type SnapshotMeta, type SnapshotOrigin } from './heap-graph.js';
-import { writeThroughTempFile } from './temp-file.js';
+import { writeThroughTempFile } from '../sinks/private-file.js';
 
 /** docs/GCDUMP.md describes this layout. */
 const MAGIC = 'TPGCDUMP';

@@ -1,19 +1,17 @@
-import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, writeSync } from 'node:fs';
 import type { Sink } from '../drain/sink.js';
-
-/** Owner read and write only. */
-export const TRACE_FILE_MODE = 0o600;
+import { openPrivateFileSync } from './private-file.js';
 
 /**
  * Writes straight to a file descriptor from the drain thread; the application thread never waits on disk.
- * A new file is readable by its owner only (0600): a trace holds argv, the working directory and URLs.
- * An existing file keeps its mode (it may be a device or a file shared on purpose).
+ * The file is readable by its owner only (0600, an existing one too): a trace holds argv, the working
+ * directory and URLs.
  */
 export class FileSink implements Sink {
   private fd: number;
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, 'w', TRACE_FILE_MODE);
+    this.fd = openPrivateFileSync(path);
   }
 
   write(bytes: Uint8Array): void {

@@ -11,17 +11,18 @@ import { headerInfo } from './synthetic-trace.mjs';
  * Writes `file`: the metadata of each event descriptor in `types` (a provider's event objects are
  * descriptors), then `events` in order, each `{ type, threadId, sequence, timestampNs, values }`
  * (values positional, in field order). A gap in a thread's sequence numbers is a drop;
- * `finalSeq` (threadId → next sequence number) adds drops after a thread's last event.
+ * `finalSeq` (threadId → next sequence number) adds drops after a thread's last event; `header`
+ * replaces the stream header's process information (headerInfo()).
  * Resolves with the events per type key and the drop ranges, as a reader must report them.
  */
-export async function writeTrace(file, types, events, { finalSeq = {} } = {}) {
+export async function writeTrace(file, types, events, { finalSeq = {}, header = headerInfo() } = {}) {
   const w = new TraceWriter();
   const parts = [];
   const take = () => {
     const b = w.take();
     if (b) parts.push(b.slice());
   };
-  w.header(headerInfo());
+  w.header(header);
   const ids = new Map(types.map((d, i) => [d, i + 1]));
   const writers = new Map(types.map((d) => [d, generateWriter(computePayloadLayout(d.fields), 1, { now: () => 0 }, false, (k, v) => { throw new Error(`${d.name}: field ${k} refused ${String(v)}`); })]));
   for (const [d, id] of ids) w.metadata(id, d);

@@ -1,4 +1,4 @@
-import { rm, stat } from 'node:fs/promises';
+import { chmod, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   CsvWriter,
@@ -8,6 +8,7 @@ import {
   type ExportFiles,
   type ExportWriter,
   prepareDirectory,
+  PRIVATE_FILE_MODE,
   TIME_COLUMNS,
   type TraceHeader,
 } from 'tracepipe/export';
@@ -16,7 +17,11 @@ import { SQL_TYPE, TIME_TYPES } from './sql-types.js';
 
 const DROP_TYPES = ['BIGINT', 'UINTEGER', 'UBIGINT', 'UBIGINT', 'UBIGINT'];
 
-/** Where the rows wait, as exact CSV, until DuckDB turns each table into Parquet. */
+/**
+ * Where the rows wait, as exact CSV, until DuckDB turns each table into Parquet; a directory only its
+ * owner can enter, so DuckDB's own files in it (its Parquet, made with DuckDB's mode, and what it
+ * spills) are never readable by others, not even for a moment.
+ */
 const STAGING = '.csv-staging';
 /** One thread, small row groups and a 1 MiB CSV buffer keep DuckDB's memory bounded (~50 MB with its library). */
 const ROW_GROUP_SIZE = 16_384;
@@ -84,7 +89,8 @@ export class ParquetWriter implements ExportWriter {
 /** The engine stage: DuckDB reads each staged table with its declared types and writes its Parquet file. */
 export async function finishParquet(staged: ExportFiles): Promise<ExportFiles> {
   const { dir, header, tables } = staged.pending as ParquetPending;
-  const engine = await openDuckDB({ spillDir: join(dir, '.duckdb-spill'), memoryLimit: '32MB', threads: 1 });
+  const staging = join(dir, STAGING);
+  const engine = await openDuckDB({ spillDir: join(staging, '.duckdb-spill'), memoryLimit: '32MB', threads: 1 });
   const metadata = `KV_METADATA { 'tracepipe.header': ${literal(JSON.stringify(header))} }`;
   let bytes = 0;
   try {
@@ -92,14 +98,17 @@ export async function finishParquet(staged: ExportFiles): Promise<ExportFiles> {
       // Bytes are hex in the CSV: read as text, turned back into BLOBs.
       const select = names.map((n, i) => (types[i] === 'BLOB' ? `from_hex(${ident(n)}) AS ${ident(n)}` : ident(n))).join(', ');
       const columns = names.map((n, i) => `${literal(n)}: '${types[i] === 'BLOB' ? 'VARCHAR' : types[i]}'`).join(', ');
-      const source = `read_csv(${literal(join(dir, STAGING, file))}, header = true, columns = {${columns}}, quote = '"', escape = '"', allow_quoted_nulls = false, auto_detect = false, buffer_size = ${CSV_BUFFER})`;
-      const target = join(dir, `${file.slice(0, -'.csv'.length)}.parquet`);
-      await engine.connection.run(`COPY (SELECT ${select} FROM ${source}) TO ${literal(target)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}, ${metadata})`);
-      bytes += (await stat(target)).size;
+      const source = `read_csv(${literal(join(staging, file))}, header = true, columns = {${columns}}, quote = '"', escape = '"', allow_quoted_nulls = false, auto_detect = false, buffer_size = ${CSV_BUFFER})`;
+      const name = `${file.slice(0, -'.csv'.length)}.parquet`;
+      const written = join(staging, name);
+      await engine.connection.run(`COPY (SELECT ${select} FROM ${source}) TO ${literal(written)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}, ${metadata})`);
+      await chmod(written, PRIVATE_FILE_MODE);
+      await rename(written, join(dir, name));
+      bytes += (await stat(join(dir, name))).size;
     }
   } finally {
     await engine.close();
-    await rm(join(dir, STAGING), { recursive: true, force: true });
+    await rm(staging, { recursive: true, force: true });
   }
   return { path: dir, files: tables.length, bytes };
 }

@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { convertTrace, type ConvertResult } from '../../export/convert-trace.js';
 import { CliError } from '../cli-error.js';
 import { formatBytes } from '../format-size.js';
-import { writeOut } from '../output.js';
+import { writeErr, writeOut } from '../output.js';
 import { type ConvertJob, fromWire, type JobMessage } from './convert-job.js';
 import { ConvertProgressLine } from './convert-progress.js';
 import { CONVERT_FORMATS } from './convert-formats.js';
@@ -92,7 +92,7 @@ export async function convertCommand(argv: string[]): Promise<number> {
     `${(result.bytesIn / s / 1e6).toFixed(1)} MB/s in, ${(o.bytes / s / 1e6).toFixed(1)} MB/s out\n`;
   const text = summary + (o.notes ?? []).map((note) => `note: ${note}\n`).join('');
   // The summary goes beside the output, never into it.
-  if (output === '-') process.stderr.write(text);
+  if (output === '-') writeErr(text);
   else await writeOut(text);
   // A damaged input: everything intact was converted; the error says where the input broke.
   if (result.error) throw result.error;

@@ -1,4 +1,3 @@
-import { closeSync, openSync, rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseBufferSizeMB } from '../../buffers/session-memory.js';
 import { DROP_REASONS } from '../../format/drop-reason.js';
@@ -8,9 +7,10 @@ import { TraceParser } from '../../format/trace-parser.js';
 import { writeGcdump } from '../../heap/gcdump-file.js';
 import { HeapGraphBuilder, SnapshotStreamError } from '../../heap/heap-graph-builder.js';
 import { collectTracing, isProcessAlive, processInfo, stopTracing, TargetError } from '../../ipc/diagnostics-client.js';
+import { checkCanCreate } from '../../sinks/private-file.js';
 import { CliError } from '../cli-error.js';
 import { formatBytes } from '../format-size.js';
-import { writeOut } from '../output.js';
+import { writeErr, writeOut } from '../output.js';
 import { GcdumpProgress } from './gcdump-progress.js';
 
 export const collectHelp = `usage: tracepipe gcdump collect --pid N [-o FILE] [--buffer-size MB]
@@ -73,13 +73,12 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   const file = values.output ?? defaultOutput(pid);
   // Find out now, not after a snapshot of minutes, that the file cannot be written.
   try {
-    closeSync(openSync(`${file}.${process.pid}.tmp`, 'w'));
-    rmSync(`${file}.${process.pid}.tmp`);
+    checkCanCreate(file);
   } catch (e) {
     throw new CliError(`cannot write ${file}: ${(e as Error).message}`, 1);
   }
   const refuse = (why: string): number => {
-    process.stderr.write(`tracepipe: no dump written: ${why}\n`);
+    writeErr(`tracepipe: no dump written: ${why}\n`);
     return 1;
   };
 
@@ -140,7 +139,7 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
     stream.close();
   };
   process.on('SIGINT', interrupt).on('SIGTERM', interrupt);
-  process.stderr.write(`taking a heap snapshot of process ${pid} (${info.argv.join(' ')}), session ${stream.sessionId}\n`);
+  writeErr(`taking a heap snapshot of process ${pid} (${info.argv.join(' ')}), session ${stream.sessionId}\n`);
   progress.start();
   /** Why the stream cannot be trusted; `cut` when it merely stopped early (the target or the connection went). */
   let failure: string | undefined;

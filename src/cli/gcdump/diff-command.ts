@@ -5,6 +5,7 @@ import { typeTotals } from '../../heap/type-statistics.js';
 import { CliError } from '../cli-error.js';
 import { stringify } from '../json-value.js';
 import { writeOut } from '../output.js';
+import { printable } from '../printable.js';
 import { delta, digits, parseTop, table } from './type-table.js';
 
 export const diffHelp = `usage: tracepipe gcdump diff A B [--top N] [--json]
@@ -62,7 +63,7 @@ export async function gcdumpDiff(argv: string[]): Promise<number> {
   const rows = (list: readonly TypeChange[]) =>
     table(
       ['count Δ', 'count A', 'count B', 'self bytes Δ', 'type'],
-      list.map((c) => [delta(c.countDelta), digits(c.countA), digits(c.countB), delta(c.selfBytesDelta), c.name]),
+      list.map((c) => [delta(c.countDelta), digits(c.countA), digits(c.countB), delta(c.selfBytesDelta), printable(c.name)]),
     );
   const lines = [
     `A ${fileA}: ${digits(totals.nodesA)} nodes, ${digits(totals.selfBytesA)} bytes`,

@@ -4,6 +4,7 @@ import { STATISTICS_COLUMNS, type TypeRow, typeStatistics } from '../../heap/typ
 import { CliError } from '../cli-error.js';
 import { stringify } from '../json-value.js';
 import { writeOut } from '../output.js';
+import { printable } from '../printable.js';
 import { digits, parseTop, typeTable } from './type-table.js';
 
 export const reportHelp = `usage: tracepipe gcdump report FILE [--top N] [--json]
@@ -43,7 +44,7 @@ export async function gcdumpReport(argv: string[]): Promise<number> {
   }
   const o = g.origin;
   const lines = [
-    `heap snapshot of process ${o.pid} (${o.argv.join(' ')}), ${o.nodeVersion}, taken ${new Date(o.takenAtMs).toISOString()}`,
+    `heap snapshot of process ${o.pid} (${printable(o.argv.join(' '))}), ${printable(o.nodeVersion)}, taken ${new Date(o.takenAtMs).toISOString()}`,
     `  ${digits(stats.nodes)} nodes, ${digits(stats.edges)} edges, ${digits(stats.selfBytes)} bytes (self sizes), ${digits(stats.types.length)} types, ${digits(stats.unreachable)} nodes unreachable from the root`,
     '',
     `top ${byCount.length} types by count`,

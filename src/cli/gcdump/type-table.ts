@@ -1,5 +1,6 @@
 import type { TypeRow } from '../../heap/type-statistics.js';
 import { CliError } from '../cli-error.js';
+import { printable } from '../printable.js';
 
 /** Whole numbers as digits with thousands separators: 2,000,000. */
 export function digits(n: number): string {
@@ -28,6 +29,6 @@ export function table(header: readonly string[], rows: readonly (readonly string
 export function typeTable(rows: readonly TypeRow[]): string[] {
   return table(
     ['count', 'self bytes', 'retained bytes', 'type'],
-    rows.map((r) => [digits(r.count), digits(r.selfBytes), digits(r.retainedBytes), r.name]),
+    rows.map((r) => [digits(r.count), digits(r.selfBytes), digits(r.retainedBytes), printable(r.name)]),
   );
 }

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { loadAnalyze } from '../analyze-loader.js';
 import { CliError } from '../cli-error.js';
 import { ConvertProgressLine } from '../convert/convert-progress.js';
-import { writeOut } from '../output.js';
+import { writeErr, writeExact, writeOut } from '../output.js';
 import { isQueryFormat, type QueryFormat, QUERY_FORMATS, writeResult } from './query-format.js';
 import { isSqlError, type TraceDatabase } from './query-engine.js';
 import { queryPrompt } from './query-prompt.js';
@@ -23,13 +23,16 @@ function splitArguments(positionals: readonly string[]): { files: string[]; sql:
   return isFile ? { files: [...positionals], sql: undefined } : { files: positionals.slice(0, -1), sql: last };
 }
 
+/** CSV has no escapes: it is written exactly, unless it is shown on a terminal (JSON escapes its control characters itself, losslessly). */
+const writerFor = (format: QueryFormat): ((text: string) => Promise<void>) => (format === 'csv' && !process.stdout.isTTY ? writeExact : writeOut);
+
 /** Runs each statement of `sql` and prints the result of each that returns rows. */
 async function printStatements(db: TraceDatabase, sql: string, format: QueryFormat): Promise<void> {
   let first = true;
   for await (const result of db.query(sql)) {
     if (!first && format === 'table') await writeOut('\n');
     first = false;
-    await writeResult(result, format, writeOut);
+    await writeResult(result, format, writerFor(format));
   }
 }
 
@@ -58,9 +61,9 @@ export async function queryCommand(argv: string[]): Promise<number> {
   }
   const damaged = db.traces.filter((t) => t.damage !== undefined);
   // The tables hold every intact event of a damaged file; the damage is said first and decides the exit code.
-  for (const t of damaged) process.stderr.write(`tracepipe: ${t.file} is damaged (${t.damage}); its tables hold the intact part\n`);
+  for (const t of damaged) writeErr(`tracepipe: ${t.file} is damaged (${t.damage}); its tables hold the intact part\n`);
   try {
-    if (values.schema) await writeOut(formatSchema(await db.schema(), format));
+    if (values.schema) await writerFor(format)(formatSchema(await db.schema(), format));
     else if (sql !== undefined) await printStatements(db, sql, format);
     else if (process.stdin.isTTY) await queryPrompt({ db, format, run: (q, f) => printStatements(db, q, f), write: writeOut });
     else {

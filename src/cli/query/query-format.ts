@@ -1,4 +1,5 @@
 import { hex } from '../../export/text-writer.js';
+import { printable } from '../printable.js';
 import type { QueryColumn, QueryResult, QueryValue } from './query-engine.js';
 
 /** The `--format` values (a contract: add, never rename). */
@@ -43,15 +44,17 @@ const jsonRow = (columns: readonly QueryColumn[], row: readonly QueryValue[]): s
 
 const NUMERIC = /^(U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL.*)$/;
 
-/** Table cells: NULL spelt out, control characters escaped so each row stays one line. */
-const tableCell = (v: QueryValue): string => (text(v).replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)));
+/** Table cells and headings: NULL spelt out, control characters escaped so each row stays one line. */
+const tableCell = (v: QueryValue): string => printable(text(v));
 
 function table(columns: readonly QueryColumn[], rows: ReadonlyArray<readonly QueryValue[]>): string {
   const cells = rows.map((r) => r.map(tableCell));
-  const widths = columns.map((c, i) => Math.max(c.name.length, c.type.length, ...cells.map((r) => r[i]!.length)));
+  const names = columns.map((c) => printable(c.name));
+  const types = columns.map((c) => printable(c.type));
+  const widths = columns.map((_, i) => Math.max(names[i]!.length, types[i]!.length, ...cells.map((r) => r[i]!.length)));
   const right = columns.map((c) => NUMERIC.test(c.type));
   const line = (r: readonly string[]) => r.map((s, i) => (right[i] ? s.padStart(widths[i]!) : s.padEnd(widths[i]!))).join('  ').trimEnd();
-  return [line(columns.map((c) => c.name)), line(columns.map((c) => c.type)), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].map((l) => `${l}\n`).join('');
+  return [line(names), line(types), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].map((l) => `${l}\n`).join('');
 }
 
 /**

@@ -1,7 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { writePrivateFile } from '../../sinks/private-file.js';
 import { isQueryFormat, type QueryFormat, QUERY_FORMATS } from './query-format.js';
 import { isSqlError, type TraceDatabase } from './query-engine.js';
 import { formatSchema, sqlName } from './query-schema.js';
@@ -127,7 +128,7 @@ export async function queryPrompt(s: PromptSession): Promise<void> {
   process.stdout.write('\n');
   if (!history) return;
   try {
-    await writeFile(file, `${[...history].reverse().join('\n')}\n`, { mode: 0o600 });
+    await writePrivateFile(file, `${[...history].reverse().join('\n')}\n`);
   } catch (e) {
     process.stderr.write(`tracepipe: could not save the prompt's history to ${file}: ${(e as Error).message}\n`);
   }

@@ -1,4 +1,5 @@
 import { stringify } from '../json-value.js';
+import { printable } from '../printable.js';
 import type { QueryFormat } from './query-format.js';
 import type { TableSchema } from './query-engine.js';
 
@@ -14,9 +15,10 @@ export function formatSchema(tables: readonly TableSchema[], format: QueryFormat
   }
   return tables
     .map((t) => {
-      const w = Math.max(...t.columns.map((c) => sqlName(c.name).length));
-      const columns = t.columns.map((c) => `  ${sqlName(c.name).padEnd(w)}  ${c.type}\n`).join('');
-      return `${sqlName(t.name)}  (${t.kind}, ${t.rows.toLocaleString('en-US')} row${t.rows === 1 ? '' : 's'})\n${columns}`;
+      const names = t.columns.map((c) => printable(sqlName(c.name)));
+      const w = Math.max(...names.map((n) => n.length));
+      const columns = t.columns.map((c, i) => `  ${names[i]!.padEnd(w)}  ${printable(c.type)}\n`).join('');
+      return `${printable(sqlName(t.name))}  (${t.kind}, ${t.rows.toLocaleString('en-US')} row${t.rows === 1 ? '' : 's'})\n${columns}`;
     })
     .join('\n');
 }
