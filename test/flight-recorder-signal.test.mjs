@@ -72,10 +72,12 @@ test("an application that handles SIGUSR2 itself and raises it again to die (nod
   assert.deepEqual(dumpsIn(dir), []);
 });
 
-test('a bad TRACEPIPE_FLIGHT_SIGNAL: one line on stderr, no recorder, the application runs', async (t) => {
-  const p = await start(t, TARGET, ['serve', '1000'], { TRACEPIPE_FLIGHT_RECORDER: '0.25', TRACEPIPE_FLIGHT_SIGNAL: 'SIGNOPE' });
-  assert.equal(p.first, 'ready');
-  assert.equal(p.stderr(), "tracepipe: flight recorder not started: TRACEPIPE_FLIGHT_SIGNAL must be a catchable signal name such as SIGUSR2, or 'off'; not 'SIGNOPE'\n");
-  p.child.stdin.write('exit\n');
-  assert.deepEqual(await endOf(p), { code: 0, signal: null });
+test('a bad TRACEPIPE_FLIGHT_SIGNAL, or one that ends the process (SIGTERM): one line on stderr, no recorder, the application runs', async (t) => {
+  for (const name of ['SIGNOPE', 'SIGTERM']) {
+    const p = await start(t, TARGET, ['serve', '1000'], { TRACEPIPE_FLIGHT_RECORDER: '0.25', TRACEPIPE_FLIGHT_SIGNAL: name });
+    assert.equal(p.first, 'ready');
+    assert.equal(p.stderr(), `tracepipe: flight recorder not started: TRACEPIPE_FLIGHT_SIGNAL must be a catchable signal name such as SIGUSR2 (not SIGINT, SIGTERM or SIGHUP, which end the process), or 'off'; not '${name}'\n`);
+    p.child.stdin.write('exit\n');
+    assert.deepEqual(await endOf(p), { code: 0, signal: null });
+  }
 });

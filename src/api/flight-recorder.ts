@@ -45,9 +45,15 @@ export interface FlightRecorder {
 /** How long a dying process waits for its dump. */
 const CRASH_DUMP_TIMEOUT_MS = 5000;
 
-/** A signal the process can listen to; SIGKILL and SIGSTOP cannot be caught. */
+/**
+ * Signals that end a process and that supervisors use to end it: a dump signal listened to there
+ * would keep the process alive (and the exit flush owns them, docs/IPC.md).
+ */
+const ENDING_SIGNALS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** A signal the process can listen to (SIGKILL and SIGSTOP cannot be caught) that does not end it by convention. */
 function isCatchableSignal(name: unknown): name is NodeJS.Signals {
-  return typeof name === 'string' && Object.hasOwn(constants.signals, name) && name !== 'SIGKILL' && name !== 'SIGSTOP';
+  return typeof name === 'string' && Object.hasOwn(constants.signals, name) && name !== 'SIGKILL' && name !== 'SIGSTOP' && !ENDING_SIGNALS.includes(name);
 }
 
 function stamp(d: Date): string {
@@ -71,7 +77,7 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
   const dir = options.dir ?? (process.env.TRACEPIPE_FLIGHT_DIR || process.cwd());
   if (typeof dir !== 'string' || dir === '') throw new SessionError('dir must be a directory path');
   const signal = options.signal ?? 'SIGUSR2';
-  if (signal !== false && !isCatchableSignal(signal)) throw new SessionError(`signal must be a catchable signal name such as 'SIGUSR2', or false; not ${String(signal)}`);
+  if (signal !== false && !isCatchableSignal(signal)) throw new SessionError(`signal must be a catchable signal name such as 'SIGUSR2' (not SIGINT, SIGTERM or SIGHUP, which end the process), or false; not ${String(signal)}`);
   const dumpOnCrash = options.dumpOnCrash ?? true;
   if (typeof dumpOnCrash !== 'boolean') throw new SessionError('dumpOnCrash must be a boolean');
   const session = await startSession({
@@ -161,7 +167,7 @@ export async function startFlightRecorderFromEnv(env: NodeJS.ProcessEnv = proces
   let signal: NodeJS.Signals | false | undefined;
   if (signalSetting === 'off') signal = false;
   else if (isCatchableSignal(signalSetting)) signal = signalSetting;
-  else if (signalSetting !== undefined && signalSetting !== '') throw new SessionError(`TRACEPIPE_FLIGHT_SIGNAL must be a catchable signal name such as SIGUSR2, or 'off'; not '${signalSetting}'`);
+  else if (signalSetting !== undefined && signalSetting !== '') throw new SessionError(`TRACEPIPE_FLIGHT_SIGNAL must be a catchable signal name such as SIGUSR2 (not SIGINT, SIGTERM or SIGHUP, which end the process), or 'off'; not '${signalSetting}'`);
   return startFlightRecorder({
     sizeMB,
     ...(env.TRACEPIPE_FLIGHT_PROVIDERS ? { providers: env.TRACEPIPE_FLIGHT_PROVIDERS } : {}),
