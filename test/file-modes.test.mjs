@@ -5,7 +5,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -174,4 +174,21 @@ test("an existing file of another user is refused and left untouched (its owner 
   assert.notEqual(asRoot.code, 0, 'refused');
   assert.match(asRoot.stderr, /planted\.jsonl exists and belongs to another user \(uid 65534\)/);
   assert.equal(readFileSync(planted, 'utf8'), 'planted', 'nothing written, nothing truncated');
+});
+
+test('a dump under a name tracepipe made up is created exclusively: a link planted at that name is not followed, its target untouched', async () => {
+  const { startSession } = await import('../dist/index.js');
+  const victim = join(dir, 'victim-of-a-dump.txt');
+  writeFileSync(victim, 'precious');
+  const planted = join(dir, 'tracepipe-flight-planted.tptrace');
+  symlinkSync(victim, planted);
+  const session = await startSession({ providers: 'Runtime.Process', bufferingMode: 'ring', bufferSizeMB: 1 });
+  try {
+    const r = await session.dump(planted, { newFile: true });
+    assert.match(r.error ?? '', /EEXIST/);
+    assert.equal(readFileSync(victim, 'utf8'), 'precious');
+    assert.equal(lstatSync(planted).isSymbolicLink(), true);
+  } finally {
+    await session.stop();
+  }
 });

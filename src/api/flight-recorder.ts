@@ -99,7 +99,7 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
   const onCrash = (): void => {
     if (process.hasUncaughtExceptionCaptureCallback() || process.listenerCount('uncaughtException') > 0 || session.state !== 'running') return;
     const path = flightDumpPath(dir);
-    const r = session.dumpSync(path, CRASH_DUMP_TIMEOUT_MS);
+    const r = session.dumpSync(path, CRASH_DUMP_TIMEOUT_MS, true);
     if (r === undefined) process.stderr.write(`tracepipe: flight recorder: the crash dump to ${path} did not finish within ${CRASH_DUMP_TIMEOUT_MS / 1000} s; the file may be incomplete\n`);
     else if (r.error) process.stderr.write(`tracepipe: flight recorder: the crash dump to ${path} failed: ${r.error}\n`);
     else process.stderr.write(`tracepipe: flight recorder: the last moments are in ${path}\n`);
@@ -111,7 +111,7 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
   };
   const onSignal = (): void => {
     const path = flightDumpPath(dir);
-    session.dump(path).then((r) => report(path, r), (e: unknown) => report(path, { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, error: (e as Error).message }));
+    session.dump(path, { newFile: true }).then((r) => report(path, r), (e: unknown) => report(path, { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, error: (e as Error).message }));
   };
   // A listener of the application's own for the signal means the application decides what it does
   // (a supervisor's restart, a graceful exit that removes its listener and raises the signal again):
@@ -140,8 +140,10 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
   return {
     session,
     dir,
-    async dump(path = flightDumpPath(dir)) {
-      const r = await session.dump(path);
+    async dump(asked?: string) {
+      // A name made up here is created exclusively: the directory may be shared, and a link planted at a guessed name is never followed.
+      const path = asked ?? flightDumpPath(dir);
+      const r = await session.dump(path, { newFile: asked === undefined });
       if (r.error) throw new SessionError(`flight recorder dump to ${path} failed: ${r.error}`);
       return { ...r, path };
     },

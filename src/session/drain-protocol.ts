@@ -8,7 +8,8 @@ import type { DropReasonCounts } from '../format/drop-reason.js';
 
 /** Where the drain worker writes. */
 export type SinkSpec =
-  | { readonly kind: 'file'; readonly path: string }
+  /** `newFile`: a name tracepipe made up (a dump's): created exclusively, never an existing file or a planted link. */
+  | { readonly kind: 'file'; readonly path: string; readonly newFile?: boolean }
   /** Bytes go back to the owning thread (a user stream or a listener). */
   | { readonly kind: 'port' }
   /** A connected socket's descriptor the drain writes to directly; `prologue` goes out before the trace. */

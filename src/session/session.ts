@@ -252,8 +252,9 @@ export class TraceSession {
    * A dump to a file keeps the process alive until it is written; one to a descriptor (a client that
    * reads it) does not, and is given up if its reader stalls (docs/BUFFERING.md, "Ring mode").
    */
-  dump(output: string | { readonly fd: number; readonly prologue?: Uint8Array }): Promise<DumpResult> {
-    const target: DumpTarget = typeof output === 'string' ? { kind: 'file', path: output } : { kind: 'fd', fd: output.fd, ...(output.prologue ? { prologue: output.prologue } : {}) };
+  dump(output: string | { readonly fd: number; readonly prologue?: Uint8Array }, options: { readonly newFile?: boolean } = {}): Promise<DumpResult> {
+    const target: DumpTarget =
+      typeof output === 'string' ? { kind: 'file', path: output, ...(options.newFile ? { newFile: true } : {}) } : { kind: 'fd', fd: output.fd, ...(output.prologue ? { prologue: output.prologue } : {}) };
     if (target.kind === 'file' && target.path === '') throw new SessionError('dump path is empty');
     const id = this.requestDump(target);
     if (target.kind === 'file') {
@@ -268,12 +269,12 @@ export class TraceSession {
    * the drain writes it before any other and the thread waits in shared memory, at most `timeoutMs`.
    * Returns the dump's result, or undefined when it did not finish in time.
    */
-  dumpSync(path: string, timeoutMs: number): DumpResult | undefined {
+  dumpSync(path: string, timeoutMs: number, newFile = false): DumpResult | undefined {
     const { port1, port2 } = new MessageChannel();
     try {
       let id: number;
       try {
-        id = this.requestDump({ kind: 'file', path }, port2);
+        id = this.requestDump({ kind: 'file', path, ...(newFile ? { newFile: true } : {}) }, port2);
       } catch (e) {
         port2.close();
         throw e;

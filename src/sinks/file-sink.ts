@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, writeSync } from 'node:fs';
 import type { Sink } from '../drain/sink.js';
-import { openPrivateFileSync } from './private-file.js';
+import { createNewFileSync, openPrivateFileSync } from './private-file.js';
 
 /**
  * Writes straight to a file descriptor from the drain thread; the application thread never waits on disk.
@@ -10,8 +10,12 @@ import { openPrivateFileSync } from './private-file.js';
 export class FileSink implements Sink {
   private fd: number;
 
-  constructor(readonly path: string) {
-    this.fd = openPrivateFileSync(path);
+  /** `newFile`: the name is one tracepipe made up, in a directory others may write: created exclusively. */
+  constructor(
+    readonly path: string,
+    newFile = false,
+  ) {
+    this.fd = newFile ? createNewFileSync(path) : openPrivateFileSync(path);
   }
 
   write(bytes: Uint8Array): void {

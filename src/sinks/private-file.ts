@@ -65,6 +65,11 @@ export function createNewFile(path: string): Promise<FileHandle> {
   return open(path, NEW_FLAGS, PRIVATE_FILE_MODE);
 }
 
+/** createNewFile for the synchronous file API. */
+export function createNewFileSync(path: string): number {
+  return openSync(path, NEW_FLAGS, PRIVATE_FILE_MODE);
+}
+
 /** Writes all of `data` to `path` as a private file (see openPrivateFileSync). */
 export async function writePrivateFile(path: string, data: string | Uint8Array): Promise<void> {
   const fh = await openPrivateFile(path);

@@ -25,9 +25,9 @@ const port = parentPort!;
 const memory = SessionMemory.attach(data.sab);
 const clockDeltaNs = Number(threadOriginNs() - BigInt(data.originNs));
 const sinkFor = (spec: Exclude<SinkSpec, { kind: 'ring' }>): Sink =>
-  spec.kind === 'file' ? new FileSink(spec.path) : spec.kind === 'fd' ? new FdSink(spec.fd, spec.prologue) : new PortSink(port, memory);
+  spec.kind === 'file' ? new FileSink(spec.path, spec.newFile) : spec.kind === 'fd' ? new FdSink(spec.fd, spec.prologue) : new PortSink(port, memory);
 /** A ring's dumps: a client's never makes the drain wait for it (its other dumps go on meanwhile). */
-const dumpSinkFor = (t: DumpTarget): Sink => (t.kind === 'file' ? new FileSink(t.path) : new NonBlockingFdSink(t.fd, t.prologue));
+const dumpSinkFor = (t: DumpTarget): Sink => (t.kind === 'file' ? new FileSink(t.path, t.newFile) : new NonBlockingFdSink(t.fd, t.prologue));
 
 if (data.sink.kind === 'ring') {
   memory.prefault();
