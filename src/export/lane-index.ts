@@ -20,10 +20,16 @@ export class LaneIndex {
     for (i >>= 1; i >= 1; i >>= 1) t[i] = Math.min(t[2 * i]!, t[2 * i + 1]!);
   }
 
-  /** The lowest lane whose number is below `bound` (> -1, so a lane never set always qualifies). */
-  lowestBelow(bound: number): number {
+  /** The lowest lane from `from` on whose number is below `bound` (> -1, so a lane never set always qualifies). */
+  lowestBelow(bound: number, from = 0): number {
     const t = this.tree;
-    let i = 1;
+    let i = this.size + from;
+    // Up until a subtree to the right holds one (the last lane is never set: one always does)...
+    while (!(t[i]! < bound)) {
+      while (i & 1) i >>= 1;
+      i++;
+    }
+    // ...then down to its lowest such lane.
     while (i < this.size) i = t[2 * i]! < bound ? 2 * i : 2 * i + 1;
     return i - this.size;
   }

@@ -1,8 +1,8 @@
 import type { BlockEvent } from '../format/events-block.js';
 import { SPAN_BEGIN_SUFFIX } from '../schema/type-role.js';
-import { LaneIndex } from './lane-index.js';
 import { OldestEntry } from './oldest-entry.js';
 import type { Slice, SliceArg } from './runtime-view.js';
+import { type LaneSpan, ThreadLanes } from './span-lanes.js';
 
 /**
  * Spans held open at most; past that the oldest is drawn as unfinished at the latest time seen on its
@@ -37,62 +37,10 @@ export interface SpanFlow {
   readonly fromThis: boolean;
 }
 
-interface OpenSpan {
+interface OpenSpan extends LaneSpan {
   readonly id: bigint;
   readonly parentId: bigint;
   readonly begin: BlockEvent;
-  /** The lane it is meant for: its parent's when the parent is open on the same thread, else a free one. */
-  readonly lane: number;
-  /** When it began on SpanSlices' clock. */
-  readonly since: number;
-  /** Still free to take its lane: no slice drawn there since it began straddles its start. */
-  mayTakeLane: boolean;
-}
-
-/**
- * One thread's lanes. A lane is free when no open span is meant for it. The lane index holds, per
- * lane, +Infinity while it is not free, else when a slice was last drawn on it (-1: never).
- */
-class ThreadLanes {
-  /** The latest time of a span event here: where a span set aside past the limit is drawn to end. */
-  latestNs = 0;
-  private readonly index = new LaneIndex();
-  private readonly meantFor: number[] = [];
-  private readonly lastDrawn: number[] = [];
-  /** Per lane, the open spans meant for it that may still take it, in begin order. */
-  private readonly contenders: OpenSpan[][] = [];
-
-  /** The lowest free lane. */
-  freeLane(): number {
-    return this.index.lowestBelow(Infinity);
-  }
-
-  opened(s: OpenSpan): void {
-    const lane = s.lane;
-    if ((this.meantFor[lane] = (this.meantFor[lane] ?? 0) + 1) === 1) this.index.set(lane, Infinity);
-    (this.contenders[lane] ??= []).push(s);
-  }
-
-  /**
-   * `s` ends: the lane it is drawn on. Its own lane, unless a slice drawn there since it began
-   * straddles its start; then the lowest free lane where nothing was drawn since it began, so the
-   * slice it becomes contains nothing unrelated (and no open span is meant to be drawn inside it).
-   */
-  closed(s: OpenSpan, now: number): number {
-    const own = s.lane;
-    if (--this.meantFor[own]! === 0) this.index.set(own, this.lastDrawn[own] ?? -1);
-    const lane = s.mayTakeLane ? own : this.index.lowestBelow(s.since);
-    if (s.mayTakeLane) {
-      // The spans meant for this lane that began after s, or at the same time, would straddle the end
-      // of its slice: they may no longer take the lane. s is in the list, so each is taken out once.
-      const list = this.contenders[own]!;
-      for (let o = list.pop()!; o !== s; o = list.pop()!) o.mayTakeLane = false;
-      while (list.length > 0 && list[list.length - 1]!.begin.timestampNs >= s.begin.timestampNs) list.pop()!.mayTakeLane = false;
-    }
-    this.lastDrawn[lane] = now;
-    if ((this.meantFor[lane] ?? 0) === 0) this.index.set(lane, now);
-    return lane;
-  }
 }
 
 function inside(child: SpanPlace, parent: SpanPlace): boolean {
@@ -109,8 +57,8 @@ function inside(child: SpanPlace, parent: SpanPlace): boolean {
  * track and lanes 1, 2, … are tracks beside it. A span is meant for its parent's lane (children nest
  * in their parent) or, with no open parent on its thread, for the lowest lane no open span holds; when
  * it ends it takes that lane unless a slice drawn there since it began straddles its start, else the
- * lowest lane no open span holds and nothing was drawn on since it began. Each lane's slices then nest
- * properly whatever the order of the ends. A child drawn outside its parent (another thread or lane,
+ * lowest lane no open span holds where none does (ThreadLanes). Each lane's slices then nest properly
+ * whatever the order of the ends. A child drawn outside its parent (another thread or lane,
  * or it outlived the parent) gets a flow arrow from the parent, when both are drawn and the parent is
  * remembered. Every step costs O(log lanes) amortized, whatever the mix of open and ended spans.
  */
@@ -145,7 +93,7 @@ export class SpanSlices {
     const parentId = e.fields.parentSpanId as bigint;
     const parent = this.open.get(parentId);
     const lane = parent && parent.begin.threadId === e.threadId ? parent.lane : lanes.freeLane();
-    const s: OpenSpan = { id, parentId, begin: e, lane, since: this.clock++, mayTakeLane: true };
+    const s: OpenSpan = { id, parentId, begin: e, lane, startNs: e.timestampNs, since: this.clock++, mayTakeLane: true };
     lanes.opened(s);
     this.open.set(id, s);
   }
