@@ -27,6 +27,11 @@ export class ExportOutput {
     return new ExportOutput(path, await open(path, 'w', 0o644));
   }
 
+  /** Reopens a file this conversion created and closed, to write on at its end. */
+  static async append(path: string): Promise<ExportOutput> {
+    return new ExportOutput(path, await open(path, 'a'));
+  }
+
   /** Takes a copy of `data`: the caller may reuse its buffer as soon as this resolves. */
   async write(data: Uint8Array | string): Promise<void> {
     if (data.length === 0) return;
