@@ -1,6 +1,7 @@
 import { blobValue, type DuckDBAppender, type DuckDBConnection, listValue, type DuckDBValue } from '@duckdb/node-api';
 import {
   type BlockEvent,
+  columnSafe,
   type EventBatch,
   type EventTable,
   EventTables,
@@ -10,6 +11,7 @@ import {
   type FieldType,
   isThreadInfo,
   type LoadedTrace,
+  nameKey,
   type PlacedDrop,
   type StreamEventType,
   ThreadNames,
@@ -96,11 +98,12 @@ interface TypeTarget {
   readonly threadInfo: boolean;
 }
 
-/** A table's SQL name, unique case-insensitively as DuckDB compares them: "Provider/Event", then "Provider/Event-2" for another layout. */
+/** A table's SQL name, unique as DuckDB compares them (nameKey): "Provider/Event", then "Provider/Event-2" for another layout. */
 function uniqueName(key: string, taken: Set<string>): string {
-  let name = key;
-  for (let n = 2; taken.has(name.toLowerCase()); n++) name = `${key}-${n}`;
-  taken.add(name.toLowerCase());
+  const base = columnSafe(key);
+  let name = base;
+  for (let n = 2; taken.has(nameKey(name)); n++) name = `${base}-${n}`;
+  taken.add(nameKey(name));
   return name;
 }
 
@@ -112,7 +115,8 @@ function uniqueName(key: string, taken: Set<string>): string {
  * convertTrace drives it), its rows going into DuckDB a chunk at a time.
  */
 export class TraceTables {
-  private readonly tables = new EventTables();
+  /** With several files, a field's column is never `file`. */
+  private readonly tables: EventTables;
   private readonly targets = new Map<StreamEventType, TypeTarget>();
   private readonly byTable = new Map<EventTable, TypeTarget>();
   /** Event tables in the order they were made, by SQL name. */
@@ -127,7 +131,9 @@ export class TraceTables {
   private constructor(
     private readonly connection: DuckDBConnection,
     private readonly multiFile: boolean,
-  ) {}
+  ) {
+    this.tables = new EventTables(multiFile ? ['file'] : []);
+  }
 
   static async create(connection: DuckDBConnection, multiFile: boolean): Promise<TraceTables> {
     const t = new TraceTables(connection, multiFile);
@@ -158,9 +164,7 @@ export class TraceTables {
     let target = fresh ? undefined : this.byTable.get(table);
     if (!target) {
       const sqlName = uniqueName(table.key, this.taken);
-      // A field named `file` would shadow the file column: it gets a `_` like the time columns' namesakes.
-      const names = table.columns.map((c) => (this.multiFile && c.column.toLowerCase() === 'file' ? `${c.column}_` : c.column));
-      const columns = [...TIME_COLUMNS.map((n, i) => [n, TIME_TYPES[i]!] as const), ...table.columns.map((c, i) => [names[i]!, SQL_TYPE[c.field.type]] as const)];
+      const columns = [...TIME_COLUMNS.map((n, i) => [n, TIME_TYPES[i]!] as const), ...table.columns.map((c) => [c.column, SQL_TYPE[c.field.type]] as const)];
       await this.connection.run(`CREATE TABLE ${ident(sqlName)} (${this.columnsSql(columns)})`);
       const setters: Array<CellSetter<BlockEvent>> = [
         (v, r, e) => v.setItem(r, BigInt(e.timestampNs)),
