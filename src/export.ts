@@ -4,7 +4,7 @@
  */
 export { convertTrace, type ConvertProgress, type ConvertResult } from './export/convert-trace.js';
 export type { ExportWriter, ExportEnd, ExportFiles } from './export/export-writer.js';
-export { EventTables, TIME_COLUMNS, DROP_TABLE, type EventTable, type TableColumn } from './export/event-tables.js';
+export { EventTables, TIME_COLUMNS, DROP_TABLE, columnSafe, nameKey, type EventTable, type TableColumn } from './export/event-tables.js';
 export { prepareDirectory, ExportTargetError } from './export/export-output.js';
 export { PRIVATE_FILE_MODE } from './sinks/private-file.js';
 export { CsvWriter, type CsvTable } from './export/csv-writer.js';

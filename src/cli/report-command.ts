@@ -63,6 +63,7 @@ function spanLines(s: SpanReport): string[] {
     lines.push(`  ${'span'.padEnd(w)} ${'count'.padStart(9)} ${['total', 'self', 'p50', 'p99', 'max'].map((h) => h.padStart(12)).join(' ')} ${'errors'.padStart(7)}`);
     for (const x of rows) lines.push(`  ${x.span.padEnd(w)} ${String(x.count).padStart(9)} ${[x.totalMs, x.selfMs, x.p50Ms, x.p99Ms, x.maxMs].map((v) => ms(v).padStart(12)).join(' ')} ${String(x.errors).padStart(7)}`);
   }
+  if (s.setAside > 0) lines.push(`  ${s.setAside.toLocaleString('en-US')} of the unfinished were set aside while more than 65,536 spans were open at once (or their id was begun again); an end that came for one counts as an end without a begin`);
   if (s.unfinished > 0) {
     lines.push(`  unfinished when the trace ended (oldest ${s.oldestUnfinished.length}):`);
     for (const u of s.oldestUnfinished) lines.push(`    began ${(u.startNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(u.threadId).padEnd(4)} ${printable(u.span)}  open ${ms(u.openMs)}`);

@@ -1,4 +1,5 @@
 import type { TraceEvent } from '../format/trace-event.js';
+import { OldestEntry } from '../export/oldest-entry.js';
 import { eventRole, type TypeRole } from '../schema/type-role.js';
 import { percentile } from './percentile.js';
 
@@ -30,6 +31,12 @@ export interface SpanReport {
   errors: number;
   /** Begins with no end in the trace: the process died, a promise never settled, or the end was lost. */
   unfinished: number;
+  /**
+   * Of the unfinished, spans no longer tracked, so memory stays bounded: the oldest open ones while
+   * more than 65,536 were open at once, and any begun again under the same id. The end of one that
+   * came after all counts in endsWithoutBegin.
+   */
+  setAside: number;
   /** Ends whose begin is not in the trace (it came before the session, or was lost). */
   endsWithoutBegin: number;
   /** Every span name, most total time first. */
@@ -42,15 +49,36 @@ export interface SpanReport {
   oldestUnfinished: UnfinishedSpan[];
 }
 
+/** Spans held open at most: past that the oldest is set aside, counted as unfinished. */
+const MAX_OPEN_SPANS = 65_536;
+
+/**
+ * A span between its begin and its end. Its children still open are a list in begin order (so in
+ * start order), linked through the children themselves: the earliest is the first, and one that
+ * ends is unlinked in constant time, whatever the number of children.
+ */
 interface OpenSpan {
+  readonly id: bigint;
   readonly span: string;
   readonly threadId: number;
   readonly startNs: number;
   readonly parentId: bigint;
-  /** Intervals (start, end pairs) of children that ended while this span was open. */
-  readonly covered: number[];
-  /** Children still open: at this span's end they cover from their start to that end. */
-  openChildren: Set<bigint> | undefined;
+  /** In its parent's list of open children. */
+  linked: boolean;
+  prev: OpenSpan | undefined;
+  next: OpenSpan | undefined;
+  firstChild: OpenSpan | undefined;
+  lastChild: OpenSpan | undefined;
+  /**
+   * Self time, kept as it goes: `covered` is the time children covered before `frontier`. From the
+   * frontier on, the earliest child still open (or set aside: it counts as running to this span's
+   * end) covers everything, whatever else ends meanwhile; so when it ends, the time up to the next
+   * earliest open child's start (or its own end) is covered.
+   */
+  covered: number;
+  frontier: number;
+  /** The earliest start of a child set aside. */
+  setAsideFrom: number;
 }
 
 interface Accumulated {
@@ -61,80 +89,113 @@ interface Accumulated {
 
 const TOP = 10;
 
-/** Length of the union of `[a, b)` intervals (flat pairs), clipped to `[lo, hi)`. */
-function coveredLength(pairs: number[], lo: number, hi: number): number {
-  const spans: [number, number][] = [];
-  for (let i = 0; i < pairs.length; i += 2) {
-    const a = Math.max(lo, pairs[i]!);
-    const b = Math.min(hi, pairs[i + 1]!);
-    if (b > a) spans.push([a, b]);
-  }
-  spans.sort((x, y) => x[0] - y[0]);
-  let total = 0;
-  let end = -Infinity;
-  for (const [a, b] of spans) {
-    if (b <= end) continue;
-    total += b - Math.max(a, end);
-    end = b;
-  }
-  return total;
-}
-
 /**
  * Pairs span begins and ends (by span id, unique in a process) from events in timestamp order, and
- * keeps per span name the durations, errors and self time. Memory: the open spans and one number per
- * finished span.
+ * keeps per span name the durations, errors and self time. Memory: one number per finished span, and
+ * at most MAX_OPEN_SPANS open spans of a few fields each (past that the oldest are set aside), however
+ * many children a span has.
  */
 export class SpanTracker {
-  private readonly roles = new Map<string, Map<string, TypeRole | null>>();
+  /** Per provider and event name: its role, and for a span begin its "Provider/Span" name, made once. */
+  private readonly roles = new Map<string, Map<string, { role: TypeRole; span: string } | null>>();
   private readonly open = new Map<bigint, OpenSpan>();
+  private readonly oldestOpen = new OldestEntry(this.open);
   private readonly byName = new Map<string, Accumulated>();
+  /** The first TOP spans set aside: the oldest among them. */
+  private readonly oldestSetAside: UnfinishedSpan[] = [];
+  private setAside = 0;
   private endsWithoutBegin = 0;
   private lastNs = 0;
 
-  private roleOf(e: TraceEvent): TypeRole | null {
+  /** `maxOpen`: MAX_OPEN_SPANS; smaller in tests, to reach the limit often. */
+  constructor(private readonly maxOpen = MAX_OPEN_SPANS) {}
+
+  private roleOf(e: TraceEvent): { role: TypeRole; span: string } | null {
     let names = this.roles.get(e.provider);
     if (!names) this.roles.set(e.provider, (names = new Map()));
-    let role = names.get(e.name);
-    if (role === undefined) names.set(e.name, (role = eventRole(e) ?? null));
-    return role;
+    let known = names.get(e.name);
+    if (known === undefined) {
+      const role = eventRole(e);
+      known = role && role.kind !== 'counter' ? { role, span: `${e.provider}/${role.span}` } : null;
+      names.set(e.name, known);
+    }
+    return known;
   }
 
   add(e: TraceEvent): void {
     if (e.timestampNs > this.lastNs) this.lastNs = e.timestampNs;
-    const role = this.roleOf(e);
-    if (role === null || role.kind === 'counter') return;
+    const known = this.roleOf(e);
+    if (known === null) return;
     const f = e.fields;
     const id = f.spanId as bigint;
-    if (role.kind === 'span-begin') {
-      const parentId = f.parentSpanId as bigint;
-      this.open.set(id, { span: `${e.provider}/${role.span}`, threadId: e.threadId, startNs: e.timestampNs, parentId, covered: [], openChildren: undefined });
-      const parent = this.open.get(parentId);
-      if (parent) (parent.openChildren ??= new Set()).add(id);
-      return;
+    if (known.role.kind === 'span-begin') this.begin(id, f.parentSpanId as bigint, known.span, e);
+    else this.end(id, e.timestampNs, f.error === true);
+  }
+
+  private begin(id: bigint, parentId: bigint, span: string, e: TraceEvent): void {
+    const startNs = e.timestampNs;
+    const s: OpenSpan = {
+      id, span, threadId: e.threadId, startNs, parentId, linked: false, prev: undefined, next: undefined,
+      firstChild: undefined, lastChild: undefined, covered: 0, frontier: startNs, setAsideFrom: Infinity,
+    };
+    const reused = this.open.get(id);
+    if (reused) this.forget(reused);
+    const parent = this.open.get(parentId);
+    if (parent) {
+      // The first open child of a span with none: the time since the last one ended was not covered.
+      if (!parent.firstChild && parent.setAsideFrom === Infinity && startNs > parent.frontier) parent.frontier = startNs;
+      s.linked = true;
+      s.prev = parent.lastChild;
+      if (parent.lastChild) parent.lastChild.next = s;
+      else parent.firstChild = s;
+      parent.lastChild = s;
     }
+    this.open.set(id, s);
+    if (this.open.size > this.maxOpen) this.forget(this.oldestOpen.take()![1]);
+  }
+
+  private end(id: bigint, endNs: number, error: boolean): void {
     const s = this.open.get(id);
     if (!s) {
       this.endsWithoutBegin++;
       return;
     }
     this.open.delete(id);
-    const endNs = e.timestampNs;
-    const parent = this.open.get(s.parentId);
+    const parent = s.linked ? this.open.get(s.parentId) : undefined;
     if (parent) {
-      parent.openChildren?.delete(id);
-      parent.covered.push(s.startNs, endNs);
+      const wasFirst = parent.firstChild === s;
+      unlink(parent, s);
+      if (wasFirst) {
+        const next = Math.min(parent.firstChild?.startNs ?? Infinity, parent.setAsideFrom);
+        const to = next === Infinity ? endNs : next;
+        if (to > parent.frontier) {
+          parent.covered += to - parent.frontier;
+          parent.frontier = to;
+        }
+      }
     }
-    for (const child of s.openChildren ?? []) {
-      const c = this.open.get(child);
-      if (c) s.covered.push(c.startNs, endNs);
-    }
+    // Children still open, or set aside, cover from the frontier to this end.
+    if ((s.firstChild || s.setAsideFrom !== Infinity) && endNs > s.frontier) s.covered += endNs - s.frontier;
+    detachChildren(s);
     const durationNs = endNs - s.startNs;
-    const a = this.byName.get(s.span) ?? { durationsMs: [], errors: 0, selfMs: 0 };
-    this.byName.set(s.span, a);
+    let a = this.byName.get(s.span);
+    if (!a) this.byName.set(s.span, (a = { durationsMs: [], errors: 0, selfMs: 0 }));
     a.durationsMs.push(durationNs / 1e6);
-    a.selfMs += (durationNs - coveredLength(s.covered, s.startNs, endNs)) / 1e6;
-    if (f.error === true) a.errors++;
+    a.selfMs += (durationNs - Math.min(s.covered, Math.max(0, durationNs))) / 1e6;
+    if (error) a.errors++;
+  }
+
+  /** Stops tracking `s` (set aside): it counts as unfinished, and as a child running to its parent's end. */
+  private forget(s: OpenSpan): void {
+    this.open.delete(s.id);
+    this.setAside++;
+    if (this.oldestSetAside.length < TOP) this.oldestSetAside.push({ span: s.span, threadId: s.threadId, startNs: s.startNs, openMs: 0 });
+    const parent = s.linked ? this.open.get(s.parentId) : undefined;
+    if (parent) {
+      unlink(parent, s);
+      parent.setAsideFrom = Math.min(parent.setAsideFrom, s.startNs);
+    }
+    detachChildren(s);
   }
 
   report(): SpanReport {
@@ -152,17 +213,46 @@ export class SpanTracker {
       };
     });
     const top = (by: (s: SpanStats) => number) => [...byName].sort((x, y) => by(y) - by(x)).slice(0, TOP).map((s) => s.span);
-    const unfinished = [...this.open.values()].sort((x, y) => x.startNs - y.startNs);
+    // Open spans are in begin order: the oldest are among the first.
+    const oldest: UnfinishedSpan[] = [...this.oldestSetAside];
+    let n = 0;
+    for (const s of this.open.values()) {
+      if (n++ === TOP) break;
+      oldest.push({ span: s.span, threadId: s.threadId, startNs: s.startNs, openMs: 0 });
+    }
+    oldest.sort((x, y) => x.startNs - y.startNs).splice(TOP);
     return {
       finished: byName.reduce((n, s) => n + s.count, 0),
       errors: byName.reduce((n, s) => n + s.errors, 0),
-      unfinished: unfinished.length,
+      unfinished: this.open.size + this.setAside,
+      setAside: this.setAside,
       endsWithoutBegin: this.endsWithoutBegin,
       byName: byName.sort((x, y) => y.totalMs - x.totalMs),
       topByCount: top((s) => s.count),
       topByTotal: top((s) => s.totalMs),
       topBySelf: top((s) => s.selfMs),
-      oldestUnfinished: unfinished.slice(0, TOP).map((s) => ({ span: s.span, threadId: s.threadId, startNs: s.startNs, openMs: (this.lastNs - s.startNs) / 1e6 })),
+      oldestUnfinished: oldest.map((u) => ({ ...u, openMs: (this.lastNs - u.startNs) / 1e6 })),
     };
   }
+}
+
+/** `s` ended or was set aside: its children still open are no longer in its list (nor hold each other). */
+function detachChildren(s: OpenSpan): void {
+  for (let c = s.firstChild; c; ) {
+    const next = c.next;
+    c.linked = false;
+    c.prev = c.next = undefined;
+    c = next;
+  }
+  s.firstChild = s.lastChild = undefined;
+}
+
+/** Takes `child` out of `parent`'s list of open children. */
+function unlink(parent: OpenSpan, child: OpenSpan): void {
+  if (child.prev) child.prev.next = child.next;
+  else parent.firstChild = child.next;
+  if (child.next) child.next.prev = child.prev;
+  else parent.lastChild = child.prev;
+  child.prev = child.next = undefined;
+  child.linked = false;
 }

@@ -6,11 +6,14 @@ import { codeGenerationAllowed } from '../schema/code-generation.js';
 import type { FieldType } from '../schema/field-type.js';
 import { DROP_TABLE, EventTables, type EventTable, TIME_COLUMNS } from './event-tables.js';
 import { ExportOutput, FLUSH_BYTES, prepareDirectory } from './export-output.js';
+import { OldestEntry } from './oldest-entry.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
 import { hex, TextWriter } from './text-writer.js';
 
-/** A table's rows go out once they pass this size. */
-const TABLE_FLUSH_BYTES = 256 << 10;
+/** Files kept open at once: the least recently written is closed past this, and reopened to append. */
+const MAX_OPEN_FILES = 64;
+/** A table's buffer to start with, and to go back to after a write that had grown it. */
+const TABLE_BUFFER_BYTES = 1024;
 
 /** CSV text: RFC 4180 quoting, and numbers exactly as JavaScript prints them (NaN, Infinity and -0 included). */
 export class CsvText extends TextWriter {
@@ -76,8 +79,10 @@ function rowWriter(table: EventTable): RowWriter {
 
 /** One CSV file and its rows not yet written. */
 interface CsvFile {
-  readonly out: ExportOutput;
-  readonly text: CsvText;
+  readonly path: string;
+  text: CsvText;
+  /** Whether the file exists: the first write creates it, later ones append. */
+  created: boolean;
 }
 
 /** A table's file name and columns, for readers of the directory (e.g. the Parquet writer's import). */
@@ -93,12 +98,21 @@ export interface CsvTable {
  * from_sequence,to_sequence,count`). Rows are in stream order (per thread, sequence order). Numbers
  * as JavaScript prints them (NaN and Infinity included, doubles round-trip exactly), 64-bit integers
  * exact, booleans true/false, strings always quoted, bytes as quoted hex.
+ *
+ * Bounded whatever the number of types: rows wait in a small buffer per table, and once FLUSH_BYTES
+ * wait in all, the fullest tables are written out until half that is left; at most MAX_OPEN_FILES
+ * files are open, the least recently written closed and reopened to append when needed again.
  */
 export class CsvWriter implements ExportWriter {
   private readonly tables = new EventTables();
   private readonly byTable = new Map<EventTable, { file: CsvFile; row: RowWriter }>();
   private readonly files: CsvFile[] = [];
+  private readonly open = new Map<CsvFile, ExportOutput>();
+  private readonly leastRecent = new OldestEntry(this.open);
   private drops: CsvFile | undefined;
+  /** Bytes waiting in every table's buffer. */
+  private buffered = 0;
+  private bytes = 0;
   /** What was written, in order: drops.csv first. */
   readonly written: CsvTable[] = [];
 
@@ -107,55 +121,78 @@ export class CsvWriter implements ExportWriter {
   async write(batch: EventBatch): Promise<void> {
     if (!this.drops) {
       await prepareDirectory(this.dir);
-      this.drops = await this.create(DROP_TABLE.name, DROP_TABLE.columns, undefined);
+      this.drops = this.create(DROP_TABLE.name, DROP_TABLE.columns, undefined);
     }
-    for (const d of batch.drops) dropRow(this.drops.text, d);
+    const drops = this.drops.text;
+    const before = drops.pos;
+    for (const d of batch.drops) dropRow(drops, d);
+    this.buffered += drops.pos - before;
     for (const e of batch.events) {
       const [table, fresh] = this.tables.tableOf(e.type);
-      if (fresh) this.byTable.set(table, { file: await this.create(table.name, [...TIME_COLUMNS, ...table.columns.map((c) => c.column)], table), row: rowWriter(table) });
-      const t = this.byTable.get(table)!;
-      t.row(t.file.text, e);
+      if (fresh) this.byTable.set(table, { file: this.create(table.name, [...TIME_COLUMNS, ...table.columns.map((c) => c.column)], table), row: rowWriter(table) });
+      const { file, row } = this.byTable.get(table)!;
+      const text = file.text;
+      const at = text.pos;
+      row(text, e);
+      this.buffered += text.pos - at;
     }
-    let buffered = 0;
-    for (const f of this.files) buffered += f.text.pos;
-    if (buffered >= FLUSH_BYTES) await this.flushAll(TABLE_FLUSH_BYTES);
+    if (this.buffered >= FLUSH_BYTES) {
+      // The fullest first, so each write is as large as it can be.
+      const waiting = this.files.filter((f) => f.text.pos > 0).sort((a, b) => b.text.pos - a.text.pos);
+      for (const f of waiting) {
+        if (this.buffered <= FLUSH_BYTES / 2) break;
+        await this.writeOut(f);
+      }
+    }
   }
 
-  private async create(name: string, columns: readonly string[], table: EventTable | undefined): Promise<CsvFile> {
+  /** A table's file, its header row waiting in its buffer: the file is made at its first write. */
+  private create(name: string, columns: readonly string[], table: EventTable | undefined): CsvFile {
     const file = `${name}.csv`;
-    const f: CsvFile = { out: await ExportOutput.createNew(join(this.dir, file)), text: new CsvText(64 << 10) };
+    const f: CsvFile = { path: join(this.dir, file), text: new CsvText(TABLE_BUFFER_BYTES), created: false };
     columns.forEach((c, i) => {
       if (i) f.text.ascii(',');
       if (/[",\r\n]/.test(c)) f.text.quoted(c);
       else f.text.utf8(c);
     });
     f.text.ascii('\n');
+    this.buffered += f.text.pos;
     this.files.push(f);
     this.written.push({ file, table });
     return f;
   }
 
-  /** Writes out every file holding at least `min` bytes. */
-  private async flushAll(min: number): Promise<void> {
-    for (const f of this.files) {
-      if (f.text.pos === 0 || f.text.pos < min) continue;
-      await f.out.write(f.text.buf.subarray(0, f.text.pos));
-      f.text.pos = 0;
+  /** Writes out what waits in `f`'s buffer, opening the file (and closing the least recently written past MAX_OPEN_FILES). */
+  private async writeOut(f: CsvFile): Promise<void> {
+    let out = this.open.get(f);
+    if (out) this.open.delete(f);
+    else {
+      if (this.open.size >= MAX_OPEN_FILES) await this.leastRecent.take()![1].close();
+      out = f.created ? await ExportOutput.append(f.path) : await ExportOutput.createNew(f.path);
+      f.created = true;
     }
+    // Last in the map: the most recently written.
+    this.open.set(f, out);
+    const text = f.text;
+    await out.write(text.buf.subarray(0, text.pos));
+    this.buffered -= text.pos;
+    this.bytes += text.pos;
+    text.pos = 0;
+    if (text.buf.length > TABLE_BUFFER_BYTES) f.text = new CsvText(TABLE_BUFFER_BYTES);
   }
 
   async finish(_end: ExportEnd): Promise<ExportFiles> {
-    await this.flushAll(0);
-    let bytes = 0;
-    for (const f of this.files) {
-      await f.out.close();
-      bytes += f.out.bytes;
-    }
-    return { path: this.dir, files: this.files.length, bytes };
+    for (const f of this.files) if (f.text.pos > 0) await this.writeOut(f);
+    await this.closeAll();
+    return { path: this.dir, files: this.files.length, bytes: this.bytes };
   }
 
   async abort(): Promise<void> {
-    for (const f of this.files) await f.out.close();
+    await this.closeAll();
+  }
+
+  private async closeAll(): Promise<void> {
+    for (let e = this.leastRecent.take(); e; e = this.leastRecent.take()) await e[1].close();
   }
 }
 

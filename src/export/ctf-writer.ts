@@ -5,14 +5,19 @@ import type { TraceHeader } from '../format/stream-header.js';
 import type { EventBatch, PlacedDrop } from '../format/trace-reader.js';
 import { CTF_MAGIC, ctfFields, ctfMetadata, type CtfEventClass, PACKET_PREAMBLE } from './ctf-metadata.js';
 import { EventTables, type EventTable } from './event-tables.js';
-import { ExportOutput, prepareDirectory } from './export-output.js';
+import { ExportOutput, FLUSH_BYTES, prepareDirectory } from './export-output.js';
+import { OldestEntry } from './oldest-entry.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
 import { isThreadInfo, ThreadNames } from './runtime-view.js';
 
 /** A packet is closed once its content passes this size (LTTng's sub-buffers are of this order). */
 const PACKET_BYTES = 64 << 10;
-/** A stream's closed packets go to its file once they pass this size. */
-const STREAM_FLUSH_BYTES = 256 << 10;
+/** A stream's buffer to start with, and to go back to after a write that had grown it. */
+const STREAM_BUFFER_BYTES = 4 << 10;
+/** Stream files open at once: the least recently written is closed past this, and reopened to append. */
+const MAX_OPEN_FILES = 64;
+/** Lanes per thread at most: an event earlier than the last of each goes on the one whose last is earliest, at that time. */
+const MAX_LANES = 16;
 const TWO32 = 4294967296;
 const encoder = new TextEncoder();
 
@@ -21,8 +26,10 @@ interface CtfStream {
   readonly threadId: number;
   /** Thread id, plus lane × 2^32 for a thread's later lanes. */
   readonly instanceId: number;
-  readonly out: ExportOutput;
-  readonly w: ByteWriter;
+  readonly path: string;
+  /** Whether the file exists: the first write creates it, later ones append. */
+  created: boolean;
+  w: ByteWriter;
   /** Where the open packet starts, or -1. */
   packetStart: number;
   lastTs: number;
@@ -56,6 +63,10 @@ function setU64(w: ByteWriter, at: number, v: number): void {
  * (`stream-<thread>.1`, …; usually one or two). All lanes carry the thread id in their packet
  * context; babeltrace2 merges streams by time. A thread's losses raise `events_discarded` of its
  * first lane at the event that revealed them, so readers report them in place.
+ *
+ * Bounded whatever the number of threads: once FLUSH_BYTES wait in all streams' buffers, the fullest
+ * streams close their packet and are written out until half that is left, and at most MAX_OPEN_FILES
+ * files are open (the least recently written closed, and reopened to append).
  */
 export class CtfWriter implements ExportWriter {
   private header: TraceHeader | undefined;
@@ -63,8 +74,13 @@ export class CtfWriter implements ExportWriter {
   private readonly classes = new Map<EventTable, CtfEventClass>();
   private readonly threads = new Map<number, CtfThread>();
   private readonly streams: CtfStream[] = [];
+  private readonly open = new Map<CtfStream, ExportOutput>();
+  private readonly leastRecent = new OldestEntry(this.open);
+  private bytes = 0;
   private names = new ThreadNames(0);
   private clamped = 0;
+  /** Events put later than stamped: earlier than every lane of their thread could take. */
+  private delayed = 0;
   private withNul = 0;
 
   constructor(private readonly dir: string) {}
@@ -75,9 +91,9 @@ export class CtfWriter implements ExportWriter {
       this.header = batch.header;
       this.names = new ThreadNames(batch.header.pid);
     }
-    for (const d of batch.drops) (this.threads.get(d.threadId) ?? (await this.thread(d.threadId))).drops.push(d);
+    for (const d of batch.drops) (this.threads.get(d.threadId) ?? this.thread(d.threadId)).drops.push(d);
     for (const e of batch.events) {
-      const t = this.threads.get(e.threadId) ?? (await this.thread(e.threadId));
+      const t = this.threads.get(e.threadId) ?? this.thread(e.threadId);
       if (t.drops.length > 0) this.applyDrops(t, e.sequence);
       // A CTF clock counts up from its offset, the trace origin.
       let ts = e.timestampNs;
@@ -86,27 +102,45 @@ export class CtfWriter implements ExportWriter {
         this.clamped++;
       }
       let lane = t.lanes[0]!;
-      if (ts < lane.lastTs) lane = t.lanes.find((l) => ts >= l.lastTs) ?? (await this.lane(t, e.threadId));
+      if (ts < lane.lastTs) {
+        const free = t.lanes.find((l) => ts >= l.lastTs);
+        if (free) lane = free;
+        else if (t.lanes.length < MAX_LANES) lane = this.lane(t, e.threadId);
+        else {
+          lane = t.lanes.reduce((a, b) => (b.lastTs < a.lastTs ? b : a));
+          ts = lane.lastTs;
+          this.delayed++;
+        }
+      }
       this.event(lane, e, ts);
     }
-    for (const s of this.streams) {
-      if ((s.packetStart < 0 ? s.w.pos : s.packetStart) >= STREAM_FLUSH_BYTES) await this.flush(s);
+    let buffered = 0;
+    for (const s of this.streams) buffered += s.w.pos;
+    if (buffered >= FLUSH_BYTES) {
+      // The fullest first, so each write is as large as it can be.
+      for (const s of this.streams.filter((x) => x.w.pos > 0).sort((a, b) => b.w.pos - a.w.pos)) {
+        if (buffered <= FLUSH_BYTES / 2) break;
+        buffered -= s.w.pos;
+        if (s.packetStart >= 0) this.closePacket(s);
+        await this.flush(s);
+      }
     }
   }
 
-  private async thread(threadId: number): Promise<CtfThread> {
+  private thread(threadId: number): CtfThread {
     const t: CtfThread = { lanes: [], drops: [] };
     this.threads.set(threadId, t);
     this.names.name(threadId);
-    await this.lane(t, threadId);
+    this.lane(t, threadId);
     return t;
   }
 
-  private async lane(t: CtfThread, threadId: number): Promise<CtfStream> {
+  /** A new lane of `t`; its file is made at its first write. */
+  private lane(t: CtfThread, threadId: number): CtfStream {
     const n = t.lanes.length;
     const file = n === 0 ? `stream-${threadId}` : `stream-${threadId}.${n}`;
     const s: CtfStream = {
-      threadId, instanceId: threadId + n * TWO32, out: await ExportOutput.createNew(join(this.dir, file)), w: new ByteWriter(PACKET_BYTES * 2),
+      threadId, instanceId: threadId + n * TWO32, path: join(this.dir, file), created: false, w: new ByteWriter(STREAM_BUFFER_BYTES),
       packetStart: -1, lastTs: 0, seq: 0, discarded: 0, reported: 0,
     };
     t.lanes.push(s);
@@ -198,13 +232,29 @@ export class CtfWriter implements ExportWriter {
     s.packetStart = -1;
   }
 
+  /** Writes out a stream's closed packets, opening its file (and closing the least recently written past MAX_OPEN_FILES). */
   private async flush(s: CtfStream): Promise<void> {
+    let out = this.open.get(s);
+    if (out) this.open.delete(s);
+    else {
+      if (this.open.size >= MAX_OPEN_FILES) await this.leastRecent.take()![1].close();
+      out = s.created ? await ExportOutput.append(s.path) : await ExportOutput.createNew(s.path);
+      s.created = true;
+    }
+    // Last in the map: the most recently written.
+    this.open.set(s, out);
     const w = s.w;
     const closed = s.packetStart < 0 ? w.pos : s.packetStart;
-    await s.out.write(w.buf.subarray(0, closed));
+    await out.write(w.buf.subarray(0, closed));
+    this.bytes += closed;
     w.buf.copyWithin(0, closed, w.pos);
     w.pos -= closed;
     if (s.packetStart >= 0) s.packetStart = 0;
+    if (w.pos === 0 && w.buf.length > STREAM_BUFFER_BYTES) s.w = new ByteWriter(STREAM_BUFFER_BYTES);
+  }
+
+  private async closeAll(): Promise<void> {
+    for (let e = this.leastRecent.take(); e; e = this.leastRecent.take()) await e[1].close();
   }
 
   async finish(_end: ExportEnd): Promise<ExportFiles> {
@@ -217,13 +267,12 @@ export class CtfWriter implements ExportWriter {
         this.openPacket(s, s.lastTs);
       }
     }
-    let bytes = 0;
     for (const s of this.streams) {
       if (s.packetStart >= 0) this.closePacket(s);
-      await this.flush(s);
-      await s.out.close();
-      bytes += s.out.bytes;
+      if (s.w.pos > 0 || !s.created) await this.flush(s);
     }
+    await this.closeAll();
+    const bytes = this.bytes;
     const names = [...this.threads.keys()].sort((a, b) => a - b).map((id) => [id, this.names.name(id)] as const);
     const metadata = ctfMetadata(this.header!, [...this.classes.values()], names);
     const out = await ExportOutput.createNew(join(this.dir, 'metadata'));
@@ -235,10 +284,11 @@ export class CtfWriter implements ExportWriter {
     const notes: string[] = [];
     if (this.clamped > 0) notes.push(`${this.clamped} events stamped before the trace origin were put at the origin (a CTF clock cannot go below its offset)`);
     if (this.withNul > 0) notes.push(`${this.withNul} string fields contain NUL characters; CTF strings end there`);
+    if (this.delayed > 0) notes.push(`${this.delayed} events stamped earlier than each of their thread's ${MAX_LANES} streams could take were put at the last time of one (a CTF stream never goes back in time)`);
     return { path: this.dir, files: this.streams.length + 1, bytes: bytes + Buffer.byteLength(metadata), ...(notes.length ? { notes } : {}) };
   }
 
   async abort(): Promise<void> {
-    for (const s of this.streams) await s.out.close();
+    await this.closeAll();
   }
 }

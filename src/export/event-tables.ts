@@ -8,7 +8,7 @@ export const TIME_COLUMNS = ['timestamp_ns', 'thread_id', 'sequence'] as const;
 export const DROP_TABLE = { name: 'drops', columns: ['timestamp_ns', 'thread_id', 'from_sequence', 'to_sequence', 'count'] } as const;
 
 export interface TableColumn {
-  /** Unique in its table (case-insensitively), never one of the time columns. */
+  /** The field's name made safe (columnSafe), unique in its table as nameKey compares, never a time column: `_` appended until so. */
   readonly column: string;
   readonly field: FieldLayout;
 }
@@ -23,14 +23,31 @@ export interface EventTable {
 }
 
 /**
- * One table per event type for tabular formats (CSV, Parquet). Every thread declares its own copy of
- * a type, so types with the same name and fields share a table; the same name with other fields (a
- * new version) gets its own.
+ * What two names become when a SQL engine could take them for one: DuckDB compares identifiers after
+ * Unicode NFC normalization, ignoring the case of ASCII letters. Lower-casing every letter is
+ * stricter, so names with different keys never clash there.
+ */
+export function nameKey(name: string): string {
+  return name.normalize('NFC').toLowerCase();
+}
+
+/** A name as a column or table can carry it: NUL (which ends SQL text) as ␀, and `_` for an empty one (SQL has no empty identifier). */
+export function columnSafe(name: string): string {
+  return name === '' ? '_' : name.replaceAll('\0', '\u2400');
+}
+
+/**
+ * One table per event type for tabular formats (CSV, Parquet, SQL). Every thread declares its own
+ * copy of a type, so types with the same name and fields share a table; the same name with other
+ * fields (a new version) gets its own. A field's column is never one of the time columns nor of
+ * `reservedColumns` (a format's own, such as the query's `file`).
  */
 export class EventTables {
   private readonly byType = new Map<StreamEventType, EventTable>();
   private readonly bySignature = new Map<string, EventTable>();
   private readonly taken = new Set<string>([DROP_TABLE.name]);
+
+  constructor(private readonly reservedColumns: readonly string[] = []) {}
 
   /** The table of `t`'s events, and whether this is its first use (the caller creates it then). */
   tableOf(t: StreamEventType): readonly [EventTable, boolean] {
@@ -42,7 +59,7 @@ export class EventTables {
       this.byType.set(t, shared);
       return [shared, false];
     }
-    const table: EventTable = { name: this.uniqueName(t.key), key: t.key, columns: columnsOf(t.layout.fields) };
+    const table: EventTable = { name: this.uniqueName(t.key), key: t.key, columns: columnsOf(t.layout.fields, this.reservedColumns) };
     this.byType.set(t, table);
     this.bySignature.set(signature, table);
     return [table, true];
@@ -57,12 +74,12 @@ export class EventTables {
   }
 }
 
-function columnsOf(fields: readonly FieldLayout[]): TableColumn[] {
-  const taken = new Set<string>(TIME_COLUMNS);
+function columnsOf(fields: readonly FieldLayout[], reserved: readonly string[]): TableColumn[] {
+  const taken = new Set<string>([...TIME_COLUMNS, ...reserved].map(nameKey));
   return fields.map((field) => {
-    let column = field.name;
-    while (taken.has(column.toLowerCase())) column += '_';
-    taken.add(column.toLowerCase());
+    let column = columnSafe(field.name);
+    while (taken.has(nameKey(column))) column += '_';
+    taken.add(nameKey(column));
     return { column, field };
   });
 }

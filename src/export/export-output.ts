@@ -1,4 +1,5 @@
-import { mkdir, readdir, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import { errorMessage } from '../schema/error-message.js';
 import { createNewFile, openPrivateFile, PRIVATE_DIR_MODE } from '../sinks/private-file.js';
 
@@ -32,6 +33,12 @@ export class ExportOutput {
   /** A file in a directory made by prepareDirectory: it must not exist, so nothing planted there is followed. */
   static async createNew(path: string): Promise<ExportOutput> {
     return new ExportOutput(path, await createNewFile(path));
+  }
+
+  /** Reopens a file this conversion created and closed, to write on at its end. */
+  /** Reopens a file this export created (createNew) to append to it; a link put in its place meanwhile is refused, not followed. */
+  static async append(path: string): Promise<ExportOutput> {
+    return new ExportOutput(path, await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW));
   }
 
   /** Takes a copy of `data`: the caller may reuse its buffer as soon as this resolves. */

@@ -1,10 +1,12 @@
 import type { BlockEvent } from '../format/events-block.js';
 import { SPAN_BEGIN_SUFFIX } from '../schema/type-role.js';
+import { OldestEntry } from './oldest-entry.js';
 import type { Slice, SliceArg } from './runtime-view.js';
+import { type LaneSpan, ThreadLanes } from './span-lanes.js';
 
 /**
- * Spans held open at most; past that the oldest is drawn as unfinished at the latest time seen (its
- * end, if it comes, is then an instant), so memory stays bounded whatever the trace.
+ * Spans held open at most; past that the oldest is drawn as unfinished at the latest time seen on its
+ * thread (its end, if it comes, is then an instant), so memory stays bounded whatever the trace.
  */
 const MAX_OPEN_SPANS = 65_536;
 /** Drawn spans remembered for arrows to children drawn later, and drawn children waiting for their parent. */
@@ -35,47 +37,10 @@ export interface SpanFlow {
   readonly fromThis: boolean;
 }
 
-interface OpenSpan {
+interface OpenSpan extends LaneSpan {
   readonly id: bigint;
   readonly parentId: bigint;
   readonly begin: BlockEvent;
-  /** The lane it is meant for: its parent's when the parent is open on the same thread, else a free one. */
-  readonly lane: number;
-  /** Lanes it may not take: a span drawn there since it began straddles its start. */
-  blocked: Set<number> | undefined;
-  done: boolean;
-}
-
-/** One thread's spans: how many open spans each lane holds, and the open spans in begin order. */
-class ThreadLanes {
-  readonly openOnLane: number[] = [];
-  order: OpenSpan[] = [];
-  private doneInOrder = 0;
-
-  /** The lowest lane no open span is meant for, and not in `blocked`. */
-  freeLane(blocked?: ReadonlySet<number>): number {
-    let lane = 0;
-    while ((this.openOnLane[lane] ?? 0) > 0 || blocked?.has(lane)) lane++;
-    return lane;
-  }
-
-  /** Spans still open that began at or after `startNs` may no longer take `lane`. */
-  block(lane: number, startNs: number): void {
-    for (let i = this.order.length - 1; i >= 0; i--) {
-      const o = this.order[i]!;
-      if (o.begin.timestampNs < startNs) break;
-      if (!o.done) (o.blocked ??= new Set()).add(lane);
-    }
-  }
-
-  closed(s: OpenSpan): void {
-    this.openOnLane[s.lane]!--;
-    s.done = true;
-    if (++this.doneInOrder > 64 && this.doneInOrder * 2 > this.order.length) {
-      this.order = this.order.filter((o) => !o.done);
-      this.doneInOrder = 0;
-    }
-  }
 }
 
 function inside(child: SpanPlace, parent: SpanPlace): boolean {
@@ -92,48 +57,60 @@ function inside(child: SpanPlace, parent: SpanPlace): boolean {
  * track and lanes 1, 2, … are tracks beside it. A span is meant for its parent's lane (children nest
  * in their parent) or, with no open parent on its thread, for the lowest lane no open span holds; when
  * it ends it takes that lane unless a slice drawn there since it began straddles its start, else the
- * lowest lane where none does. Each lane's slices then nest properly whatever the order of the ends.
- * A child drawn outside its parent (another thread or lane, or it outlived the parent) gets a flow
- * arrow from the parent, when both are drawn and the parent is remembered.
+ * lowest lane no open span holds where none does (ThreadLanes). Each lane's slices then nest properly
+ * whatever the order of the ends. A child drawn outside its parent (another thread or lane,
+ * or it outlived the parent) gets a flow arrow from the parent, when both are drawn and the parent is
+ * remembered. Every step costs O(log lanes) amortized, whatever the mix of open and ended spans.
  */
 export class SpanSlices {
   private readonly open = new Map<bigint, OpenSpan>();
+  private readonly oldestOpen = new OldestEntry(this.open);
   private readonly threads = new Map<number, ThreadLanes>();
   private readonly drawn = new Map<bigint, SpanPlace>();
+  private readonly oldestDrawn = new OldestEntry(this.drawn);
   private readonly awaitingParent = new Map<bigint, { id: bigint; place: SpanPlace }[]>();
+  private readonly oldestAwaiting = new OldestEntry(this.awaitingParent);
   private awaiting = 0;
-  private lastNs = 0;
+  /** Counts begins and draws: which of two happened first, whatever their timestamps. */
+  private clock = 0;
 
-  constructor(private readonly draw: (slice: SpanSlice, flows: readonly SpanFlow[]) => void) {}
+  constructor(
+    private readonly draw: (slice: SpanSlice, flows: readonly SpanFlow[]) => void,
+    /** Spans held open at most (MAX_OPEN_SPANS; smaller in tests, to reach the limit often). */
+    private readonly maxOpen = MAX_OPEN_SPANS,
+  ) {}
 
   begin(e: BlockEvent): void {
     const id = e.fields.spanId as bigint;
-    if (e.timestampNs > this.lastNs) this.lastNs = e.timestampNs;
+    const lanes = this.lanesOf(e.threadId);
+    if (e.timestampNs > lanes.latestNs) lanes.latestNs = e.timestampNs;
     const reused = this.open.get(id);
     if (reused) this.close(reused, e.timestampNs, undefined);
-    if (this.open.size >= MAX_OPEN_SPANS) this.close(this.open.values().next().value!, this.lastNs, undefined);
-    const lanes = this.lanesOf(e.threadId);
+    if (this.open.size >= this.maxOpen) {
+      const oldest = this.oldestOpen.take()![1];
+      this.close(oldest, this.lanesOf(oldest.begin.threadId).latestNs, undefined);
+    }
     const parentId = e.fields.parentSpanId as bigint;
     const parent = this.open.get(parentId);
     const lane = parent && parent.begin.threadId === e.threadId ? parent.lane : lanes.freeLane();
-    lanes.openOnLane[lane] = (lanes.openOnLane[lane] ?? 0) + 1;
-    const s: OpenSpan = { id, parentId, begin: e, lane, blocked: undefined, done: false };
-    lanes.order.push(s);
+    const s: OpenSpan = { id, parentId, begin: e, lane, startNs: e.timestampNs, since: this.clock++, mayTakeLane: true };
+    lanes.opened(s);
     this.open.set(id, s);
   }
 
   /** False when the span's begin is not known (before the session, lost, or drawn already): the caller shows the end as it is. */
   end(e: BlockEvent): boolean {
-    if (e.timestampNs > this.lastNs) this.lastNs = e.timestampNs;
     const s = this.open.get(e.fields.spanId as bigint);
     if (!s) return false;
+    const lanes = this.lanesOf(s.begin.threadId);
+    if (e.timestampNs > lanes.latestNs) lanes.latestNs = e.timestampNs;
     this.close(s, e.timestampNs, e);
     return true;
   }
 
-  /** The trace ended at `endNs`: every span still open is drawn up to there, innermost first, marked unfinished. */
+  /** The trace ended at `endNs`: every span still open is drawn up to there, innermost (latest begun) first, marked unfinished. */
   finish(endNs: number): void {
-    const open = [...this.open.values()].sort((a, b) => b.begin.timestampNs - a.begin.timestampNs);
+    const open = [...this.open.values()].sort((a, b) => b.since - a.since);
     for (const s of open) this.close(s, endNs, undefined);
   }
 
@@ -143,9 +120,7 @@ export class SpanSlices {
     if (!list) this.awaitingParent.set(parentId, (list = []));
     list.push({ id, place });
     if (++this.awaiting > MAX_REMEMBERED) {
-      const [oldest, children] = this.awaitingParent.entries().next().value!;
-      this.awaitingParent.delete(oldest);
-      this.awaiting -= children.length;
+      this.awaiting -= this.oldestAwaiting.take()![1].length;
     }
   }
 
@@ -167,11 +142,7 @@ export class SpanSlices {
   private close(s: OpenSpan, endNs: number, end: BlockEvent | undefined): void {
     const b = s.begin;
     this.open.delete(s.id);
-    const lanes = this.lanesOf(b.threadId);
-    lanes.closed(s);
-    // Moved off its lane, it goes where no other open span is meant to be, so it does not appear nested in one.
-    const lane = s.blocked?.has(s.lane) ? lanes.freeLane(s.blocked) : s.lane;
-    lanes.block(lane, b.timestampNs);
+    const lane = this.lanesOf(b.threadId).closed(s, this.clock++);
     const place: SpanPlace = { threadId: b.threadId, lane, startNs: b.timestampNs, endNs: Math.max(endNs, b.timestampNs) };
 
     const args: SliceArg[] = b.type.layout.fields.map((f) => [f.name, f.type, b.fields[f.name]!] as const);
@@ -189,7 +160,7 @@ export class SpanSlices {
     } else if (s.parentId !== 0n) this.awaitParent(s.parentId, s.id, place);
     for (const child of this.takeAwaiting(s.id)) if (!inside(child.place, place)) flows.push({ id: child.id, other: child.place, fromThis: true });
     this.drawn.set(s.id, place);
-    if (this.drawn.size > MAX_REMEMBERED) this.drawn.delete(this.drawn.keys().next().value!);
+    if (this.drawn.size > MAX_REMEMBERED) this.oldestDrawn.take();
 
     const name = b.name.endsWith(SPAN_BEGIN_SUFFIX) ? b.name.slice(0, -SPAN_BEGIN_SUFFIX.length) : b.name;
     this.draw({ threadId: b.threadId, lane, startNs: place.startNs, durationNs: place.endNs - place.startNs, name, category: b.provider, args }, flows);

@@ -46,5 +46,9 @@ export async function openDuckDB(options: EngineOptions): Promise<DuckDBEngine> 
 /** A SQL identifier, quoted (names in traces are arbitrary strings). */
 export const ident = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
-/** A SQL string literal. */
-export const literal = (s: string): string => `'${s.replaceAll("'", "''")}'`;
+/** A SQL string literal; NUL, which would end the statement's text, joined in as chr(0). */
+export const literal = (s: string): string =>
+  s
+    .split('\0')
+    .map((part) => `'${part.replaceAll("'", "''")}'`)
+    .join(' || chr(0) || ');

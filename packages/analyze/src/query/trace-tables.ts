@@ -1,6 +1,7 @@
 import { blobValue, type DuckDBAppender, type DuckDBConnection, listValue, type DuckDBValue } from '@duckdb/node-api';
 import {
   type BlockEvent,
+  columnSafe,
   type EventBatch,
   type EventTable,
   EventTables,
@@ -10,6 +11,7 @@ import {
   type FieldType,
   isThreadInfo,
   type LoadedTrace,
+  nameKey,
   type PlacedDrop,
   type StreamEventType,
   ThreadNames,
@@ -90,17 +92,38 @@ function fieldSetter(name: string, type: FieldType): CellSetter<BlockEvent> {
 
 const fileSetter: CellSetter<unknown> = (v, r, _s, file) => v.setItem(r, file);
 
+/** An event table: its SQL name, how its cells are set, and its appender while one is open. */
+interface TableTarget {
+  readonly sqlName: string;
+  readonly setters: ReadonlyArray<CellSetter<BlockEvent>>;
+  rows: ChunkAppender<BlockEvent> | undefined;
+}
+
 /** An event type's table and what else its events tell the loader. */
 interface TypeTarget {
-  readonly rows: ChunkAppender<BlockEvent>;
+  readonly table: TableTarget;
   readonly threadInfo: boolean;
 }
 
-/** A table's SQL name, unique case-insensitively as DuckDB compares them: "Provider/Event", then "Provider/Event-2" for another layout. */
+/**
+ * Event tables with an appender open at once. Each holds a data chunk and DuckDB's rows not yet in
+ * its table: one per table, 8,000 event types exhausted DuckDB's 512 MB buffer pool. Past this, the
+ * least recently used is closed (its rows go into the table) and opened again when needed.
+ */
+const MAX_OPEN_APPENDERS = 32;
+/**
+ * Tables made between checkpoints. DuckDB holds a new table's rows in memory it cannot evict until a
+ * checkpoint writes them to the database file (~90 KB for a table of one row): 8,000 event types
+ * filled its buffer pool and the load failed. Checkpointing as tables accumulate lets it evict them.
+ */
+const TABLES_PER_CHECKPOINT = 256;
+
+/** A table's SQL name, unique as DuckDB compares them (nameKey): "Provider/Event", then "Provider/Event-2" for another layout. */
 function uniqueName(key: string, taken: Set<string>): string {
-  let name = key;
-  for (let n = 2; taken.has(name.toLowerCase()); n++) name = `${key}-${n}`;
-  taken.add(name.toLowerCase());
+  const base = columnSafe(key);
+  let name = base;
+  for (let n = 2; taken.has(nameKey(name)); n++) name = `${base}-${n}`;
+  taken.add(nameKey(name));
   return name;
 }
 
@@ -112,9 +135,12 @@ function uniqueName(key: string, taken: Set<string>): string {
  * convertTrace drives it), its rows going into DuckDB a chunk at a time.
  */
 export class TraceTables {
-  private readonly tables = new EventTables();
+  /** With several files, a field's column is never `file`. */
+  private readonly tables: EventTables;
   private readonly targets = new Map<StreamEventType, TypeTarget>();
-  private readonly byTable = new Map<EventTable, TypeTarget>();
+  private readonly byTable = new Map<EventTable, TableTarget>();
+  /** Tables with an open appender, the least recently used first. */
+  private readonly open = new Set<TableTarget>();
   /** Event tables in the order they were made, by SQL name. */
   private readonly eventTables: Array<{ readonly sqlName: string; readonly key: string }> = [];
   private readonly taken = new Set<string>(['events', 'drops', 'threads', 'header']);
@@ -127,7 +153,9 @@ export class TraceTables {
   private constructor(
     private readonly connection: DuckDBConnection,
     private readonly multiFile: boolean,
-  ) {}
+  ) {
+    this.tables = new EventTables(multiFile ? ['file'] : []);
+  }
 
   static async create(connection: DuckDBConnection, multiFile: boolean): Promise<TraceTables> {
     const t = new TraceTables(connection, multiFile);
@@ -158,9 +186,7 @@ export class TraceTables {
     let target = fresh ? undefined : this.byTable.get(table);
     if (!target) {
       const sqlName = uniqueName(table.key, this.taken);
-      // A field named `file` would shadow the file column: it gets a `_` like the time columns' namesakes.
-      const names = table.columns.map((c) => (this.multiFile && c.column.toLowerCase() === 'file' ? `${c.column}_` : c.column));
-      const columns = [...TIME_COLUMNS.map((n, i) => [n, TIME_TYPES[i]!] as const), ...table.columns.map((c, i) => [names[i]!, SQL_TYPE[c.field.type]] as const)];
+      const columns = [...TIME_COLUMNS.map((n, i) => [n, TIME_TYPES[i]!] as const), ...table.columns.map((c) => [c.column, SQL_TYPE[c.field.type]] as const)];
       await this.connection.run(`CREATE TABLE ${ident(sqlName)} (${this.columnsSql(columns)})`);
       const setters: Array<CellSetter<BlockEvent>> = [
         (v, r, e) => v.setItem(r, BigInt(e.timestampNs)),
@@ -168,14 +194,44 @@ export class TraceTables {
         (v, r, e) => v.setItem(r, BigInt(e.sequence)),
         ...table.columns.map((c) => fieldSetter(c.field.name, c.field.type)),
       ];
-      target = { rows: new ChunkAppender(await this.connection.createAppender(sqlName), this.withFile(setters)), threadInfo: false };
+      target = { sqlName, setters: this.withFile(setters), rows: undefined };
       this.byTable.set(table, target);
       this.eventTables.push({ sqlName, key: table.key });
+      if (this.eventTables.length % TABLES_PER_CHECKPOINT === 0) await this.checkpoint();
     }
     // Tables are shared by types with the same fields; whether an event describes a thread is the type's own.
-    const own: TypeTarget = isThreadInfo(t) ? { rows: target.rows, threadInfo: true } : target;
+    const own: TypeTarget = { table: target, threadInfo: isThreadInfo(t) };
     this.targets.set(t, own);
     return own;
+  }
+
+  /** Closes every appender (their rows go into the tables) and writes the tables to the database file. */
+  private async checkpoint(): Promise<void> {
+    for (const t of this.open) {
+      t.rows!.close();
+      t.rows = undefined;
+    }
+    this.open.clear();
+    await this.connection.run('CHECKPOINT');
+  }
+
+  /** The table's appender, now the most recently used: opened if closed, closing the least recently used past MAX_OPEN_APPENDERS. */
+  private async rowsOf(t: TableTarget): Promise<ChunkAppender<BlockEvent>> {
+    if (t.rows) {
+      this.open.delete(t);
+      this.open.add(t);
+      return t.rows;
+    }
+    if (this.open.size >= MAX_OPEN_APPENDERS) {
+      // A set this small is compacted as it goes: its first entry is found at once.
+      const oldest = this.open.values().next().value!;
+      this.open.delete(oldest);
+      oldest.rows!.close();
+      oldest.rows = undefined;
+    }
+    t.rows = new ChunkAppender(await this.connection.createAppender(t.sqlName), t.setters);
+    this.open.add(t);
+    return t.rows;
   }
 
   /** The writer that streams trace `file` into the tables. */
@@ -192,14 +248,16 @@ export class TraceTables {
         names ??= new ThreadNames(batch.header.pid);
         let lastType: StreamEventType | undefined;
         let target: TypeTarget | undefined;
+        let rows: ChunkAppender<BlockEvent> | undefined;
         let lastThread = -1;
         let thread: ThreadRow | undefined;
         for (const e of batch.events) {
           if (e.type !== lastType) {
             target = this.targets.get(e.type) ?? (await this.targetOf(e.type));
+            rows = await this.rowsOf(target.table);
             lastType = e.type;
           }
-          target!.rows.append(e, file);
+          rows!.append(e, file);
           if (e.threadId !== lastThread) {
             thread = threadOf(e.threadId);
             lastThread = e.threadId;
@@ -234,7 +292,7 @@ export class TraceTables {
 
   /** Once every file is in: the rows left in the appenders, the `threads` table and the `events` view. */
   async complete(): Promise<void> {
-    for (const t of this.byTable.values()) t.rows.close();
+    for (const t of this.open) t.rows!.close();
     this.drops!.close();
     this.headers!.closeSync();
     const threads = await this.fixedTable('threads', THREAD_COLUMNS);
