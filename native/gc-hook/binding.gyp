@@ -11,6 +11,10 @@
     {
       "target_name": "loop_metrics",
       "sources": ["loop_metrics.cc"]
+    },
+    {
+      "target_name": "promise_state",
+      "sources": ["promise_state.cc"]
     }
   ]
 }

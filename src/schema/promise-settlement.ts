@@ -1,0 +1,89 @@
+import { promiseHooks } from 'node:v8';
+
+/**
+ * How `run` ends a span when the native promise `fn` returned settles, without touching the promise.
+ * Every JavaScript way to learn how a promise settled (then, await, Promise.race) attaches a reaction,
+ * and a reaction marks a rejection as handled: the application's unhandled rejection would no longer
+ * be reported, nor end the process. And a reaction that rethrows makes a new promise, whose rejection
+ * is unhandled where the application handled its own. So the promise is watched from outside: V8's
+ * settle hook says when, and V8's own state (read by the native addon) says how.
+ */
+
+/** Reads a native promise's state; the native addon's `promise_state` target. */
+export interface PromiseStateReader {
+  /** True once the promise is fulfilled or rejected. */
+  settled(promise: Promise<unknown>): boolean;
+  /** The reason the promise was rejected with; `otherwise` when it is fulfilled or pending. */
+  rejection(promise: Promise<unknown>, otherwise: unknown): unknown;
+}
+
+/** The span methods a settlement ends with. */
+export interface SettlingSpan {
+  finish(id: number, note: string): void;
+  fail(id: number, error: unknown): void;
+}
+
+/**
+ * The `errorName` of a normal end written when `fn` returned, before the promise it returned settled:
+ * the span covers only `fn`'s synchronous part (no reader: the native addon was not built).
+ */
+export const UNWATCHED_PROMISE = 'unwatched-promise';
+
+let reader: PromiseStateReader | undefined;
+
+/** Installed by the host (src/providers/promise-state.ts) when the native addon loads. */
+export function usePromiseStateReader(r: PromiseStateReader): void {
+  reader = r;
+}
+
+interface Waiter {
+  readonly span: SettlingSpan;
+  readonly id: number;
+}
+
+/** The spans waiting on each promise: one, or several when nested runs return the same promise. */
+const waiting = new WeakMap<Promise<unknown>, Waiter | Waiter[]>();
+/** How many spans wait: the hook is installed only while some do (it runs at every settlement in the thread). */
+let waiters = 0;
+let stopHook: (() => void) | undefined;
+const FULFILLED = Symbol('fulfilled');
+
+function end(promise: Promise<unknown>, w: Waiter): void {
+  const reason = reader!.rejection(promise, FULFILLED);
+  if (reason === FULFILLED) w.span.finish(w.id, '');
+  else w.span.fail(w.id, reason);
+}
+
+function onSettled(promise: Promise<unknown>): void {
+  const w = waiting.get(promise);
+  if (w === undefined) return;
+  waiting.delete(promise);
+  // V8 calls the hook just before it records the outcome: read it once this step is over (before any
+  // reaction of the promise runs, and before Node looks for unhandled rejections).
+  queueMicrotask(() => {
+    // Not seen on V8 12 (the hook comes only as a promise settles, not as it is resolved to another
+    // thenable), but a promise still pending here is waited on again rather than read as fulfilled.
+    if (!reader!.settled(promise)) return void waiting.set(promise, w);
+    const all = Array.isArray(w) ? w : [w];
+    for (const one of all) end(promise, one);
+    waiters -= all.length;
+    // Stopped here, not in the hook: Node runs the hooks from a list that stopping edits.
+    if (waiters === 0 && stopHook !== undefined) {
+      stopHook();
+      stopHook = undefined;
+    }
+  });
+}
+
+/** Ends span `id` when `promise` settles: an error end if it is rejected. Attaches nothing to it. */
+export function endWhenSettled(promise: Promise<unknown>, span: SettlingSpan, id: number): void {
+  if (reader === undefined) return span.finish(id, UNWATCHED_PROMISE);
+  const w: Waiter = { span, id };
+  if (reader.settled(promise)) return end(promise, w);
+  const before = waiting.get(promise);
+  if (before === undefined) waiting.set(promise, w);
+  else if (Array.isArray(before)) before.push(w);
+  else waiting.set(promise, [before, w]);
+  waiters++;
+  stopHook ??= promiseHooks.onSettled(onSettled) as () => void;
+}
