@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, differences, packageDir, runSuite, tally, testFiles, tracedEnv } from '../test/helpers/suite-differential.mjs';
+import { CLI, comparableStderr, differences, packageDir, runSuite, stderrDifferences, tally, testFiles, tracedEnv } from '../test/helpers/suite-differential.mjs';
 
 const SUITES = {
   // The router under fastify: route tables, constraints, an http server.
@@ -46,9 +46,17 @@ for (const name of asked.length > 0 ? asked : Object.keys(SUITES)) {
   const flaky = new Set(differences(first.outcomes, second.outcomes).map((l) => l.slice(0, l.indexOf(': untraced'))));
   for (const key of flaky) console.log(`  flaky untraced (not counted): ${key}`);
   const found = [...differences(first.outcomes, traced.outcomes), ...differences(second.outcomes, traced.outcomes)].filter((l) => !flaky.has(l.slice(0, l.indexOf(': untraced'))));
-  for (const line of new Set(found)) console.log(`  DIFFERS: ${line}`);
+  const shown = [...new Set(found)];
+  for (const line of shown.slice(0, 30)) console.log(`  DIFFERS: ${line}`);
+  if (shown.length > 30) console.log(`  ... and ${shown.length - 30} more`);
+  // What a test file's process printed to stderr, where traced and untraced differ.
+  const unsteady = new Set(stderrDifferences(first, second));
+  for (const file of stderrDifferences(first, traced).filter((f) => !unsteady.has(f))) {
+    found.push(`stderr of ${file}`);
+    console.log(`  DIFFERS: stderr of ${file}, traced:\n${(traced.fileStderr.get(file) ?? '').slice(0, 1500)}\n  untraced:\n${(first.fileStderr.get(file) ?? '').slice(0, 1500)}`);
+  }
   if (traced.code !== first.code && first.code === second.code) found.push(`exit code ${traced.code} traced, ${first.code} untraced`);
-  if (traced.stderr !== first.stderr && first.stderr === second.stderr) {
+  if (comparableStderr(traced.stderr) !== comparableStderr(first.stderr) && comparableStderr(first.stderr) === comparableStderr(second.stderr)) {
     found.push('stderr');
     console.log(`  DIFFERS: stderr, traced:\n${traced.stderr.slice(0, 4000)}\n  untraced:\n${first.stderr.slice(0, 4000)}`);
   }

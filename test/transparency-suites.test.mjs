@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, differences, EVERY_RUNTIME_PROVIDER, packageDir, runSuite, tally, testFiles, tracedEnv } from './helpers/suite-differential.mjs';
+import { CLI, differences, EVERY_RUNTIME_PROVIDER, packageDir, runSuite, stderrDifferences, tally, testFiles, tracedEnv } from './helpers/suite-differential.mjs';
 import { tempDir } from './helpers/temp-dir.mjs';
 
 test('process-warning’s own test suite: the same tests pass traced (every runtime provider and Node.Channels) as untraced', { timeout: 240_000 }, async (t) => {
@@ -24,7 +24,8 @@ test('process-warning’s own test suite: the same tests pass traced (every runt
   assert.deepEqual(differences(untraced.outcomes, traced.outcomes), [], 'tests whose outcome differs');
   assert.deepEqual(tally(traced.outcomes), tally(untraced.outcomes));
   assert.equal(traced.code, untraced.code, 'the runner exits with the same code');
-  assert.equal(traced.stderr, untraced.stderr, 'tracing writes nothing to stderr');
+  assert.equal(traced.stderr, untraced.stderr, 'the runner: tracing writes nothing to stderr');
+  assert.deepEqual(stderrDifferences(untraced, traced), [], 'test files whose stderr differs (stack frames aside)');
 
   // One trace per process: the runner, each test file's process and the children they start.
   const traces = readdirSync(traceDir).filter((f) => f.endsWith('.tptrace'));

@@ -1,6 +1,7 @@
 // Builds tracepipe's optional native addon at install (npm's "install" script) for the Node.js running
 // it, every target of binding.gyp in one node-gyp run: the GC hook (gc_hook.node), the heap snapshot
-// stream (heap_snapshot.node) and the main loop's idle time for the stall watchdog (loop_metrics.node).
+// stream (heap_snapshot.node), the main loop's idle time for the stall watchdog (loop_metrics.node) and
+// the state of a span's promise (promise_state.node).
 // It is optional: without a compiler, Python or Node's headers, tracepipe installs and runs,
 // Runtime.GC falls back to perf_hooks, Runtime.HeapSnapshot to the inspector and the watchdog to
 // /proc schedstat (docs/PROVIDERS.md and docs/GCDUMP.md say what that loses). So this never fails the install: it

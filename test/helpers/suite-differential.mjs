@@ -35,7 +35,8 @@ export function tracedEnv(traceDir, providers = EVERY_RUNTIME_PROVIDER) {
 /**
  * Runs `files` (relative to the package's folder `dir`) with node's test runner; resolves with each
  * test's outcome by key (file, then the names down to the test; a repeated name gets `#2`, `#3`...),
- * the runner's exit code and its stderr. Killed after `timeoutMs`, which is then an error.
+ * what each test file's process wrote to stderr (by file), the runner's exit code and its own
+ * stderr. Killed after `timeoutMs`, which is then an error.
  */
 export function runSuite({ dir, files, env = process.env, concurrency = 2, timeoutMs }) {
   const args = ['--test', `--test-concurrency=${concurrency}`, `--test-reporter=${REPORTER}`, '--test-reporter-destination=stdout', ...files];
@@ -53,15 +54,21 @@ export function runSuite({ dir, files, env = process.env, concurrency = 2, timeo
       clearTimeout(timer);
       if (signal !== null) return reject(new Error(`the test runner in ${dir} ended by ${signal} (over ${timeoutMs} ms?); stderr: ${err.slice(-2000)}`));
       const outcomes = new Map();
+      const fileStderr = new Map();
       for (const line of out.split('\n')) {
         if (!line.startsWith('{')) continue;
         const r = JSON.parse(line);
+        if (r.stderr !== undefined) {
+          const file = relative(dir, r.file) || r.file;
+          fileStderr.set(file, (fileStderr.get(file) ?? '') + r.stderr);
+          continue;
+        }
         const base = [relative(dir, r.file) || r.file, ...r.path].join(' > ');
         let key = base;
         for (let n = 2; outcomes.has(key); n++) key = `${base} #${n}`;
         outcomes.set(key, { outcome: r.outcome, error: r.error });
       }
-      resolve({ outcomes, code, stderr: err });
+      resolve({ outcomes, fileStderr, code, stderr: err });
     });
   });
 }
@@ -77,6 +84,26 @@ export function differences(a, b, labels = ['untraced', 'traced']) {
     lines.push(`${key}: ${labels[0]} ${say(x)}, ${labels[1]} ${say(y)}`);
   }
   return lines;
+}
+
+/**
+ * Stderr as far as tracing may not change it: without stack frames, which differ under any `--import`
+ * (Node 20 then runs a CommonJS entry point through its ESM loader, whose frames a stack shows), and
+ * with process ids (Node's `(node:1234)` warning prefix) and durations masked.
+ */
+export function comparableStderr(text) {
+  return text
+    .split('\n')
+    .filter((l) => !/^\s+at /.test(l))
+    .join('\n')
+    .replace(/\(node:\d+\)/g, '(node:PID)')
+    .replace(/\d+(\.\d+)? ?ms\b/g, 'N ms');
+}
+
+/** The test files whose processes wrote different stderr (comparableStderr) in two runs. */
+export function stderrDifferences(a, b) {
+  const files = new Set([...a.fileStderr.keys(), ...b.fileStderr.keys()]);
+  return [...files].filter((f) => comparableStderr(a.fileStderr.get(f) ?? '') !== comparableStderr(b.fileStderr.get(f) ?? ''));
 }
 
 /** Counts by outcome, e.g. { pass: 537, fail: 1 }. */

@@ -1,12 +1,14 @@
 // A node:test reporter (`--test-reporter=<this file>`) that prints one JSON line per test: its file,
-// the names from its top-level test down to it, and how it ended. suite-differential.mjs compares two
-// runs of the same suite with it, test by test.
+// the names from its top-level test down to it, and how it ended; and one per line a test file's
+// process wrote to stderr. suite-differential.mjs compares two runs of the same suite with it, test
+// by test.
 
 export default async function* testOutcomes(source) {
   // Per file, the names of the tests under way at each nesting level: node:test reports a test's
   // start in declaration order, just before its result and its subtests'.
   const open = new Map();
   for await (const { type, data } of source) {
+    if (type === 'test:stderr') yield `${JSON.stringify({ file: data.file ?? '', stderr: data.message })}\n`;
     if (type !== 'test:start' && type !== 'test:pass' && type !== 'test:fail') continue;
     const file = data.file ?? '';
     const names = open.get(file) ?? [];
