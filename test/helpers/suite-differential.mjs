@@ -26,6 +26,12 @@ export async function testFiles(dir, folder, pattern) {
   return entries.filter((f) => pattern.test(f)).map((f) => join(folder, f)).sort();
 }
 
+/** The environment of a run with an `--import` that does nothing: what any `--import` changes. */
+export function importOnlyEnv() {
+  const options = [process.env.NODE_OPTIONS, `--import=${fileURLToPath(new URL('./empty-import.mjs', import.meta.url))}`].filter(Boolean).join(' ');
+  return { ...process.env, NODE_OPTIONS: options };
+}
+
 /** The environment of a traced run: a startup session writing one trace per process into `traceDir`. */
 export function tracedEnv(traceDir, providers = EVERY_RUNTIME_PROVIDER) {
   const options = [process.env.NODE_OPTIONS, `--import=${REGISTER}`].filter(Boolean).join(' ');
