@@ -43,7 +43,10 @@ interface Waiter {
 
 /** The spans waiting on each promise: one, or several when nested runs return the same promise. */
 const waiting = new WeakMap<Promise<unknown>, Waiter | Waiter[]>();
-/** How many spans wait: the hook is installed only while some do (it runs at every settlement in the thread). */
+/**
+ * How many spans wait: the hook is installed only while some do (it runs at every settlement in the
+ * thread, ~20 ns; BENCHMARKS.md §10). A promise that never settles keeps it, as it keeps its span open.
+ */
 let waiters = 0;
 let stopHook: (() => void) | undefined;
 const FULFILLED = Symbol('fulfilled');
@@ -58,12 +61,10 @@ function onSettled(promise: Promise<unknown>): void {
   const w = waiting.get(promise);
   if (w === undefined) return;
   waiting.delete(promise);
-  // V8 calls the hook just before it records the outcome: read it once this step is over (before any
-  // reaction of the promise runs, and before Node looks for unhandled rejections).
+  // V8 calls the hook as the promise settles (not as it is resolved to another thenable, which it then
+  // follows), just before it records the outcome: read it once this step is over, before any reaction
+  // of the promise runs and before Node looks for unhandled rejections.
   queueMicrotask(() => {
-    // Not seen on V8 12 (the hook comes only as a promise settles, not as it is resolved to another
-    // thenable), but a promise still pending here is waited on again rather than read as fulfilled.
-    if (!reader!.settled(promise)) return void waiting.set(promise, w);
     const all = Array.isArray(w) ? w : [w];
     for (const one of all) end(promise, one);
     waiters -= all.length;
