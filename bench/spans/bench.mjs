@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { row } from '../support/report.mjs';
 import { formatSummary, summarize } from '../support/stats.mjs';
@@ -16,6 +17,31 @@ const DISABLED_TARGET_NS = 2;
 export const description = 'issue 12: enabled span begin+end and run (sync, async) vs OpenTelemetry SDK spans and a plain event pair; disabled run(fn) vs fn()';
 
 const perRound = (res, num, den, key = 'nsPerOp') => summarize(res[num].map((r, k) => r[key] / res[den][k][key]));
+
+/** The variants a promise's span changes, run on this build and on `before` side by side (issue 21). */
+const PROMISE_VARIANTS = ['run-async', 'await-only', 'run-async-pending', 'await-pending-only', 'await-beside-span'];
+
+/**
+ * TRACEPIPE_BENCH_BEFORE=<a built checkout with this bench/spans copied in>: PROMISE_VARIANTS run
+ * there and here, alternating, per round; on-CPU ns per operation.
+ */
+async function compareWithBefore(before) {
+  const trees = { before: resolve(before, 'bench/spans/variant.mjs'), after: VARIANT };
+  console.log(`  before (${before}) and after, ${ROUNDS} rounds, on-CPU ns per operation:`);
+  const names = PROMISE_VARIANTS.flatMap((v) => [`${v} before`, `${v} after`]);
+  const res = await interleavedRounds(ROUNDS, names, (n) => {
+    const [v, tree] = n.split(' ');
+    return runVariant(trees[tree], [v, String(ITERS[v]), String(BATCHES)]);
+  });
+  const checks = [];
+  for (const v of PROMISE_VARIANTS) {
+    const b = summarize(res[`${v} before`].map((r) => r.cpuNsPerOp));
+    const a = summarize(res[`${v} after`].map((r) => r.cpuNsPerOp));
+    row(v, `before ${formatSummary(b, 0)}, after ${formatSummary(a, 0)}`);
+    checks.push({ check: `${v}: on-CPU ns before / after`, value: `${b.median.toFixed(0)} / ${a.median.toFixed(0)}`, target: '', met: null });
+  }
+  return checks;
+}
 
 export async function run() {
   const variants = Object.keys(ITERS);
@@ -67,6 +93,9 @@ export async function run() {
   const lost = sessions.filter((r) => r.eventsWritten + r.eventsDropped !== r.eventsAttempted).length;
   row('sessions: eventsDropped (all runs)', `${dropped}; written + dropped != attempted in ${lost} of ${sessions.length} runs`);
 
+  const before = process.env.TRACEPIPE_BENCH_BEFORE;
+  const compared = before ? await compareWithBefore(before) : [];
+
   console.log(`  disabled: ${ROUNDS} rounds x 2 variants, ${BATCHES} batches of ${DISABLED_ITERS / 1e6}M calls after warm-up`);
   const dis = await interleavedRounds(ROUNDS, ['direct', 'run'], (v) => runVariant(DISABLED_VARIANT, [v, String(DISABLED_ITERS), String(BATCHES)]));
   const direct = summarize(dis.direct.map((r) => r.nsPerOp));
@@ -85,5 +114,6 @@ export async function run() {
     { check: 'an await beside a span pending on a promise - without', value: `${besideExtra.median.toFixed(0)} ns`, target: '', met: null },
     { check: 'disabled run(fn) - fn()', value: `${diffs.median.toFixed(2)} ns/call`, target: `<= ${DISABLED_TARGET_NS} ns`, met: okDisabled },
     { check: 'span sessions: eventsDropped', value: String(dropped), target: '0', met: dropped === 0 && lost === 0 },
+    ...compared,
   ];
 }

@@ -8,26 +8,26 @@
 
 namespace {
 
-// rejection(promise, otherwise): the reason `promise` was rejected with; `otherwise` when it is
-// fulfilled or still pending.
-void Rejection(const v8::FunctionCallbackInfo<v8::Value>& info) {
+// outcome(promise, pending, fulfilled): `pending` while the promise is pending, `fulfilled` once it is
+// fulfilled, and the reason once it is rejected. One call answers both questions a span asks.
+void Outcome(const v8::FunctionCallbackInfo<v8::Value>& info) {
   v8::Isolate* isolate = info.GetIsolate();
-  if (info.Length() < 2 || !info[0]->IsPromise()) {
-    isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8Literal(isolate, "rejection needs a promise and a value")));
+  if (info.Length() < 3 || !info[0]->IsPromise()) {
+    isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8Literal(isolate, "outcome needs a promise and two values")));
     return;
   }
   v8::Local<v8::Promise> promise = info[0].As<v8::Promise>();
-  info.GetReturnValue().Set(promise->State() == v8::Promise::kRejected ? promise->Result() : info[1]);
-}
-
-// settled(promise): true once `promise` is fulfilled or rejected.
-void Settled(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  v8::Isolate* isolate = info.GetIsolate();
-  if (info.Length() < 1 || !info[0]->IsPromise()) {
-    isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8Literal(isolate, "settled needs a promise")));
-    return;
+  switch (promise->State()) {
+    case v8::Promise::kPending:
+      info.GetReturnValue().Set(info[1]);
+      break;
+    case v8::Promise::kFulfilled:
+      info.GetReturnValue().Set(info[2]);
+      break;
+    case v8::Promise::kRejected:
+      info.GetReturnValue().Set(promise->Result());
+      break;
   }
-  info.GetReturnValue().Set(info[0].As<v8::Promise>()->State() != v8::Promise::kPending);
 }
 
 }  // namespace
@@ -38,6 +38,5 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   auto method = [&](const char* name, v8::FunctionCallback fn) {
     exports->Set(context, v8::String::NewFromUtf8(isolate, name).ToLocalChecked(), v8::FunctionTemplate::New(isolate, fn)->GetFunction(context).ToLocalChecked()).Check();
   };
-  method("rejection", Rejection);
-  method("settled", Settled);
+  method("outcome", Outcome);
 }

@@ -11,10 +11,8 @@ import { promiseHooks } from 'node:v8';
 
 /** Reads a native promise's state; the native addon's `promise_state` target. */
 export interface PromiseStateReader {
-  /** True once the promise is fulfilled or rejected. */
-  settled(promise: Promise<unknown>): boolean;
-  /** The reason the promise was rejected with; `otherwise` when it is fulfilled or pending. */
-  rejection(promise: Promise<unknown>, otherwise: unknown): unknown;
+  /** `pending` while the promise is pending, `fulfilled` once it is fulfilled, else the rejection's reason. */
+  outcome(promise: Promise<unknown>, pending: unknown, fulfilled: unknown): unknown;
 }
 
 /** The span methods a settlement ends with. */
@@ -43,18 +41,36 @@ interface Waiter {
 
 /** The spans waiting on each promise: one, or several when nested runs return the same promise. */
 const waiting = new WeakMap<Promise<unknown>, Waiter | Waiter[]>();
-/**
- * How many spans wait: the hook is installed only while some do (it runs at every settlement in the
- * thread, ~20 ns; BENCHMARKS.md §10). A promise that never settles keeps it, as it keeps its span open.
- */
-let waiters = 0;
-let stopHook: (() => void) | undefined;
+const PENDING = Symbol('pending');
 const FULFILLED = Symbol('fulfilled');
 
-function end(promise: Promise<unknown>, w: Waiter): void {
-  const reason = reader!.rejection(promise, FULFILLED);
-  if (reason === FULFILLED) w.span.finish(w.id, '');
-  else w.span.fail(w.id, reason);
+/**
+ * V8's settle hook runs at every settlement in the thread (~60 ns each; BENCHMARKS.md §10), so it is
+ * on only while spans wait on promises, and for a second after the last: turning it on and off costs
+ * more than a span (Node re-installs every promise hook), so a steady flow of spans keeps it on.
+ */
+const QUIET_MS = 1000;
+let waiters = 0;
+/** Waits begun since the timer last looked. */
+let recent = 0;
+let stopHook: (() => void) | undefined;
+let stopTimer: ReturnType<typeof setTimeout> | undefined;
+
+function stopWhenQuiet(): void {
+  if (waiters > 0 || recent > 0) {
+    recent = 0;
+    // Unref'd: it never keeps the process alive.
+    stopTimer = setTimeout(stopWhenQuiet, QUIET_MS).unref();
+    return;
+  }
+  stopTimer = undefined;
+  stopHook?.();
+  stopHook = undefined;
+}
+
+function end(w: Waiter, outcome: unknown): void {
+  if (outcome === FULFILLED) w.span.finish(w.id, '');
+  else w.span.fail(w.id, outcome);
 }
 
 function onSettled(promise: Promise<unknown>): void {
@@ -65,14 +81,10 @@ function onSettled(promise: Promise<unknown>): void {
   // follows), just before it records the outcome: read it once this step is over, before any reaction
   // of the promise runs and before Node looks for unhandled rejections.
   queueMicrotask(() => {
+    const outcome = reader!.outcome(promise, PENDING, FULFILLED);
     const all = Array.isArray(w) ? w : [w];
-    for (const one of all) end(promise, one);
+    for (const one of all) end(one, outcome);
     waiters -= all.length;
-    // Stopped here, not in the hook: Node runs the hooks from a list that stopping edits.
-    if (waiters === 0 && stopHook !== undefined) {
-      stopHook();
-      stopHook = undefined;
-    }
   });
 }
 
@@ -80,11 +92,14 @@ function onSettled(promise: Promise<unknown>): void {
 export function endWhenSettled(promise: Promise<unknown>, span: SettlingSpan, id: number): void {
   if (reader === undefined) return span.finish(id, UNWATCHED_PROMISE);
   const w: Waiter = { span, id };
-  if (reader.settled(promise)) return end(promise, w);
+  const now = reader.outcome(promise, PENDING, FULFILLED);
+  if (now !== PENDING) return end(w, now);
   const before = waiting.get(promise);
   if (before === undefined) waiting.set(promise, w);
   else if (Array.isArray(before)) before.push(w);
   else waiting.set(promise, [before, w]);
   waiters++;
+  recent++;
   stopHook ??= promiseHooks.onSettled(onSettled) as () => void;
+  stopTimer ??= setTimeout(stopWhenQuiet, QUIET_MS).unref();
 }
