@@ -10,21 +10,53 @@ import { TracingChannelBridge } from './tracing-channel-bridge.js';
 
 type Handler = (message: unknown, name: string | symbol) => void;
 
-/**
- * A client request's state while it is in flight, beside it: tracepipe writes nothing on the
- * application's objects (a property on a ClientRequest would show in `console.log(req)` and in its
- * own keys, traced and not untraced). Held weakly, it lives exactly as long as the request.
- */
+/** A client request's state while it is in flight. */
 interface Tracked {
   started: number;
   status: number;
   bytes: number;
   span: number;
 }
-const inFlight = new WeakMap<object, Tracked>();
 
-function track(request: object, span: number): void {
-  inFlight.set(request, { started: now(), status: 0, bytes: -1, span });
+/** Its constructor returns the object it is given, so a subclass's private field lands on that object. */
+class Lender {
+  constructor(o: object) {
+    return o;
+  }
+}
+
+/**
+ * A client request's state rides on it in a private field: nothing the application can see (not its
+ * keys, its symbols, console.log of it, nor a frozen object's frozenness), unlike a property, which
+ * showed in `console.log(req)` traced and not untraced; and it costs less than a WeakMap entry
+ * (BENCHMARKS.md §10). It lives exactly as long as the request.
+ */
+class RequestState extends Lender {
+  #state: Tracked | undefined;
+
+  private constructor(o: object, state: Tracked) {
+    super(o);
+    this.#state = state;
+  }
+
+  static track(request: object, span: number): void {
+    const state = { started: now(), status: 0, bytes: -1, span };
+    if (#state in request) (request as RequestState).#state = state;
+    else new RequestState(request, state);
+  }
+
+  static get(request: object): Tracked | undefined {
+    return #state in request ? (request as RequestState).#state : undefined;
+  }
+
+  /** The state, forgotten: a request ends once. */
+  static take(request: object): Tracked | undefined {
+    if (!(#state in request)) return undefined;
+    const r = request as RequestState;
+    const state = r.#state;
+    r.#state = undefined;
+    return state;
+  }
 }
 
 // The module's binding, not the global: Node defines the global `performance` as an accessor, which
@@ -88,13 +120,12 @@ const http: Record<string, Handler> = {
   'http.client.request.start': (m) => {
     const { request } = m as { request: ClientRequest };
     // Published in the caller's context: the current span is the request's parent.
-    track(request, nodeChannels.HttpClient.enabled ? nodeChannels.HttpClient.begin(request.method, request.host, request.path) : 0);
+    RequestState.track(request, nodeChannels.HttpClient.enabled ? nodeChannels.HttpClient.begin(request.method, request.host, request.path) : 0);
   },
   'http.client.response.finish': (m) => {
     const { request, response } = m as { request: ClientRequest; response: IncomingMessage };
-    const r = inFlight.get(request);
+    const r = RequestState.take(request);
     if (r === undefined) return;
-    inFlight.delete(request);
     const status = response.statusCode ?? 0;
     const bytes = contentLength(response.headers['content-length']);
     const c = nodeChannels;
@@ -103,9 +134,8 @@ const http: Record<string, Handler> = {
   },
   'http.client.request.error': (m) => {
     const { request, error } = m as { request: ClientRequest; error: Error };
-    const r = inFlight.get(request);
+    const r = RequestState.take(request);
     if (r === undefined) return;
-    inFlight.delete(request);
     const c = nodeChannels;
     if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, 0, -1, now() - r.started, String(error?.message ?? error));
     c.HttpClient.fail(r.span, error);
@@ -119,9 +149,8 @@ interface UndiciRequest {
 }
 
 function undiciEnd(request: UndiciRequest, error: Error | undefined): void {
-  const r = inFlight.get(request);
+  const r = RequestState.take(request);
   if (r === undefined) return;
-  inFlight.delete(request);
   const c = nodeChannels;
   if (c.UndiciRequest.enabled) c.UndiciRequest.write(request.method, String(request.origin), request.path, r.status, r.bytes, now() - r.started, error === undefined ? '' : String(error?.message ?? error));
   if (error === undefined) c.Fetch.end(r.span, r.status, r.bytes);
@@ -132,11 +161,11 @@ const undici: Record<string, Handler> = {
   'undici:request:create': (m) => {
     const { request } = m as { request: UndiciRequest };
     // Published as fetch() builds the request, in the caller's async context: its span is the parent.
-    track(request, nodeChannels.Fetch.enabled ? nodeChannels.Fetch.begin(request.method, String(request.origin), request.path) : 0);
+    RequestState.track(request, nodeChannels.Fetch.enabled ? nodeChannels.Fetch.begin(request.method, String(request.origin), request.path) : 0);
   },
   'undici:request:headers': (m) => {
     const { request, response } = m as { request: UndiciRequest; response: { statusCode: number; headers: readonly (Buffer | string)[] } };
-    const r = inFlight.get(request);
+    const r = RequestState.get(request);
     if (r === undefined) return;
     r.status = response.statusCode;
     const h = response.headers;
