@@ -131,7 +131,7 @@ test('run records an error end with the error name when fn throws or rejects, an
     }, 'string'), (e) => e === 'a string');
     const token = app.Query.begin('manual');
     app.Query.fail(token, new SyntaxError('by hand'));
-    // A thenable that is not a promise is followed too.
+    // A thenable that is not a promise: the span ends as run returns; awaiting it is the caller's doing.
     const value = await app.Query.run(() => ({ then: (ok) => ok(42) }), 'thenable');
     assert.equal(value, 42);
   });

@@ -57,7 +57,7 @@ async function withSession(loop, spansPerOp) {
     const session = await startSession({ providers: 'Bench.Spans,Bench.Lite', output: join(dir, 'spans.tptrace'), bufferingMode: 'drop', bufferSizeMB: 256 });
     const m = await measure(loop);
     const r = await session.stop();
-    const attempted = (WARMUP_BATCHES + BATCHES) * ITERS * 2 * spansPerOp;
+    const attempted = Math.round((WARMUP_BATCHES + BATCHES) * ITERS * 2 * spansPerOp);
     return { ...m, eventsAttempted: attempted, eventsWritten: r.eventsWritten, eventsDropped: r.eventsDropped };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -117,6 +117,47 @@ async function awaitOnly() {
   });
 }
 
+/** An async function still pending when it returns (it awaits once): `run` watches its promise settle. */
+const pendingAsyncFn = async () => {
+  await null;
+  return 1;
+};
+
+async function runAsyncPending() {
+  const { Query } = await definitions();
+  return withSession(async (n) => {
+    let sink = 0;
+    for (let i = 0; i < n; i++) sink += await Query.run(pendingAsyncFn, SQL);
+    return sink;
+  }, 1);
+}
+
+async function awaitPendingOnly() {
+  return measure(async (n) => {
+    let sink = 0;
+    for (let i = 0; i < n; i++) sink += await pendingAsyncFn();
+    return sink;
+  });
+}
+
+/**
+ * The same awaits, no span of their own, while one span waits on a promise that settles only after
+ * them: what the rest of the application pays while a span watches a promise (every settlement in
+ * the thread passes V8's settle hook then).
+ */
+async function awaitBesidePendingSpan() {
+  const { Query } = await definitions();
+  let release;
+  const result = await withSession(async (n) => {
+    const held = Query.run(() => new Promise((r) => (release = r)), SQL);
+    let sink = 0;
+    for (let i = 0; i < n; i++) sink += await pendingAsyncFn();
+    release(0);
+    return sink + (await held);
+  }, 1 / ITERS);
+  return result;
+}
+
 /** A tracepipe/lite span adopted by the host: the same begin/end through the library's own object. */
 async function litePair() {
   const { defineProvider } = await import('../../dist/api/lite.js');
@@ -163,6 +204,6 @@ function packageVersion(name) {
   return JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
 }
 
-const VARIANTS = { 'span-pair': spanPair, 'event-pair': eventPair, 'run-sync': runSync, 'run-async': runAsync, 'await-only': awaitOnly, 'lite-pair': litePair, otel };
+const VARIANTS = { 'span-pair': spanPair, 'event-pair': eventPair, 'run-sync': runSync, 'run-async': runAsync, 'await-only': awaitOnly, 'run-async-pending': runAsyncPending, 'await-pending-only': awaitPendingOnly, 'await-beside-span': awaitBesidePendingSpan, 'lite-pair': litePair, otel };
 if (!VARIANTS[variant]) throw new Error(`unknown variant ${variant}`);
 reportResult({ variant, ...(await VARIANTS[variant]()) });

@@ -15,6 +15,10 @@
     {
       "target_name": "signal_flush",
       "sources": ["signal_flush.cc"]
+    },
+    {
+      "target_name": "promise_state",
+      "sources": ["promise_state.cc"]
     }
   ]
 }

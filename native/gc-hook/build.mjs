@@ -1,7 +1,8 @@
 // Builds tracepipe's optional native addon at install (npm's "install" script) for the Node.js running
 // it, every target of binding.gyp in one node-gyp run: the GC hook (gc_hook.node), the heap snapshot
-// stream (heap_snapshot.node), the main loop's idle time for the stall watchdog (loop_metrics.node) and
-// the signal flush (signal_flush.node: a session's file ends complete when SIGTERM kills the process).
+// stream (heap_snapshot.node), the main loop's idle time for the stall watchdog (loop_metrics.node),
+// the signal flush (signal_flush.node: a session's file ends complete when SIGTERM kills the process) and
+// the state of a span's promise (promise_state.node).
 // It is optional: without a compiler, Python or Node's headers, tracepipe installs and runs,
 // Runtime.GC falls back to perf_hooks, Runtime.HeapSnapshot to the inspector and the watchdog to
 // /proc schedstat, and a signal kills the process with its file ending at the drain's last pass

@@ -7,6 +7,8 @@ import { SpanType } from '../schema/span-type.js';
 import { liveSessions as localLiveSessions, startSession as localStartSession } from '../session/session.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
 import { errorMessage } from '../schema/error-message.js';
+// The host's spans read a promise's outcome with the native addon, when it was built.
+import '../providers/promise-state.js';
 
 /**
  * This thread's host (docs/LITE.md): the first copy of tracepipe a thread loads installs it on

@@ -10,18 +10,53 @@ import { TracingChannelBridge } from './tracing-channel-bridge.js';
 
 type Handler = (message: unknown, name: string | symbol) => void;
 
-// A client request's state rides on it under private symbols: it lives exactly as long as the request
-// and costs less than a WeakMap entry per request.
-const STARTED = Symbol('tracepipe.started');
-const STATUS = Symbol('tracepipe.status');
-const BYTES = Symbol('tracepipe.bytes');
-const SPAN = Symbol('tracepipe.span');
-
+/** A client request's state while it is in flight. */
 interface Tracked {
-  [STARTED]?: number;
-  [STATUS]?: number;
-  [BYTES]?: number;
-  [SPAN]?: number;
+  started: number;
+  status: number;
+  bytes: number;
+  span: number;
+}
+
+/** Its constructor returns the object it is given, so a subclass's private field lands on that object. */
+class Lender {
+  constructor(o: object) {
+    return o;
+  }
+}
+
+/**
+ * A client request's state rides on it in a private field: nothing the application can see (not its
+ * keys, its symbols, console.log of it, nor a frozen object's frozenness), unlike a property, which
+ * showed in `console.log(req)` traced and not untraced; and it costs less than a WeakMap entry
+ * (BENCHMARKS.md §10). It lives exactly as long as the request.
+ */
+class RequestState extends Lender {
+  #state: Tracked | undefined;
+
+  private constructor(o: object, state: Tracked) {
+    super(o);
+    this.#state = state;
+  }
+
+  static track(request: object, span: number): void {
+    const state = { started: now(), status: 0, bytes: -1, span };
+    if (#state in request) (request as RequestState).#state = state;
+    else new RequestState(request, state);
+  }
+
+  static get(request: object): Tracked | undefined {
+    return #state in request ? (request as RequestState).#state : undefined;
+  }
+
+  /** The state, forgotten: a request ends once. */
+  static take(request: object): Tracked | undefined {
+    if (!(#state in request)) return undefined;
+    const r = request as RequestState;
+    const state = r.#state;
+    r.#state = undefined;
+    return state;
+  }
 }
 
 // The module's binding, not the global: Node defines the global `performance` as an accessor, which
@@ -83,63 +118,59 @@ const http: Record<string, Handler> = {
     state.writtenMark = written;
   },
   'http.client.request.start': (m) => {
-    const { request } = m as { request: ClientRequest & Tracked };
-    request[STARTED] = now();
+    const { request } = m as { request: ClientRequest };
     // Published in the caller's context: the current span is the request's parent.
-    if (nodeChannels.HttpClient.enabled) request[SPAN] = nodeChannels.HttpClient.begin(request.method, request.host, request.path);
+    RequestState.track(request, nodeChannels.HttpClient.enabled ? nodeChannels.HttpClient.begin(request.method, request.host, request.path) : 0);
   },
   'http.client.response.finish': (m) => {
-    const { request, response } = m as { request: ClientRequest & Tracked; response: IncomingMessage };
-    const t = request[STARTED];
-    if (t === undefined) return;
+    const { request, response } = m as { request: ClientRequest; response: IncomingMessage };
+    const r = RequestState.take(request);
+    if (r === undefined) return;
     const status = response.statusCode ?? 0;
     const bytes = contentLength(response.headers['content-length']);
     const c = nodeChannels;
-    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, status, bytes, now() - t, '');
-    c.HttpClient.end(request[SPAN] ?? 0, status, bytes);
+    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, status, bytes, now() - r.started, '');
+    c.HttpClient.end(r.span, status, bytes);
   },
   'http.client.request.error': (m) => {
-    const { request, error } = m as { request: ClientRequest & Tracked; error: Error };
-    const t = request[STARTED];
-    if (t === undefined) return;
+    const { request, error } = m as { request: ClientRequest; error: Error };
+    const r = RequestState.take(request);
+    if (r === undefined) return;
     const c = nodeChannels;
-    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, 0, -1, now() - t, String(error?.message ?? error));
-    c.HttpClient.fail(request[SPAN] ?? 0, error);
+    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, 0, -1, now() - r.started, String(error?.message ?? error));
+    c.HttpClient.fail(r.span, error);
   },
 };
 
-interface UndiciRequest extends Tracked {
+interface UndiciRequest {
   readonly method: string;
   readonly origin: string;
   readonly path: string;
 }
 
 function undiciEnd(request: UndiciRequest, error: Error | undefined): void {
-  const t = request[STARTED];
-  if (t === undefined) return;
-  request[STARTED] = undefined;
+  const r = RequestState.take(request);
+  if (r === undefined) return;
   const c = nodeChannels;
-  const status = request[STATUS] ?? 0;
-  const bytes = request[BYTES] ?? -1;
-  if (c.UndiciRequest.enabled) c.UndiciRequest.write(request.method, String(request.origin), request.path, status, bytes, now() - t, error === undefined ? '' : String(error?.message ?? error));
-  const span = request[SPAN] ?? 0;
-  if (error === undefined) c.Fetch.end(span, status, bytes);
-  else c.Fetch.fail(span, error);
+  if (c.UndiciRequest.enabled) c.UndiciRequest.write(request.method, String(request.origin), request.path, r.status, r.bytes, now() - r.started, error === undefined ? '' : String(error?.message ?? error));
+  if (error === undefined) c.Fetch.end(r.span, r.status, r.bytes);
+  else c.Fetch.fail(r.span, error);
 }
 
 const undici: Record<string, Handler> = {
   'undici:request:create': (m) => {
     const { request } = m as { request: UndiciRequest };
-    request[STARTED] = now();
     // Published as fetch() builds the request, in the caller's async context: its span is the parent.
-    if (nodeChannels.Fetch.enabled) request[SPAN] = nodeChannels.Fetch.begin(request.method, String(request.origin), request.path);
+    RequestState.track(request, nodeChannels.Fetch.enabled ? nodeChannels.Fetch.begin(request.method, String(request.origin), request.path) : 0);
   },
   'undici:request:headers': (m) => {
     const { request, response } = m as { request: UndiciRequest; response: { statusCode: number; headers: readonly (Buffer | string)[] } };
-    request[STATUS] = response.statusCode;
+    const r = RequestState.get(request);
+    if (r === undefined) return;
+    r.status = response.statusCode;
     const h = response.headers;
     for (let i = 0; i + 1 < h.length; i += 2) {
-      if (String(h[i]).toLowerCase() === 'content-length') request[BYTES] = contentLength(String(h[i + 1]));
+      if (String(h[i]).toLowerCase() === 'content-length') r.bytes = contentLength(String(h[i + 1]));
     }
   },
   'undici:request:trailers': (m) => undiciEnd((m as { request: UndiciRequest }).request, undefined),

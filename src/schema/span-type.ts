@@ -2,6 +2,8 @@ import { codeGenerationAllowed } from './code-generation.js';
 import { type ArgsOf, type EnabledFlag, EventType, type MemberHeader, type TraceEventType } from './event-type.js';
 import type { FieldSpec, FieldType } from './field-type.js';
 import type { EventSpec } from './provider.js';
+import { types } from 'node:util';
+import { endWhenSettled } from './promise-settlement.js';
 import { currentSpanId, nextSpanId, runInSpan } from './span-context.js';
 import { SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
 
@@ -27,14 +29,18 @@ export interface TraceSpanType<F = readonly FieldSpec[], EF = readonly FieldSpec
   /** Writes an error end for the span `begin` returned: field `error` true, the error's name, end fields zero. */
   fail(token: number, error: unknown): void;
   /**
-   * Runs `fn` inside a new span, current for everything `fn` does (across await, timers, callbacks);
-   * the span ends when `fn` returns or the promise it returns settles, as an error end (field `error`
-   * and the error's name) when it throws or rejects, and the error goes on. Disabled: calls `fn`.
+   * Runs `fn` inside a new span, current for everything `fn` does (across await, timers, callbacks),
+   * and returns exactly what `fn` returned, enabled or not. The span ends when `fn` returns, or when
+   * the native Promise it returned settles, as an error end (field `error` and the error's name) when
+   * it throws or rejects; the error goes on, and a rejection nobody handles stays unhandled. A
+   * thenable that is not a native Promise (a query builder) is returned untouched and the span ends
+   * when `fn` returns. Disabled: calls `fn`.
    */
   run<R>(fn: () => R, ...args: ArgsOf<F>): R;
 }
 
 const EMPTY_BYTES = new Uint8Array(0);
+const { isPromise } = types;
 
 /** The value `run` writes for an end field it has no value for. */
 function zeroValue(type: FieldType): unknown {
@@ -59,7 +65,13 @@ function errorName(e: unknown): string {
   return e === null ? 'null' : typeof e;
 }
 
-/** `run` once `fn` is known to run inside span `id`: ends the span when fn returns, throws or settles. */
+/**
+ * `run` once `fn` is known to run inside span `id`. It returns exactly what `fn` returned, and touches
+ * it only to end the span: a throw ends it as an error end; a native promise ends it when it settles,
+ * watched without a reaction (src/schema/promise-settlement.ts); anything else ends it now, a thenable
+ * included, whose `then` is neither read nor called (a query builder runs when it is awaited, not
+ * before, and keeps its methods).
+ */
 function runSpan(span: SpanType, id: number, fn: () => unknown): unknown {
   let r: unknown;
   try {
@@ -68,40 +80,17 @@ function runSpan(span: SpanType, id: number, fn: () => unknown): unknown {
     span.fail(id, e);
     throw e;
   }
-  if (r === null || (typeof r !== 'object' && typeof r !== 'function')) {
-    span.finish(id);
-    return r;
-  }
-  try {
-    const then = (r as PromiseLike<unknown>).then;
-    if (typeof then !== 'function') {
-      span.finish(id);
-      return r;
-    }
-    return then.call(
-      r,
-      (v: unknown) => {
-        span.finish(id);
-        return v;
-      },
-      (e: unknown) => {
-        span.fail(id, e);
-        throw e;
-      },
-    );
-  } catch (e) {
-    // A `then` getter or method that throws: the span ends with that error, which goes on.
-    span.fail(id, e);
-    throw e;
-  }
+  if (isPromise(r)) endWhenSettled(r as Promise<unknown>, span, id);
+  else span.finish(id, '');
+  return r;
 }
 
-/** A span's front-end functions; `finish` is `run`'s normal end (zero end fields). */
+/** A span's front-end functions; `finish` is `run`'s normal end (zero end fields, `note` in errorName). */
 interface SpanMethods {
   begin: (...args: any[]) => number;
   end: (token: number, ...args: any[]) => void;
   run: (fn: () => unknown, ...args: any[]) => unknown;
-  finish: (id: number) => void;
+  finish: (id: number, note: string) => void;
   fail: (token: number, error: unknown) => void;
 }
 
@@ -135,8 +124,8 @@ return {
   run: function run(fn${a ? `, ${a}` : ''}) {
     return this.enabled ? runSpan(span, open(${a}), fn) : fn();
   },
-  finish: function finish(id) {
-    endType.write(id, false, ''${zeros ? `, ${zeros}` : ''});
+  finish: function finish(id, note) {
+    endType.write(id, false, note${zeros ? `, ${zeros}` : ''});
   },
 };`;
   return new Function('span', 'nextSpanId', 'currentSpanId', 'runSpan', 'errorName', 'Z', src)(span, nextSpanId, currentSpanId, runSpan, errorName, endFields.map(([, t]) => zeroValue(t))) as SpanMethods;
@@ -173,7 +162,7 @@ function closureSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFie
     run: function run(this: EnabledFlag, fn: () => unknown) {
       return this.enabled ? runSpan(span, open(arguments, 1), fn) : fn();
     },
-    finish: (id: number) => endType.write(id, false, '', ...zeros),
+    finish: (id: number, note: string) => endType.write(id, false, note, ...zeros),
   };
 }
 
@@ -185,8 +174,8 @@ export class SpanType implements TraceSpanType {
   readonly begin: (...args: any[]) => number;
   readonly end: (token: number, ...args: any[]) => void;
   readonly run: <R>(fn: () => R, ...args: any[]) => R;
-  /** @internal `run`'s normal end: the end fields are zero. */
-  readonly finish: (id: number) => void;
+  /** @internal `run`'s normal end: the end fields are zero, `note` goes in errorName (src/schema/promise-settlement.ts). */
+  readonly finish: (id: number, note: string) => void;
   readonly fail: (token: number, error: unknown) => void;
 
   readonly provider: string;
