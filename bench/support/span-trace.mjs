@@ -4,21 +4,10 @@
 // cannot produce at will.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { TraceWriter } from '../../dist/format/trace-writer.js';
+import { seededRandom } from '../../test/helpers/seeded-random.mjs';
 
 const BEGIN = { provider: 'Bench.Spans', name: 'Req.Begin', id: 1, version: 0, level: 4, keywords: 0n, fields: [['spanId', 'u64'], ['parentSpanId', 'u64']] };
 const END = { provider: 'Bench.Spans', name: 'Req.End', id: 2, version: 0, level: 4, keywords: 0n, fields: [['spanId', 'u64'], ['error', 'bool'], ['errorName', 'string']] };
-
-/** A small deterministic PRNG (mulberry32), so a seed names a trace. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Writes `file` and resolves with its counts. `open`: root spans begun and never ended, spread over
@@ -27,7 +16,7 @@ function prng(seed) {
  * must move spans. All on thread 0, 1 µs apart.
  */
 export function writeSpanTrace(file, { open = 0, requests = 0, seed = 1 } = {}) {
-  const rnd = prng(seed);
+  const rnd = seededRandom(seed);
   const fd = openSync(file, 'w');
   const w = new TraceWriter();
   const flush = () => {
