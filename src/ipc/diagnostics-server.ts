@@ -8,6 +8,7 @@
 import net from 'node:net';
 import type { DiagnosticRequests } from './diagnostics-requests.js';
 import { removeOnSignalExit } from './exit-flush.js';
+import { onProcessExit } from '../session/process-exit.js';
 import { endpointPath, listenPrivately, processKey, removeEndpoint } from './ipc-transport.js';
 import { isMainThread } from './main-thread.js';
 
@@ -39,6 +40,7 @@ class Server implements DiagnosticServer {
   private closed = false;
   private readonly remove = (): void => removeEndpoint(this.path);
   private forgetSignalCleanup: () => void = () => undefined;
+  private forgetExit: () => void = () => undefined;
 
   private constructor(
     readonly path: string,
@@ -53,7 +55,7 @@ class Server implements DiagnosticServer {
     // Failed accepts (out of descriptors) are the client's loss, never the application's crash.
     server.on('error', () => undefined);
     server.unref();
-    process.on('exit', s.remove);
+    s.forgetExit = onProcessExit(s.remove);
     s.forgetSignalCleanup = removeOnSignalExit(s.path);
     return s;
   }
@@ -80,7 +82,7 @@ class Server implements DiagnosticServer {
     await this.requests?.then((r) => r.close(), () => undefined);
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.remove();
-    process.off('exit', this.remove);
+    this.forgetExit();
     this.forgetSignalCleanup();
   }
 }

@@ -21,6 +21,7 @@
 import { constants } from 'node:os';
 import { Ctl, SessionState } from '../buffers/session-memory.js';
 import { loadNativeAddon } from '../providers/native-addon.js';
+import { onProcessExit } from '../session/process-exit.js';
 import type { SessionWatcher, TraceSession } from '../session/session.js';
 
 /** What the flush needs of the sessions module, which the holder has loaded. */
@@ -67,6 +68,7 @@ const tracked = new Map<TraceSession, number>();
 /** Files to remove as a signal kills the process, and their slots in the addon while held. */
 const endpoints = new Map<string, number>();
 let stopWatching: (() => void) | undefined;
+let forgetExit: () => void = () => undefined;
 
 function isHandled(event: string | symbol): event is NodeJS.Signals {
   return (SIGNALS as readonly (string | symbol)[]).includes(event);
@@ -130,12 +132,12 @@ function start(addon: SignalFlushAddon, sessions: SessionsForSignals): void {
   for (const path of endpoints.keys()) endpoints.set(path, addon.unlinkOnSignal(path));
   for (const sig of SIGNALS) installIfUnheard(addon, sig);
   process.on('removeListener', onRemoveListener);
-  process.on('exit', onExit);
+  forgetExit = onProcessExit(onExit);
 }
 
 function finish(addon: SignalFlushAddon): void {
   process.off('removeListener', onRemoveListener);
-  process.off('exit', onExit);
+  forgetExit();
   for (const sig of SIGNALS) addon.uninstall(constants.signals[sig]);
   stopWatching?.();
   stopWatching = undefined;

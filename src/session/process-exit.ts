@@ -1,7 +1,8 @@
 /**
  * One 'exit' listener for all of tracepipe on this thread, calling its hooks in the order they were
- * added. Each listener tracepipe added would count toward the application's own: an application with
- * eight 'exit' listeners of its own got a MaxListenersExceededWarning only when traced.
+ * added. Each listener tracepipe adds counts toward the application's own: with one per module, an
+ * application with eight 'exit' listeners of its own got a MaxListenersExceededWarning only when
+ * traced. This one still counts, so the ninth of the application's own warns a listener early.
  */
 const hooks: (() => void)[] = [];
 let listening = false;

@@ -9,6 +9,7 @@ import { formatProviderSpec, normalizeProviders, type ProviderConfig, type Provi
 import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
 import { TRACEPIPE_VERSION } from './version.js';
 import { markServiceWorker } from './service-workers.js';
+import { onProcessExit } from './process-exit.js';
 
 /** What every session takes; SessionOptions adds its output (a ring has none). */
 export interface SessionSettings {
@@ -320,7 +321,7 @@ export function flushSessionsOnExit(): void {
   for (const s of flushing) s.awaitExitFlush(deadline);
 }
 
-process.on('exit', flushSessionsOnExit);
+onProcessExit(flushSessionsOnExit);
 
 /** Told when a session goes live (true) and when it ends (false). */
 export type SessionWatcher = (session: TraceSession, live: boolean) => void;

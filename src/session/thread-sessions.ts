@@ -8,6 +8,7 @@ import { eventEnabledFor, providerRegistry } from '../schema/provider.js';
 import type { RecordTarget } from '../schema/record-abi.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { errorMessage } from '../schema/error-message.js';
+import { onProcessExit } from './process-exit.js';
 
 interface LiveSession {
   readonly desc: SessionDescriptor;
@@ -186,7 +187,7 @@ function safeCall(p: ProviderImpl, which: 'onEnable' | 'onDisable' | 'onFlush', 
 }
 
 export const threadSessions = new ThreadSessions();
-process.on('exit', () => threadSessions.sealAll());
+onProcessExit(() => threadSessions.sealAll());
 // Node announces every Worker this thread creates; its 'exit' reaches this thread however it ends.
 diagnosticsChannel.subscribe('worker_threads', (msg) => {
   const worker = (msg as { worker?: Worker }).worker;
