@@ -151,9 +151,9 @@ void AwaitDeath() {
   }
 }
 
-// Takes the signal on this thread, now: the streams end from shared memory, then the process dies of it.
+// Takes the signal on this thread, now (the phase says kNative): the streams end from shared memory,
+// then the process dies of it.
 void TakeNatively(int signo) {
-  phase.store(kNative);
   FlushSessions();
   Die(signo);
 }
@@ -172,6 +172,7 @@ void OnTerminate(int signo, siginfo_t* info, void*) {
     // code after that call never runs, so nothing may run here either. Nor can the loop take a signal
     // once it has ended.
     if (self || loopEnded.load()) {
+      phase.store(kNative);
       TakeNatively(signo);
     } else {
       uv_async_t* async = doorbell.load();
@@ -189,8 +190,7 @@ void TakePendingAtExit() {
   loopEnded.store(true);
   int signalled = kSignalled;
   if (phase.compare_exchange_strong(signalled, kNative)) {
-    FlushSessions();
-    Die(pendingSignal.load());
+    TakeNatively(pendingSignal.load());
   } else if (phase.load() == kNative) {
     AwaitDeath();
   }
@@ -206,9 +206,7 @@ void WaitForSignal() {
     while (nanosleep(&grace, &grace) != 0 && errno == EINTR) {
     }
     int signalled = kSignalled;
-    if (!phase.compare_exchange_strong(signalled, kNative)) continue;
-    FlushSessions();
-    Die(pendingSignal.load());
+    if (phase.compare_exchange_strong(signalled, kNative)) TakeNatively(pendingSignal.load());
   }
 }
 
