@@ -54,7 +54,7 @@ function setU64(w: ByteWriter, at: number, v: number): void {
 
 /**
  * A CTF 1.8 trace directory that babeltrace2 (and so Trace Compass) reads: `metadata` (TSDL, see
- * ctf-metadata.ts) and stream files of packets of about 64 KiB, each event with its fields in
+ * ctf-metadata.ts) and stream files of packets of up to 64 KiB, each event with its fields in
  * declaration order and their real types.
  *
  * A CTF stream must never go back in time, but a thread's events come in sequence order and some are
