@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readTrace } from '../dist/index.js';
-import { writeSpanTrace } from '../bench/support/span-trace.mjs';
+import { writeSpanTrace } from '../bench/support/synthetic-traces.mjs';
 import { convertMeasured, needTool, run } from './helpers/convert-helpers.mjs';
 import { parseProtoText } from './helpers/reader-text.mjs';
 

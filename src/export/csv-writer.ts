@@ -12,7 +12,7 @@ import { hex, TextWriter } from './text-writer.js';
 
 /** Files kept open at once: the least recently written is closed past this, and reopened to append. */
 const MAX_OPEN_FILES = 64;
-/** A table's buffer to start with, and to go back to after a write that had grown it. */
+/** A table's buffer to start with, and to go back to after a write that had grown it past its share. */
 const TABLE_BUFFER_BYTES = 1024;
 
 /** CSV text: RFC 4180 quoting, and numbers exactly as JavaScript prints them (NaN, Infinity and -0 included). */
@@ -178,7 +178,8 @@ export class CsvWriter implements ExportWriter {
     this.buffered -= text.pos;
     this.bytes += text.pos;
     text.pos = 0;
-    if (text.buf.length > TABLE_BUFFER_BYTES) f.text = new CsvText(TABLE_BUFFER_BYTES);
+    // A buffer grown past its share of the budget starts small again (with few tables, it is kept).
+    if (text.buf.length > Math.max(TABLE_BUFFER_BYTES, (2 * FLUSH_BYTES) / this.files.length)) f.text = new CsvText(TABLE_BUFFER_BYTES);
   }
 
   async finish(_end: ExportEnd): Promise<ExportFiles> {

@@ -12,7 +12,7 @@ import { isThreadInfo, ThreadNames } from './runtime-view.js';
 
 /** A packet is closed once its content passes this size (LTTng's sub-buffers are of this order). */
 const PACKET_BYTES = 64 << 10;
-/** A stream's buffer to start with, and to go back to after a write that had grown it. */
+/** A stream's buffer to start with, and to go back to after a write that had grown it past its share. */
 const STREAM_BUFFER_BYTES = 4 << 10;
 /** Stream files open at once: the least recently written is closed past this, and reopened to append. */
 const MAX_OPEN_FILES = 64;
@@ -53,7 +53,7 @@ function setU64(w: ByteWriter, at: number, v: number): void {
 
 /**
  * A CTF 1.8 trace directory that babeltrace2 (and so Trace Compass) reads: `metadata` (TSDL, see
- * ctf-metadata.ts) and stream files of packets of about 64 KiB, each event with its fields in
+ * ctf-metadata.ts) and stream files of packets of up to 64 KiB, each event with its fields in
  * declaration order and their real types.
  *
  * A CTF stream must never go back in time, but a thread's events come in sequence order and some are
@@ -250,7 +250,8 @@ export class CtfWriter implements ExportWriter {
     w.buf.copyWithin(0, closed, w.pos);
     w.pos -= closed;
     if (s.packetStart >= 0) s.packetStart = 0;
-    if (w.pos === 0 && w.buf.length > STREAM_BUFFER_BYTES) s.w = new ByteWriter(STREAM_BUFFER_BYTES);
+    // A buffer grown past its share of the budget starts small again (with few streams, it is kept).
+    if (w.pos === 0 && w.buf.length > Math.max(STREAM_BUFFER_BYTES, (2 * FLUSH_BYTES) / this.streams.length)) s.w = new ByteWriter(STREAM_BUFFER_BYTES);
   }
 
   private async closeAll(): Promise<void> {

@@ -58,9 +58,10 @@ function inside(child: SpanPlace, parent: SpanPlace): boolean {
  * in their parent) or, with no open parent on its thread, for the lowest lane no open span holds; when
  * it ends it takes that lane unless a slice drawn there since it began straddles its start, else the
  * lowest lane no open span holds where none does (ThreadLanes). Each lane's slices then nest properly
- * whatever the order of the ends. A child drawn outside its parent (another thread or lane,
- * or it outlived the parent) gets a flow arrow from the parent, when both are drawn and the parent is
- * remembered. Every step costs O(log lanes) amortized, whatever the mix of open and ended spans.
+ * whatever the order of the ends. A child drawn outside its parent (another thread or lane, or it
+ * outlived the parent) gets a flow arrow from the parent, when both are drawn and the parent is
+ * remembered. Each step costs O(log lanes) amortized whatever the mix of open and ended spans (a span
+ * moved off its lane looks at up to 32 others).
  */
 export class SpanSlices {
   private readonly open = new Map<bigint, OpenSpan>();
@@ -119,9 +120,7 @@ export class SpanSlices {
     let list = this.awaitingParent.get(parentId);
     if (!list) this.awaitingParent.set(parentId, (list = []));
     list.push({ id, place });
-    if (++this.awaiting > MAX_REMEMBERED) {
-      this.awaiting -= this.oldestAwaiting.take()![1].length;
-    }
+    if (++this.awaiting > MAX_REMEMBERED) this.awaiting -= this.oldestAwaiting.take()![1].length;
   }
 
   private takeAwaiting(parentId: bigint): readonly { id: bigint; place: SpanPlace }[] {

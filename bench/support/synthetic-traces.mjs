@@ -1,7 +1,6 @@
-// Writes a trace of spans only (`Bench.Spans/Req.Begin` and `.End`), with TraceWriter and no session,
-// in a chosen mix: spans that never end, requests with nested children that end in any order. For
-// the tools' cost on span-heavy traces (convert's lanes, report's span table), which a live app
-// cannot produce at will.
+// Traces a live app cannot produce at will, written with TraceWriter and no session, for the tools'
+// cost on them: spans in a chosen mix (convert's lanes, report's span table), thousands of event
+// types (a file or table per type), thousands of threads (a stream file per thread).
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { TraceWriter } from '../../dist/format/trace-writer.js';
 import { seededRandom } from '../../test/helpers/seeded-random.mjs';
@@ -17,17 +16,7 @@ const END = { provider: 'Bench.Spans', name: 'Req.End', id: 2, version: 0, level
  */
 export function writeSpanTrace(file, { open = 0, requests = 0, seed = 1 } = {}) {
   const rnd = seededRandom(seed);
-  const fd = openSync(file, 'w');
-  const w = new TraceWriter();
-  const flush = () => {
-    const b = w.take();
-    if (b) writeSync(fd, b);
-  };
-  w.header({
-    pid: 4242, processTitle: 'span-trace', argv: ['node', 'span-trace.mjs'], execArgv: [], nodeVersion: process.version, tracepipeVersion: '0.0.0-bench',
-    platform: process.platform, arch: process.arch, hostname: 'bench', clock: { wallClockNs: '1700000000000000000', monotonicNs: '5000' },
-    session: { id: 1, providers: 'Bench.Spans', bufferingMode: 'drop', bufferSizeMB: 1 },
-  });
+  const { w, flush, close } = traceFile(file, 'Bench.Spans');
   w.metadata(1, BEGIN);
   w.metadata(2, END);
   const begin = new Uint8Array(16);
@@ -83,7 +72,47 @@ export function writeSpanTrace(file, { open = 0, requests = 0, seed = 1 } = {}) 
   }
   w.sequencePoint(ts, 0, [{ threadId: 0, nextSeq: seq, dropped: 0 }]);
   w.end({ events, dropped: 0, endTimeNs: ts, maxLatenessNs: 0, threads: 1, eventTypes: 2 });
-  flush();
-  closeSync(fd);
+  close();
   return { events, unended };
+}
+
+/** A trace file being written: its header, then whatever the caller writes; `close` writes the rest out. */
+function traceFile(file, providers) {
+  const fd = openSync(file, 'w');
+  const w = new TraceWriter();
+  const flush = () => {
+    const b = w.take();
+    if (b) writeSync(fd, b);
+  };
+  w.header({
+    pid: 4242, processTitle: 'synthetic', argv: ['node', 'synthetic-traces.mjs'], execArgv: [], nodeVersion: process.version, tracepipeVersion: '0.0.0-bench',
+    platform: process.platform, arch: process.arch, hostname: 'bench', clock: { wallClockNs: '1700000000000000000', monotonicNs: '5000' },
+    session: { id: 1, providers, bufferingMode: 'drop', bufferSizeMB: 1 },
+  });
+  return { w, flush, close: () => (flush(), closeSync(fd)) };
+}
+
+/**
+ * `types` event types (`Bench.Types/Event<i>`, one u32 field) on `threads` threads, `perType` events
+ * each: every type visited in turn, each time on the next thread, 1 µs apart.
+ */
+export function writeTypesTrace(file, { types, threads = 1, perType = 1 }) {
+  const { w, flush, close } = traceFile(file, 'Bench.Types');
+  for (let i = 0; i < types; i++) w.metadata(i + 1, { provider: 'Bench.Types', name: `Event${i}`, id: i, version: 0, level: 4, keywords: 0n, fields: [['n', 'u32']] });
+  const payload = new Uint8Array(4);
+  const view = new DataView(payload.buffer);
+  const seq = new Array(threads).fill(0);
+  let events = 0;
+  for (let round = 0; round < perType; round++) {
+    for (let i = 0; i < types; i++) {
+      const thread = events % threads;
+      view.setUint32(0, events, true);
+      w.event(i + 1, thread, seq[thread]++, 1000 * ++events, payload, 0, 4);
+      if (events % 4096 === 0) flush();
+    }
+  }
+  w.sequencePoint(1000 * events, 0, seq.map((nextSeq, threadId) => ({ threadId, nextSeq, dropped: 0 })));
+  w.end({ events, dropped: 0, endTimeNs: 1000 * events, maxLatenessNs: 0, threads, eventTypes: types });
+  close();
+  return { events };
 }
