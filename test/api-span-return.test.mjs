@@ -7,8 +7,9 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineProvider, eventRole, readTrace, startSession } from '../dist/index.js';
+import { defineProvider, eventRole, readTrace } from '../dist/index.js';
 import { defineProvider as defineLiteProvider } from '../dist/api/lite.js';
+import { recordSession } from './helpers/record-session.mjs';
 import { tempDir } from './helpers/temp-dir.mjs';
 
 const APP = fileURLToPath(new URL('./fixtures/span-rejection-app.mjs', import.meta.url));
@@ -58,18 +59,7 @@ const VALUES = {
   'promise decorated with methods (like execa)': () => Object.assign(new Promise((r) => setImmediate(r)), { kill() {} }),
 };
 
-async function withSession(t, providers, body) {
-  const file = join(await tempDir(t), 'spans.tptrace');
-  const session = await startSession({ providers, output: file });
-  try {
-    await body();
-  } finally {
-    await session.stop();
-  }
-  const events = [];
-  for await (const e of readTrace(file)) events.push(e);
-  return events;
-}
+const withSession = async (t, providers, body) => (await recordSession(t, providers, body)).events;
 
 async function identities(span) {
   for (const [kind, make] of Object.entries(VALUES)) {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { defineProvider, eventRole, Level, readTrace, startSession, typeRole } from '../dist/index.js';
+import { recordSession } from './helpers/record-session.mjs';
 import { tempDir } from './helpers/temp-dir.mjs';
 
 const SEED = Number(process.env.TRACEPIPE_SPAN_SEED ?? 12_2026_11_23);
@@ -23,18 +24,6 @@ const app = defineProvider('Test.Spans', {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function record(t, providers, body) {
-  const file = join(await tempDir(t), 'spans.tptrace');
-  const session = await startSession({ providers, output: file });
-  try {
-    await body();
-  } finally {
-    await session.stop();
-  }
-  const events = [];
-  for await (const e of readTrace(file)) events.push(e);
-  return { file, events };
-}
 
 /** Begins and ends by span id, as the trace shows them. */
 function pairs(events) {
@@ -60,7 +49,7 @@ test('100 concurrent requests: every span across await, setTimeout and Promise.a
   // Seeded delays, so the interleaving differs between requests but every run is the same.
   const delays = fc.sample(fc.array(fc.integer({ min: 0, max: 6 }), { minLength: N * 5, maxLength: N * 5 }), { seed: SEED, numRuns: 1 })[0];
   const d = (i, k) => delays[i * 5 + k];
-  const { events } = await record(t, 'Test.Spans', async () => {
+  const { events } = await recordSession(t, 'Test.Spans', async () => {
     await Promise.all(
       Array.from({ length: N }, (_, i) =>
         app.Request.run(async () => {
@@ -117,7 +106,7 @@ test('run records an error end with the error name when fn throws or rejects, an
   class DbError extends Error {
     name = 'DbError';
   }
-  const { events } = await record(t, 'Test.Spans', async () => {
+  const { events } = await recordSession(t, 'Test.Spans', async () => {
     assert.throws(() => app.Query.run(() => {
       throw thrown;
     }, 'sync'), (e) => e === thrown);
@@ -162,7 +151,7 @@ test('disabled: enabled is a plain false property, begin returns 0, run just cal
   const p = Promise.resolve(1);
   assert.equal(app.Query.run(() => p, 'x'), p, 'the very promise fn returned');
   // A token from a disabled begin ends nothing, even once a session listens.
-  const { events } = await record(t, 'Test.Spans', async () => {
+  const { events } = await recordSession(t, 'Test.Spans', async () => {
     app.Query.end(0, 1, false, '');
     app.Query.fail(0, new Error('x'));
   });
@@ -172,7 +161,7 @@ test('disabled: enabled is a plain false property, begin returns 0, run just cal
 test('counters: set and add record the value after each change; the value is kept while no session listens', async (t) => {
   app.Inflight.set(3);
   app.Inflight.add(2); // no session: kept, not recorded
-  const { events } = await record(t, 'Test.Spans', async () => {
+  const { events } = await recordSession(t, 'Test.Spans', async () => {
     app.Inflight.add(1);
     app.Inflight.add(-4);
     app.Inflight.set(10);
@@ -267,7 +256,7 @@ await p.Job.run(() => new Promise((r) => setTimeout(r, 50)), 'cut short by the c
 
 test('report: count, total and self time per span name (children on other branches do not count twice)', async (t) => {
   const p = defineProvider('Test.SelfTime', { spans: { Outer: { id: 1 }, Inner: { id: 2 } } });
-  const { file } = await record(t, 'Test.SelfTime', async () => {
+  const { file } = await recordSession(t, 'Test.SelfTime', async () => {
     await p.Outer.run(async () => {
       // Two overlapping children: the outer span's self time excludes their union, once.
       await Promise.all([p.Inner.run(() => sleep(30)), p.Inner.run(() => sleep(30))]);
@@ -290,7 +279,7 @@ test('report: count, total and self time per span name (children on other branch
 
 test('spans in a worker thread: ids unique across threads, parents from that thread’s own context', { timeout: 30_000 }, async (t) => {
   const { Worker } = await import('node:worker_threads');
-  const { events } = await record(t, 'Test.Spans', async () => {
+  const { events } = await recordSession(t, 'Test.Spans', async () => {
     await app.Request.run(async () => {
       const worker = new Worker(
         `import { defineProvider } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
