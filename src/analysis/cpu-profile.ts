@@ -12,6 +12,8 @@ export interface CpuFrame {
 export const PROGRAM_FRAME = '(program)';
 export const GC_FRAME = '(garbage collector)';
 export const IDLE_FRAME = '(idle)';
+/** What the views show for samples whose stack the stream did not define: counted there, never guessed. */
+export const UNRESOLVED_FRAME = '(unresolved stack)';
 
 /** The samples of one thread, in time order: when (ns on the trace clock), which stack, how long each stands for. */
 export interface ThreadSamples {
@@ -25,12 +27,16 @@ export interface ThreadSamples {
   readonly intervalNs: number;
 }
 
-export interface CpuProfile {
+/** The frames and stacks of a profile: what resolves a sample's stack index. */
+export interface CpuStackTable {
   /** Distinct frames, each once (by name, URL, line and column), whichever thread wrote it. */
   readonly frames: readonly CpuFrame[];
   /** Distinct stacks: `frame` (index into frames) called from `parent` (index into stacks, -1 for the outermost). */
   readonly stackFrame: Int32Array;
   readonly stackParent: Int32Array;
+}
+
+export interface CpuProfile extends CpuStackTable {
   readonly threads: ReadonlyMap<number, ThreadSamples>;
   /** Samples whose stack the stream did not define (counted, shown as unknown). */
   readonly unresolvedSamples: number;
@@ -47,6 +53,9 @@ export interface CpuProfile {
 export const MAX_WEIGHT_INTERVALS = 4;
 
 const PROVIDER = 'Runtime.CpuSampler';
+
+/** Takes each sample as it is read, its stack resolved (-1 when unresolved): for views that stream. */
+export type SampleSink = (thread: number, timestampNs: number, stack: number) => void;
 
 /**
  * Builds a CpuProfile from a trace's events, fed in stream order with `add`. Frames and stacks are
@@ -68,6 +77,12 @@ export class CpuProfileBuilder {
   private readonly lost: Record<string, number> = {};
   private restarts = 0;
 
+  /**
+   * With a `sink`, each sample goes to it as it is read and none is kept, so memory holds only the
+   * frames and stacks (a view that streams, such as a timeline); `finish()` then has no samples.
+   */
+  constructor(private readonly sink?: SampleSink) {}
+
   /** Takes the event if it is the sampler's; returns whether it was. */
   add(e: TraceEvent): boolean {
     if (e.provider !== PROVIDER) return false;
@@ -82,6 +97,10 @@ export class CpuProfileBuilder {
       case 'Sample': {
         const stack = this.writerStacks.get(e.threadId)?.get(f.stackId as number) ?? -1;
         if (stack < 0) this.unresolved++;
+        if (this.sink) {
+          this.sink(f.thread as number, e.timestampNs, stack);
+          break;
+        }
         const t = this.thread(f.thread as number);
         t.ts.push(e.timestampNs);
         t.stack.push(stack);
@@ -112,6 +131,11 @@ export class CpuProfileBuilder {
       lost: this.lost,
       restarts: this.restarts,
     };
+  }
+
+  /** The frames and stacks defined so far (a stack index, once given, keeps its frames). */
+  stackTable(): CpuStackTable {
+    return { frames: this.frames, stackFrame: this.stackFrame.subarray(0, this.stacks), stackParent: this.stackParent.subarray(0, this.stacks) };
   }
 
   private thread(thread: number): { ts: number[]; stack: number[]; intervalNs: number } {
@@ -182,7 +206,7 @@ function threadSamples(thread: number, ts: number[], stack: number[], givenInter
 }
 
 /** The frames of `stack`, innermost first (empty for the root or an unresolved stack). */
-export function framesOf(profile: CpuProfile, stack: number): number[] {
+export function framesOf(profile: CpuStackTable, stack: number): number[] {
   const out: number[] = [];
   for (let s = stack; s >= 0; s = profile.stackParent[s]!) out.push(profile.stackFrame[s]!);
   return out;
@@ -246,9 +270,14 @@ function lowerBound(a: Float64Array, x: number): number {
   return lo;
 }
 
+/** A frame's function name, "(anonymous)" for a function without one (as V8's own tools show it). */
+export function frameName(frame: CpuFrame): string {
+  return frame.functionName === '' ? '(anonymous)' : frame.functionName;
+}
+
 /** "name (file.js:12)" for people; anonymous functions as "(anonymous)". */
 export function frameLabel(frame: CpuFrame): string {
-  const name = frame.functionName === '' ? '(anonymous)' : frame.functionName;
+  const name = frameName(frame);
   if (frame.url === '') return name;
   const file = frame.url.slice(frame.url.lastIndexOf('/') + 1);
   return frame.line > 0 ? `${name} (${file}:${frame.line})` : `${name} (${file})`;
