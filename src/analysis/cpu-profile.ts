@@ -72,7 +72,7 @@ export class CpuProfileBuilder {
   /** Per writing thread: stream frame id → frame index, stream stack id → stack index. */
   private readonly writerFrames = new Map<number, Map<number, number>>();
   private readonly writerStacks = new Map<number, Map<number, number>>();
-  private readonly samples = new Map<number, { ts: number[]; stack: number[]; intervalNs: number }>();
+  private readonly samples = new Map<number, SampleColumns>();
   private unresolved = 0;
   private readonly lost: Record<string, number> = {};
   private restarts = 0;
@@ -101,9 +101,7 @@ export class CpuProfileBuilder {
           this.sink(f.thread as number, e.timestampNs, stack);
           break;
         }
-        const t = this.thread(f.thread as number);
-        t.ts.push(e.timestampNs);
-        t.stack.push(stack);
+        this.thread(f.thread as number).push(e.timestampNs, stack);
         break;
       }
       case 'SamplerStarted':
@@ -121,7 +119,7 @@ export class CpuProfileBuilder {
 
   finish(): CpuProfile {
     const threads = new Map<number, ThreadSamples>();
-    for (const [thread, s] of this.samples) threads.set(thread, threadSamples(thread, s.ts, s.stack, s.intervalNs));
+    for (const [thread, s] of this.samples) threads.set(thread, threadSamples(thread, s));
     return {
       frames: this.frames,
       stackFrame: this.stackFrame.subarray(0, this.stacks),
@@ -138,9 +136,9 @@ export class CpuProfileBuilder {
     return { frames: this.frames, stackFrame: this.stackFrame.subarray(0, this.stacks), stackParent: this.stackParent.subarray(0, this.stacks) };
   }
 
-  private thread(thread: number): { ts: number[]; stack: number[]; intervalNs: number } {
+  private thread(thread: number): SampleColumns {
     let t = this.samples.get(thread);
-    if (!t) this.samples.set(thread, (t = { ts: [], stack: [], intervalNs: 0 }));
+    if (!t) this.samples.set(thread, (t = new SampleColumns()));
     return t;
   }
 
@@ -182,27 +180,66 @@ function mapOf(maps: Map<number, Map<number, number>>, writer: number): Map<numb
   return m;
 }
 
-function grow(a: Int32Array): Int32Array {
-  const b = new Int32Array(a.length * 2);
+function grow<T extends Int32Array | Float64Array>(a: T): T {
+  const b = new (a.constructor as new (n: number) => T)(a.length * 2);
   b.set(a);
   return b;
 }
 
-function threadSamples(thread: number, ts: number[], stack: number[], givenIntervalNs: number): ThreadSamples {
-  // Writers of one thread (the thread itself, its watchdog during a stall) may interleave: sort by time.
-  const order = ts.map((_, i) => i).sort((a, b) => ts[a]! - ts[b]! || a - b);
-  const timestampNs = Float64Array.from(order, (i) => ts[i]!);
-  const stacks = Int32Array.from(order, (i) => stack[i]!);
-  const gaps = [];
-  for (let i = 1; i < timestampNs.length; i++) gaps.push(timestampNs[i]! - timestampNs[i - 1]!);
-  gaps.sort((a, b) => a - b);
-  const intervalNs = givenIntervalNs > 0 ? givenIntervalNs : (gaps[gaps.length >> 1] ?? 1e6);
+/**
+ * A thread's samples as read, in typed arrays that double as they fill: 12 bytes a sample, so a
+ * profile of millions of samples (hours at 1 ms) stays a few tens of MB.
+ */
+class SampleColumns {
+  ts = new Float64Array(256);
+  stack = new Int32Array(256);
+  length = 0;
+  /** The interval the thread's last SamplerStarted gave (ns), 0 if none. */
+  intervalNs = 0;
+
+  push(ts: number, stack: number): void {
+    if (this.length === this.ts.length) {
+      this.ts = grow(this.ts);
+      this.stack = grow(this.stack);
+    }
+    this.ts[this.length] = ts;
+    this.stack[this.length++] = stack;
+  }
+}
+
+function threadSamples(thread: number, s: SampleColumns): ThreadSamples {
+  let timestampNs = s.ts.subarray(0, s.length);
+  let stacks = s.stack.subarray(0, s.length);
+  if (!ascending(timestampNs)) {
+    // Writers of one thread (the thread itself, its watchdog during a stall) may interleave: sort by time, stably.
+    const ts = timestampNs;
+    const stack = stacks;
+    const order = new Uint32Array(s.length);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    order.sort((a, b) => ts[a]! - ts[b]! || a - b);
+    timestampNs = Float64Array.from(order, (i) => ts[i]!);
+    stacks = Int32Array.from(order, (i) => stack[i]!);
+  }
+  const intervalNs = s.intervalNs > 0 ? s.intervalNs : medianGap(timestampNs);
   const weightNs = new Float64Array(timestampNs.length);
   const cap = intervalNs * MAX_WEIGHT_INTERVALS;
   for (let i = 0; i < timestampNs.length; i++) {
     weightNs[i] = i + 1 < timestampNs.length ? Math.min(timestampNs[i + 1]! - timestampNs[i]!, cap) : intervalNs;
   }
   return { thread, timestampNs, stack: stacks, weightNs, intervalNs };
+}
+
+function ascending(a: Float64Array): boolean {
+  for (let i = 1; i < a.length; i++) if (a[i]! < a[i - 1]!) return false;
+  return true;
+}
+
+/** The median gap between samples (the upper one of an even count), 1 ms with fewer than two samples. */
+function medianGap(ts: Float64Array): number {
+  if (ts.length < 2) return 1e6;
+  const gaps = new Float64Array(ts.length - 1);
+  for (let i = 1; i < ts.length; i++) gaps[i - 1] = ts[i]! - ts[i - 1]!;
+  return gaps.sort()[gaps.length >> 1]!;
 }
 
 /** The frames of `stack`, innermost first (empty for the root or an unresolved stack). */

@@ -103,7 +103,7 @@ export const FRAMES = {
  * Two sampled threads: main (0), whose samples its own thread writes and, during a stall, its
  * watchdog (thread 2) with ids of its own, and a worker "pool" (1). Main spends most of its time in
  * `hot`; one main sample's stack was never defined; the worker has a gap longer than four intervals.
- * Samples are 1 ms apart, at 1 ms intervals; the stream holds them in the order the writers wrote.
+ * Samples are 1 ms apart (the worker's 2 ms) at 1 ms intervals.
  */
 export function twoThreadScript() {
   const s = new CpuSampleScript();
@@ -114,15 +114,16 @@ export function twoThreadScript() {
   s.started(0, 0, 2_000, 1000);
   s.started(1, 1, 2_000, 1000);
   const mainStacks = [[main, hot], [main, hot], [main, hot, helper], [main, anonymous], [gc], [main, hot], [program]];
-  let t = 1_000_000;
+  const ms = (i) => 1_000_000 * (i + 1);
   for (let i = 0; i < 40; i++) {
-    // Samples 20–29: the loop is blocked and the watchdog writes main's samples.
-    const writer = i >= 20 && i < 30 ? 2 : 0;
-    s.sample(writer, 0, t, mainStacks[i % mainStacks.length]);
-    if (i === 33) s.unresolved(0, 0, t + 500_000);
-    if (i % 2 === 0 && (i < 10 || i > 16)) s.sample(1, 1, t + 250_000, i % 4 === 0 ? [work, parse] : [work]);
-    t += 1_000_000;
+    // Samples 20–29 are the watchdog's, written below.
+    if (i < 20 || i >= 30) s.sample(0, 0, ms(i), mainStacks[i % mainStacks.length]);
+    if (i === 33) s.unresolved(0, 0, ms(i) + 500_000);
+    if (i % 2 === 0 && (i < 10 || i > 16)) s.sample(1, 1, ms(i) + 250_000, i % 4 === 0 ? [work, parse] : [work]);
   }
-  s.lost(0, 0, t, 3, 'buffer-full');
+  s.lost(0, 0, ms(40), 3, 'buffer-full');
+  // The loop was blocked for samples 20–29, so the watchdog wrote them, and the drain took its chunk
+  // last: main's samples are not in time order in the stream.
+  for (let i = 20; i < 30; i++) s.sample(2, 0, ms(i), mainStacks[i % mainStacks.length]);
   return s;
 }

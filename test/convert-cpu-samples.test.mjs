@@ -1,0 +1,201 @@
+// CPU samples in the exports, read back by tools nobody here wrote: the speedscope file against the
+// JSON schema speedscope publishes (ajv), and the Perfetto file decoded by protoc with Perfetto's
+// field numbers. The trace is written without a session (helpers/cpu-sample-trace.mjs), so every
+// sample's thread, time and stack is known; the numbers must be those of src/analysis/cpu-profile.ts.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Ajv from 'ajv';
+import { readTrace } from '../dist/index.js';
+import { CpuProfileBuilder, frameName, functionTimes } from '../dist/analysis/cpu-profile.js';
+import { assertOneLine, cli, needTool, run } from './helpers/convert-helpers.mjs';
+import { FRAMES, twoThreadScript } from './helpers/cpu-sample-trace.mjs';
+import { parseProtoText } from './helpers/reader-text.mjs';
+import { headerInfo } from './helpers/synthetic-trace.mjs';
+import { tempDir } from './helpers/temp-dir.mjs';
+import { writeTrace } from './helpers/trace-builder.mjs';
+
+const SPEEDSCOPE_SCHEMA = createRequire(import.meta.url).resolve('speedscope/dist/release/file-format-schema.json');
+const PERFETTO_SCHEMA_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
+
+let dir;
+let trace;
+let profile;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tracepipe-cpu-samples-'));
+  trace = join(dir, 'samples.tptrace');
+  await twoThreadScript().write(trace);
+  const builder = new CpuProfileBuilder();
+  for await (const batch of readTrace(trace).batches({ order: 'stream' })) for (const e of batch.events) builder.add(e);
+  profile = builder.finish();
+});
+after(() => rm(dir, { recursive: true, force: true }));
+
+async function speedscope(args = []) {
+  const out = join(dir, `out-${Math.random().toString(36).slice(2)}.json`);
+  const r = await cli(['convert', trace, '--to', 'speedscope', '-o', out, ...args]);
+  assert.equal(r.code, 0, r.stderr);
+  return { file: JSON.parse(await readFile(out, 'utf8')), stdout: r.stdout };
+}
+
+/** Self time per frame (by name, file, line and column) over a speedscope profile's samples, and their sum. */
+function selfTimes(file, p) {
+  const self = new Map();
+  let total = 0;
+  p.samples.forEach((stack, i) => {
+    const f = file.shared.frames[stack[stack.length - 1]];
+    const key = `${f.name}|${f.file ?? ''}|${f.line ?? 0}|${f.col ?? 0}`;
+    self.set(key, (self.get(key) ?? 0) + p.weights[i]);
+    total += p.weights[i];
+  });
+  return { self, total };
+}
+
+const frameKey = (f) => `${frameName(f)}|${f.url}|${f.line}|${f.column}`;
+
+test('speedscope: valid against the schema speedscope publishes; one sampled profile per sampled thread, named as the timelines name them; frames carry file, line and column', async () => {
+  const { file, stdout } = await speedscope();
+  const ajv = new Ajv({ allErrors: true });
+  const validate = ajv.compile(JSON.parse(await readFile(SPEEDSCOPE_SCHEMA, 'utf8')));
+  assert.ok(validate(file), ajv.errorsText(validate.errors));
+  assert.deepEqual(file.profiles.map((p) => [p.type, p.name, p.unit]), [['sampled', 'main', 'nanoseconds'], ['sampled', 'pool (worker 1)', 'nanoseconds']]);
+  // The watchdog wrote some of main's samples with ids of its own: they are main's, on the same frames.
+  const main = file.profiles[0];
+  assert.equal(main.samples.length, profile.threads.get(0).timestampNs.length);
+  assert.equal(main.samples.length, 41);
+  assert.equal(main.startValue, 1_000_000);
+  assert.equal(main.endValue, 41_000_000);
+  assert.equal(file.activeProfileIndex, 0, 'main was sampled the longest');
+  // In time order, though the watchdog's samples come last in the stream; each stands for the 1 ms to the next.
+  const leaf = (stack) => file.shared.frames[stack[stack.length - 1]].name;
+  const cycle = ['hot', 'hot', 'helper', '(anonymous)', '(garbage collector)', 'hot', '(program)'];
+  const want = Array.from({ length: 40 }, (_, i) => cycle[i % cycle.length]);
+  want.splice(34, 0, '(unresolved stack)');
+  assert.deepEqual(main.samples.map(leaf), want);
+  assert.deepEqual(main.weights.filter((w) => w !== 1_000_000), [500_000, 500_000]);
+  const frames = new Map(file.shared.frames.map((f) => [f.name, f]));
+  assert.equal(file.shared.frames.length, new Set(file.shared.frames.map((f) => JSON.stringify(f))).size, 'each frame once');
+  assert.deepEqual(frames.get('hot'), { name: 'hot', file: FRAMES.hot[1], line: 10, col: 3 });
+  assert.deepEqual(frames.get('(anonymous)'), { name: '(anonymous)', file: FRAMES.anonymous[1], line: 30, col: 12 });
+  assert.deepEqual(frames.get('(garbage collector)'), { name: '(garbage collector)' });
+  // Stacks are the outermost first: main → hot → helper.
+  const helper = file.shared.frames.indexOf(frames.get('helper'));
+  const withHelper = main.samples.find((s) => s.includes(helper));
+  assert.deepEqual(withHelper.map((i) => file.shared.frames[i].name), ['main', 'hot', 'helper']);
+  // A sample whose stack was never defined stands on a frame of its own, and the summary says so.
+  assert.equal(main.samples.filter((s) => file.shared.frames[s[0]].name === '(unresolved stack)').length, 1);
+  assert.match(stdout, /note: 1 sample whose stack the trace does not define .* shown as "\(unresolved stack\)"/);
+  assert.match(stdout, /note: the sampler lost 3 samples before writing them \(buffer-full: 3\)/);
+});
+
+test('speedscope: every function\'s self-time share is the share functionTimes gives, per thread and over all threads', async () => {
+  const { file } = await speedscope();
+  const threads = [...profile.threads.values()].sort((a, b) => a.thread - b.thread);
+  const check = (profiles, sampled) => {
+    const want = functionTimes(profile, sampled);
+    const got = { self: new Map(), total: 0 };
+    for (const p of profiles) {
+      const s = selfTimes(file, p);
+      got.total += s.total;
+      for (const [k, v] of s.self) got.self.set(k, (got.self.get(k) ?? 0) + v);
+    }
+    assert.equal(got.total, want.sampledNs);
+    for (const f of want.functions) {
+      const key = frameKey(profile.frames[f.frame]);
+      assert.ok(Math.abs((got.self.get(key) ?? 0) / got.total - f.selfNs / want.sampledNs) < 1e-12, key);
+    }
+    return { want, got };
+  };
+  const { want } = check([file.profiles[0]], [threads[0]]);
+  assert.equal(frameName(profile.frames[want.functions[0].frame]), 'hot', 'hot tops main\'s self time');
+  check([file.profiles[1]], [threads[1]]);
+  check(file.profiles, threads);
+  // The worker's gap of 10 ms counts as four intervals, as in every view.
+  assert.equal(Math.max(...file.profiles[1].weights), 4_000_000);
+});
+
+test('speedscope: to stdout with -o -, the summary on stderr', async () => {
+  const r = await cli(['convert', trace, '--to', 'speedscope', '-o', '-']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).profiles.length, 2);
+  assert.match(r.stderr, /converted \d+ events .* \(speedscope, /);
+});
+
+test('speedscope: a trace without CPU samples is refused in one line, and no file is made', async (t) => {
+  const empty = await tempDir(t);
+  const input = join(empty, 'no-samples.tptrace');
+  const type = { provider: 'App', name: 'Tick', id: 1, version: 0, level: 4, keywords: 0n, fields: [['n', 'u32']] };
+  await writeTrace(input, [type], [{ type, threadId: 0, sequence: 0, timestampNs: 1000, values: [1] }], { header: headerInfo() });
+  const r = await cli(['convert', input, '--to', 'speedscope']);
+  assertOneLine(r, 1, /^tracepipe: the trace has no CPU samples \(no Runtime\.CpuSampler\/Sample events\)/);
+  assert.deepEqual(await readdir(empty), ['no-samples.tptrace']);
+});
+
+test('perfetto: samples are PerfSample packets under their thread, with interned callstacks whose frames name the functions (protoc)', async (t) => {
+  if (!needTool(t, 'protoc', 'protobuf-compiler')) return;
+  const out = join(dir, 'samples.pftrace');
+  const r = await cli(['convert', trace, '--to', 'perfetto', '-o', out]);
+  assert.equal(r.code, 0, r.stderr);
+  const decoded = await run('sh', ['-c', `protoc --decode=perfetto.protos.Trace --proto_path='${PERFETTO_SCHEMA_DIR}' '${join(PERFETTO_SCHEMA_DIR, 'perfetto-trace.proto')}' < '${out}'`]);
+  assert.equal(decoded.code, 0, decoded.stderr);
+  assert.doesNotMatch(decoded.stdout, /^\s*\d+:/m, 'no field the schema does not know');
+  const packets = parseProtoText(decoded.stdout).packet;
+  // Interned entries are defined once, in the packet that first uses them or before.
+  const functionNames = new Map();
+  const sourcePaths = new Map();
+  const frames = new Map();
+  const callstacks = new Map();
+  const define = (map, iid, value) => {
+    assert.ok(!map.has(iid), `iid ${iid} defined once`);
+    map.set(iid, value);
+  };
+  const samples = [];
+  const { pid } = headerInfo();
+  const threadNames = new Map();
+  for (const p of packets) {
+    const i = p.interned_data ?? {};
+    for (const s of i.function_names ?? []) define(functionNames, s.iid, s.str);
+    for (const s of i.source_paths ?? []) define(sourcePaths, s.iid, s.str);
+    for (const f of i.frames ?? []) define(frames, f.iid, { name: functionNames.get(f.function_name_id), file: sourcePaths.get(f.source_path_iid), line: f.line_number });
+    for (const c of i.callstacks ?? []) define(callstacks, c.iid, c.frame_ids.map((id) => frames.get(id)));
+    const thread = p.track_descriptor?.thread;
+    if (thread) threadNames.set(thread.tid, thread.thread_name);
+    if (!p.perf_sample) continue;
+    assert.equal(p.sequence_flags, 2, 'a sample needs the sequence\'s interned state');
+    const stack = callstacks.get(p.perf_sample.callstack_iid);
+    assert.ok(stack, `callstack ${p.perf_sample.callstack_iid} is defined before its first sample`);
+    assert.equal(p.perf_sample.pid, pid);
+    assert.ok(threadNames.has(p.perf_sample.tid), 'the thread\'s track is described before its samples');
+    samples.push({ ts: p.timestamp, tid: p.perf_sample.tid, stack });
+  }
+  // Every sample, on its thread, at its own time (the clock snapshot maps trace ns to BOOTTIME + 5000).
+  const base = Number(headerInfo().clock.monotonicNs);
+  for (const [thread, tid, name] of [[0, pid, 'main'], [1, pid + 1, 'pool (worker 1)']]) {
+    assert.equal(threadNames.get(tid), name);
+    const got = samples.filter((s) => s.tid === tid).map((s) => s.ts - base).sort((a, b) => a - b);
+    assert.deepEqual(got, [...profile.threads.get(thread).timestampNs]);
+  }
+  // hot (main.js:10) is in main's callstacks, called from main, in the order the samples were taken.
+  const mainSamples = samples.filter((s) => s.tid === pid).sort((a, b) => a.ts - b.ts);
+  const hot = mainSamples.filter((s) => s.stack.some((f) => f.name === 'hot'));
+  assert.equal(hot.length, profile.threads.get(0).stack.reduce((n, st) => n + (st >= 0 && stackHas(st, 'hot') ? 1 : 0), 0));
+  assert.deepEqual(hot[0].stack.slice(0, 2), [{ name: 'main', file: FRAMES.main[1], line: 1 }, { name: 'hot', file: FRAMES.hot[1], line: 10 }]);
+  assert.ok(!samples.filter((s) => s.tid === pid + 1).some((s) => s.stack.some((f) => f.name === 'hot')), 'hot is main\'s only');
+  assert.deepEqual(mainSamples.filter((s) => s.stack[0].name === '(unresolved stack)').length, 1);
+  assert.deepEqual(mainSamples.find((s) => s.stack.some((f) => f.name === '(anonymous)')).stack.map((f) => f.name), ['main', '(anonymous)']);
+  // The sampler's definitions and samples are not instants any more; its other events still are.
+  const names = new Map(packets.flatMap((p) => p.interned_data?.event_names ?? []).map((n) => [n.iid, n.name]));
+  const instants = packets.filter((p) => p.track_event?.type === 'TYPE_INSTANT').map((p) => names.get(p.track_event.name_iid));
+  assert.ok(!instants.some((n) => /CpuSampler\/(Frame|Stack|Sample)$/.test(n)), instants.join());
+  assert.ok(instants.includes('Runtime.CpuSampler/SamplesLost'));
+});
+
+function stackHas(stack, name) {
+  for (let s = stack; s >= 0; s = profile.stackParent[s]) if (frameName(profile.frames[profile.stackFrame[s]]) === name) return true;
+  return false;
+}
