@@ -1,20 +1,23 @@
 // Runtime.CpuSampler on real processes, checked against V8's own --cpu-prof: the hot function tops the
 // self-time list with about the same share; samples keep coming while the thread never yields, and
 // reach the file however the process ends; workers are sampled on their own, tracepipe's threads not.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readTrace } from '../dist/index.js';
 import { CpuProfileBuilder, frameLabel, functionTimes } from '../dist/analysis/cpu-profile.js';
+import { startCli, startTarget, useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
 import { tempDir } from './helpers/temp-dir.mjs';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/cpu-hot.mjs', import.meta.url));
 const REGISTER = new URL('../dist/register.js', import.meta.url).href;
 const NATIVE = process.env.TRACEPIPE_GC_HOOK !== '0';
+// Where attach finds its targets' sockets: this file's own directory.
+const ipcDir = await useTmpdir(after);
 
 async function run(args, { env = {}, nodeArgs = [] } = {}) {
   const child = spawn(process.execPath, [...nodeArgs, FIXTURE, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
@@ -150,4 +153,35 @@ test('a flight recorder dump after an uncaught exception holds the samples of th
   assert.ok(main && main.timestampNs.length > 100, `samples in the dump: ${main?.timestampNs.length}`);
   assert.equal(profile.unresolvedSamples, 0);
   assert.equal(ourShares(profile)[0].name, 'hotLoop');
+});
+
+test('collect --pid on a process that stalls 300 ms at a time: the stalls are spent in the function that causes them, even in a file cut short by SIGKILL of the tool', { timeout: 120_000 }, async (t) => {
+  const target = await startTarget(t, ipcDir, { script: FIXTURE, args: ['stall'] });
+  const file = join(ipcDir, 'attached.tptrace');
+  const cli = startCli(t, ipcDir, ['collect', '--pid', String(target.pid), '--providers', 'Runtime.CpuSampler,Runtime.EventLoop', '-o', file]);
+  // Written as they come: enough for several stalls, then the tool dies without a word.
+  await waitFor('samples of several stalls in the file', async () => (await stat(file).catch(() => ({ size: 0 }))).size > 60_000, 60_000);
+  cli.child.kill('SIGKILL');
+  await cli.done;
+  const stalls = [];
+  let begun;
+  const b = new CpuProfileBuilder();
+  try {
+    for await (const e of readTrace(file)) {
+      b.add(e);
+      if (e.provider !== 'Runtime.EventLoop' || e.fields.thread !== 0) continue;
+      if (e.name === 'StallStart') begun = e.timestampNs - e.fields.blockedMs * 1e6;
+      if (e.name === 'StallEnd' && begun !== undefined) stalls.push([begun, e.timestampNs]);
+    }
+  } catch (e) {
+    assert.equal(e.code, 'truncated', String(e));
+  }
+  const profile = b.finish();
+  assert.ok(stalls.length >= 2, `stalls in the file: ${stalls.length}`);
+  for (const [from, to] of stalls) {
+    const { functions, sampledNs } = functionTimes(profile, [profile.threads.get(0)], from, to);
+    assert.ok(functions.length > 0, `samples during the stall at ${from / 1e6} ms`);
+    const top = profile.frames[functions[0].frame];
+    assert.equal(top.functionName, 'stallMaker', `the stall at ${(from / 1e6).toFixed(0)} ms: ${frameLabel(top)} ${((100 * functions[0].selfNs) / sampledNs).toFixed(0)} %`);
+  }
 });
