@@ -15,11 +15,16 @@ export const IDLE_FRAME = '(idle)';
 /** What the views show for samples whose stack the stream did not define: counted there, never guessed. */
 export const UNRESOLVED_FRAME = '(unresolved stack)';
 
+/** A sample's stack when V8 gave no frame at all, only its root: the sample counts, on no function. */
+export const NO_FRAME = -1;
+/** A sample's stack when the stream never defined its stack id: counted as unresolved, never guessed. */
+export const UNRESOLVED_STACK = -2;
+
 /** The samples of one thread, in time order: when (ns on the trace clock), which stack, how long each stands for. */
 export interface ThreadSamples {
   readonly thread: number;
   readonly timestampNs: Float64Array;
-  /** Index into CpuProfile.stacks; -1 when the stream never defined it (a ring that dropped the definition). */
+  /** Index into CpuProfile.stacks; NO_FRAME for a sample of no frame, UNRESOLVED_STACK when the stream never defined it (a ring that dropped the definition). */
   readonly stack: Int32Array;
   /** ns each sample stands for: the gap to the thread's next sample, at most MAX_WEIGHT_INTERVALS intervals. */
   readonly weightNs: Float64Array;
@@ -54,7 +59,7 @@ export const MAX_WEIGHT_INTERVALS = 4;
 
 const PROVIDER = 'Runtime.CpuSampler';
 
-/** Takes each sample as it is read, its stack resolved (-1 when unresolved): for views that stream. */
+/** Takes each sample as it is read, its stack resolved (or NO_FRAME, UNRESOLVED_STACK): for views that stream. */
 export type SampleSink = (thread: number, timestampNs: number, stack: number) => void;
 
 /**
@@ -95,8 +100,9 @@ export class CpuProfileBuilder {
         this.defineStack(e.threadId, f.stackId as number, f.frameId as number, f.parentId as number);
         break;
       case 'Sample': {
-        const stack = this.writerStacks.get(e.threadId)?.get(f.stackId as number) ?? -1;
-        if (stack < 0) this.unresolved++;
+        // Stack 0 is a sample with no frame at all (V8 gave only its root): counted, attributed to nothing.
+        const stack = f.stackId === 0 ? NO_FRAME : (this.writerStacks.get(e.threadId)?.get(f.stackId as number) ?? UNRESOLVED_STACK);
+        if (stack === UNRESOLVED_STACK) this.unresolved++;
         if (this.sink) {
           this.sink(f.thread as number, e.timestampNs, stack);
           break;

@@ -1,4 +1,4 @@
-import { CpuProfileBuilder, framesOf, frameName, UNRESOLVED_FRAME } from '../analysis/cpu-profile.js';
+import { CpuProfileBuilder, framesOf, frameName, NO_FRAME, UNRESOLVED_FRAME, UNRESOLVED_STACK } from '../analysis/cpu-profile.js';
 import type { BlockEvent } from '../format/events-block.js';
 import type { DecodedFields } from '../format/payload-codec.js';
 import type { TraceHeader } from '../format/stream-header.js';
@@ -49,6 +49,8 @@ const Metadata = { metadata: 2, name: 1, stringValue: 2, intValue: 4, jsonValue:
 /** One trusted sequence carries everything: interning state is per sequence. */
 const SEQUENCE = 1;
 const PROCESS_TRACK = 1;
+/** The frame key of UNRESOLVED_FRAME, the one frame of a sample whose stack the stream never defined. */
+const UNRESOLVED = -1;
 const TWO32 = 4294967296n;
 
 type FieldValue = DecodedFields[string];
@@ -166,7 +168,7 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
   private readonly cpu = new CpuProfileBuilder((thread, timestampNs, stack) => this.perfSample(thread, timestampNs, stack));
   private readonly functionNames = new Interner();
   private readonly sourcePaths = new Interner();
-  /** Perfetto iids of the profile's frames and stacks written so far; -1 is the unresolved stand-in. */
+  /** Perfetto iids of the profile's frames and stacks written so far (the frame UNRESOLVED stands in for unresolved stacks). */
   private readonly frameIids = new Map<number, number>();
   private readonly callstackIids = new Map<number, number>();
   private readonly dropName = this.names.iid('dropped events');
@@ -371,11 +373,12 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
     const pb = this.pb;
     this.packet(timestampNs);
     pb.uint(Packet.sequenceFlags, SEQ_NEEDS_INCREMENTAL_STATE);
-    const callstack = this.callstack(stack);
+    // A sample of no frame has no callstack: Perfetto counts it, on no function.
+    const callstack = stack === NO_FRAME ? 0 : this.callstack(stack);
     pb.begin(Packet.perfSample);
     pb.uint(PerfSample.pid, this.header!.pid);
     pb.uint(PerfSample.tid, this.threads.tid(thread));
-    pb.uint(PerfSample.callstackIid, callstack);
+    if (callstack > 0) pb.uint(PerfSample.callstackIid, callstack);
     pb.end();
     pb.end();
   }
@@ -391,14 +394,14 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
     iid = this.callstackIids.size + 1;
     this.callstackIids.set(stack, iid);
     const table = this.cpu.stackTable();
-    const frames = stack < 0 ? [-1] : framesOf(table, stack).reverse();
+    const frames = stack === UNRESOLVED_STACK ? [UNRESOLVED] : framesOf(table, stack).reverse();
     const fresh: Array<[number, number, number, number]> = [];
     const frameIds = frames.map((f) => {
       let id = this.frameIids.get(f);
       if (id === undefined) {
         id = this.frameIids.size + 1;
         this.frameIids.set(f, id);
-        const frame = f < 0 ? undefined : table.frames[f]!;
+        const frame = f === UNRESOLVED ? undefined : table.frames[f]!;
         const name = this.functionNames.iid(frame ? frameName(frame) : UNRESOLVED_FRAME);
         fresh.push([id, name, frame?.url ? this.sourcePaths.iid(frame.url) : 0, frame?.line ?? 0]);
       }

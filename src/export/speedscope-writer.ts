@@ -1,4 +1,4 @@
-import { CpuProfileBuilder, type CpuProfile, frameName, type ThreadSamples, UNRESOLVED_FRAME } from '../analysis/cpu-profile.js';
+import { CpuProfileBuilder, type CpuProfile, frameName, NO_FRAME, type ThreadSamples, UNRESOLVED_FRAME, UNRESOLVED_STACK } from '../analysis/cpu-profile.js';
 import type { TraceHeader } from '../format/stream-header.js';
 import type { EventBatch } from '../format/trace-reader.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
@@ -116,13 +116,11 @@ class ProfileText {
     await this.flush();
   }
 
-  /** A sample's stack: its frame indexes, the outermost first. */
+  /** A sample's stack: its frame indexes, the outermost first (none for a sample of no frame). */
   private stack(stack: number): void {
     const w = this.w;
-    if (stack < 0) {
-      w.ascii(`[${this.profile.frames.length}]`);
-      return;
-    }
+    if (stack === NO_FRAME) return w.ascii('[]');
+    if (stack === UNRESOLVED_STACK) return w.ascii(`[${this.profile.frames.length}]`);
     const { stackFrame, stackParent } = this.profile;
     let depth = 0;
     for (let s = stack; s >= 0; s = stackParent[s]!) {
