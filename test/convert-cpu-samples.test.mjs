@@ -2,10 +2,13 @@
 // JSON schema speedscope publishes (ajv), and the Perfetto file decoded by protoc with Perfetto's
 // field numbers. The trace is written without a session (helpers/cpu-sample-trace.mjs), so every
 // sample's thread, time and stack is known; the numbers must be those of src/analysis/cpu-profile.ts.
+// Then the same on a real traced process that spends its time in one function.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +22,9 @@ import { headerInfo } from './helpers/synthetic-trace.mjs';
 import { tempDir } from './helpers/temp-dir.mjs';
 import { writeTrace } from './helpers/trace-builder.mjs';
 
+const execFileAsync = promisify(execFile);
+const HOT = fileURLToPath(new URL('./fixtures/cpu-hot.mjs', import.meta.url));
+const REGISTER = new URL('../dist/register.js', import.meta.url).href;
 const SPEEDSCOPE_SCHEMA = createRequire(import.meta.url).resolve('speedscope/dist/release/file-format-schema.json');
 const PERFETTO_SCHEMA_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
@@ -36,9 +42,9 @@ before(async () => {
 });
 after(() => rm(dir, { recursive: true, force: true }));
 
-async function speedscope(args = []) {
+async function speedscope(input = trace) {
   const out = join(dir, `out-${Math.random().toString(36).slice(2)}.json`);
-  const r = await cli(['convert', trace, '--to', 'speedscope', '-o', out, ...args]);
+  const r = await cli(['convert', input, '--to', 'speedscope', '-o', out]);
   assert.equal(r.code, 0, r.stderr);
   return { file: JSON.parse(await readFile(out, 'utf8')), stdout: r.stdout };
 }
@@ -48,36 +54,43 @@ function selfTimes(file, p) {
   const self = new Map();
   let total = 0;
   p.samples.forEach((stack, i) => {
+    total += p.weights[i];
+    // A sample of no frame counts in the total, on no function.
+    if (stack.length === 0) return;
     const f = file.shared.frames[stack[stack.length - 1]];
     const key = `${f.name}|${f.file ?? ''}|${f.line ?? 0}|${f.col ?? 0}`;
     self.set(key, (self.get(key) ?? 0) + p.weights[i]);
-    total += p.weights[i];
   });
   return { self, total };
+}
+
+async function validSpeedscope(file) {
+  const ajv = new Ajv({ allErrors: true });
+  const validate = ajv.compile(JSON.parse(await readFile(SPEEDSCOPE_SCHEMA, 'utf8')));
+  assert.ok(validate(file), ajv.errorsText(validate.errors));
 }
 
 const frameKey = (f) => `${frameName(f)}|${f.url}|${f.line}|${f.column}`;
 
 test('speedscope: valid against the schema speedscope publishes; one sampled profile per sampled thread, named as the timelines name them; frames carry file, line and column', async () => {
   const { file, stdout } = await speedscope();
-  const ajv = new Ajv({ allErrors: true });
-  const validate = ajv.compile(JSON.parse(await readFile(SPEEDSCOPE_SCHEMA, 'utf8')));
-  assert.ok(validate(file), ajv.errorsText(validate.errors));
+  await validSpeedscope(file);
   assert.deepEqual(file.profiles.map((p) => [p.type, p.name, p.unit]), [['sampled', 'main', 'nanoseconds'], ['sampled', 'pool (worker 1)', 'nanoseconds']]);
   // The watchdog wrote some of main's samples with ids of its own: they are main's, on the same frames.
   const main = file.profiles[0];
   assert.equal(main.samples.length, profile.threads.get(0).timestampNs.length);
-  assert.equal(main.samples.length, 41);
+  assert.equal(main.samples.length, 42);
   assert.equal(main.startValue, 1_000_000);
   assert.equal(main.endValue, 41_000_000);
   assert.equal(file.activeProfileIndex, 0, 'main was sampled the longest');
   // In time order, though the watchdog's samples come last in the stream; each stands for the 1 ms to the next.
-  const leaf = (stack) => file.shared.frames[stack[stack.length - 1]].name;
+  const leaf = (stack) => (stack.length === 0 ? 'no frame' : file.shared.frames[stack[stack.length - 1]].name);
   const cycle = ['hot', 'hot', 'helper', '(anonymous)', '(garbage collector)', 'hot', '(program)'];
   const want = Array.from({ length: 40 }, (_, i) => cycle[i % cycle.length]);
   want.splice(34, 0, '(unresolved stack)');
+  want.splice(38, 0, 'no frame');
   assert.deepEqual(main.samples.map(leaf), want);
-  assert.deepEqual(main.weights.filter((w) => w !== 1_000_000), [500_000, 500_000]);
+  assert.deepEqual(main.weights.filter((w) => w !== 1_000_000), [500_000, 500_000, 500_000, 500_000]);
   const frames = new Map(file.shared.frames.map((f) => [f.name, f]));
   assert.equal(file.shared.frames.length, new Set(file.shared.frames.map((f) => JSON.stringify(f))).size, 'each frame once');
   assert.deepEqual(frames.get('hot'), { name: 'hot', file: FRAMES.hot[1], line: 10, col: 3 });
@@ -88,7 +101,7 @@ test('speedscope: valid against the schema speedscope publishes; one sampled pro
   const withHelper = main.samples.find((s) => s.includes(helper));
   assert.deepEqual(withHelper.map((i) => file.shared.frames[i].name), ['main', 'hot', 'helper']);
   // A sample whose stack was never defined stands on a frame of its own, and the summary says so.
-  assert.equal(main.samples.filter((s) => file.shared.frames[s[0]].name === '(unresolved stack)').length, 1);
+  assert.equal(main.samples.filter((s) => s.length === 1 && file.shared.frames[s[0]].name === '(unresolved stack)').length, 1);
   assert.match(stdout, /note: 1 sample whose stack the trace does not define .* shown as "\(unresolved stack\)"/);
   assert.match(stdout, /note: the sampler lost 3 samples before writing them \(buffer-full: 3\)/);
 });
@@ -136,16 +149,19 @@ test('speedscope: a trace without CPU samples is refused in one line, and no fil
   assert.deepEqual(await readdir(empty), ['no-samples.tptrace']);
 });
 
-test('perfetto: samples are PerfSample packets under their thread, with interned callstacks whose frames name the functions (protoc)', async (t) => {
-  if (!needTool(t, 'protoc', 'protobuf-compiler')) return;
-  const out = join(dir, 'samples.pftrace');
-  const r = await cli(['convert', trace, '--to', 'perfetto', '-o', out]);
+/**
+ * `convert --to perfetto` of `input`, decoded by protoc: the packets, and each PerfSample with its
+ * time (trace ns), thread and callstack resolved through the interned data (the outermost frame first).
+ * Checks on the way that every interned entry is defined once, before its first use.
+ */
+async function perfettoSamples(input, out) {
+  const r = await cli(['convert', input, '--to', 'perfetto', '-o', out]);
   assert.equal(r.code, 0, r.stderr);
   const decoded = await run('sh', ['-c', `protoc --decode=perfetto.protos.Trace --proto_path='${PERFETTO_SCHEMA_DIR}' '${join(PERFETTO_SCHEMA_DIR, 'perfetto-trace.proto')}' < '${out}'`]);
   assert.equal(decoded.code, 0, decoded.stderr);
   assert.doesNotMatch(decoded.stdout, /^\s*\d+:/m, 'no field the schema does not know');
   const packets = parseProtoText(decoded.stdout).packet;
-  // Interned entries are defined once, in the packet that first uses them or before.
+  const base = Number(packets[0].clock_snapshot.clocks[0].timestamp);
   const functionNames = new Map();
   const sourcePaths = new Map();
   const frames = new Map();
@@ -155,7 +171,6 @@ test('perfetto: samples are PerfSample packets under their thread, with interned
     map.set(iid, value);
   };
   const samples = [];
-  const { pid } = headerInfo();
   const threadNames = new Map();
   for (const p of packets) {
     const i = p.interned_data ?? {};
@@ -167,26 +182,35 @@ test('perfetto: samples are PerfSample packets under their thread, with interned
     if (thread) threadNames.set(thread.tid, thread.thread_name);
     if (!p.perf_sample) continue;
     assert.equal(p.sequence_flags, 2, 'a sample needs the sequence\'s interned state');
-    const stack = callstacks.get(p.perf_sample.callstack_iid);
-    assert.ok(stack, `callstack ${p.perf_sample.callstack_iid} is defined before its first sample`);
-    assert.equal(p.perf_sample.pid, pid);
+    // A sample of no frame has no callstack.
+    const iid = p.perf_sample.callstack_iid;
+    const stack = iid === undefined ? [] : callstacks.get(iid);
+    assert.ok(stack, `callstack ${iid} is defined before its first sample`);
     assert.ok(threadNames.has(p.perf_sample.tid), 'the thread\'s track is described before its samples');
-    samples.push({ ts: p.timestamp, tid: p.perf_sample.tid, stack });
+    samples.push({ ts: p.timestamp - base, pid: p.perf_sample.pid, tid: p.perf_sample.tid, stack });
   }
-  // Every sample, on its thread, at its own time (the clock snapshot maps trace ns to BOOTTIME + 5000).
-  const base = Number(headerInfo().clock.monotonicNs);
+  return { packets, samples, threadNames };
+}
+
+test('perfetto: samples are PerfSample packets under their thread, with interned callstacks whose frames name the functions (protoc)', async (t) => {
+  if (!needTool(t, 'protoc', 'protobuf-compiler')) return;
+  const { packets, samples, threadNames } = await perfettoSamples(trace, join(dir, 'samples.pftrace'));
+  const { pid } = headerInfo();
+  assert.ok(samples.every((s) => s.pid === pid));
+  // Every sample, on its thread, at its own time on the trace clock.
   for (const [thread, tid, name] of [[0, pid, 'main'], [1, pid + 1, 'pool (worker 1)']]) {
     assert.equal(threadNames.get(tid), name);
-    const got = samples.filter((s) => s.tid === tid).map((s) => s.ts - base).sort((a, b) => a - b);
+    const got = samples.filter((s) => s.tid === tid).map((s) => s.ts).sort((a, b) => a - b);
     assert.deepEqual(got, [...profile.threads.get(thread).timestampNs]);
   }
-  // hot (main.js:10) is in main's callstacks, called from main, in the order the samples were taken.
+  // hot (main.js:10) is in main's callstacks, called from main, as many times as it was sampled.
   const mainSamples = samples.filter((s) => s.tid === pid).sort((a, b) => a.ts - b.ts);
   const hot = mainSamples.filter((s) => s.stack.some((f) => f.name === 'hot'));
-  assert.equal(hot.length, profile.threads.get(0).stack.reduce((n, st) => n + (st >= 0 && stackHas(st, 'hot') ? 1 : 0), 0));
+  const withHot = [0, 1, 2, 5]; // the places of hot in the script's cycle of seven stacks
+  assert.deepEqual(hot.map((s) => s.ts), Array.from({ length: 40 }, (_, i) => i).filter((i) => withHot.includes(i % 7)).map((i) => 1_000_000 * (i + 1)));
   assert.deepEqual(hot[0].stack.slice(0, 2), [{ name: 'main', file: FRAMES.main[1], line: 1 }, { name: 'hot', file: FRAMES.hot[1], line: 10 }]);
   assert.ok(!samples.filter((s) => s.tid === pid + 1).some((s) => s.stack.some((f) => f.name === 'hot')), 'hot is main\'s only');
-  assert.deepEqual(mainSamples.filter((s) => s.stack[0].name === '(unresolved stack)').length, 1);
+  assert.deepEqual(mainSamples.filter((s) => s.stack.length === 0 || s.stack[0].name === '(unresolved stack)').map((s) => [s.ts, s.stack[0]?.name]), [[34_500_000, '(unresolved stack)'], [37_500_000, undefined]]);
   assert.deepEqual(mainSamples.find((s) => s.stack.some((f) => f.name === '(anonymous)')).stack.map((f) => f.name), ['main', '(anonymous)']);
   // The sampler's definitions and samples are not instants any more; its other events still are.
   const names = new Map(packets.flatMap((p) => p.interned_data?.event_names ?? []).map((n) => [n.iid, n.name]));
@@ -195,7 +219,47 @@ test('perfetto: samples are PerfSample packets under their thread, with interned
   assert.ok(instants.includes('Runtime.CpuSampler/SamplesLost'));
 });
 
-function stackHas(stack, name) {
-  for (let s = stack; s >= 0; s = profile.stackParent[s]) if (frameName(profile.frames[profile.stackFrame[s]]) === name) return true;
-  return false;
+let hotTrace;
+/** A real traced process that spends a second in hotLoop without yielding (fixtures/cpu-hot.mjs), traced once. */
+function hotTraced() {
+  hotTrace ??= (async () => {
+    const input = join(dir, 'hot.tptrace');
+    const env = { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_PROVIDERS: 'Runtime.CpuSampler', TRACEPIPE_OUTPUT: input };
+    await execFileAsync(process.execPath, [`--import=${REGISTER}`, HOT, 'spin', '1000'], { env, timeout: 60_000 });
+    const builder = new CpuProfileBuilder();
+    for await (const batch of readTrace(input).batches({ order: 'stream' })) for (const e of batch.events) builder.add(e);
+    return { input, profile: builder.finish() };
+  })();
+  return hotTrace;
 }
+
+test('a real traced process that spends a second in hotLoop without yielding: hotLoop tops the self-time list of the speedscope file, with the share report computes', { timeout: 120_000 }, async (t) => {
+  const { input, profile: real } = await hotTraced();
+  const { file } = await speedscope(input);
+  await validSpeedscope(file);
+  assert.deepEqual(file.profiles.map((p) => p.name), ['main'], 'tracepipe\'s own threads are not sampled');
+  const { self, total } = selfTimes(file, file.profiles[0]);
+  const ranked = [...self].sort((a, b) => b[1] - a[1]);
+  t.diagnostic(`speedscope self time: ${ranked.slice(0, 3).map(([k, ns]) => `${k.split('|')[0]} ${((100 * ns) / total).toFixed(1)} %`).join(', ')}`);
+  const [top, ns] = ranked[0];
+  assert.match(top, /^hotLoop\|file:\/\/.*\/cpu-hot\.mjs\|\d+\|\d+$/);
+  assert.ok(ns / total > 0.5, `hotLoop has most of the time: ${((100 * ns) / total).toFixed(1)} %`);
+  const want = functionTimes(real);
+  assert.equal(frameKey(real.frames[want.functions[0].frame]), top);
+  assert.ok(Math.abs(ns / total - want.functions[0].selfNs / want.sampledNs) < 1e-12);
+});
+
+test('the same process in Perfetto: hotLoop is the innermost frame of most of the main thread\'s samples, with its script and line (protoc)', { timeout: 120_000 }, async (t) => {
+  if (!needTool(t, 'protoc', 'protobuf-compiler')) return;
+  const { input, profile: real } = await hotTraced();
+  const { samples } = await perfettoSamples(input, join(dir, 'hot.pftrace'));
+  const { pid } = (await readTrace(input).summary()).header;
+  const onMain = samples.filter((s) => s.tid === pid);
+  assert.equal(onMain.length, samples.length, 'only the main thread is sampled');
+  assert.equal(onMain.length, real.threads.get(0).timestampNs.length);
+  const inHot = onMain.filter((s) => s.stack.at(-1)?.name === 'hotLoop');
+  assert.ok(inHot.length / onMain.length > 0.5, `${inHot.length} of ${onMain.length} samples in hotLoop`);
+  assert.match(inHot[0].stack.at(-1).file, /\/cpu-hot\.mjs$/);
+  assert.ok(inHot[0].stack.at(-1).line > 0);
+  assert.equal(inHot[0].stack.at(-2).name, 'spinIn');
+});

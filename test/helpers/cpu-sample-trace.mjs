@@ -64,6 +64,11 @@ export class CpuSampleScript {
     this.#emit(SAMPLER.Sample, writer, timestampNs, [parent, thread]);
   }
 
+  /** A sample of no frame at all (stack 0: V8 gave only its root). */
+  noFrame(writer, thread, timestampNs) {
+    this.#emit(SAMPLER.Sample, writer, timestampNs, [0, thread]);
+  }
+
   /** A sample whose stack id the writer never defined (its definition lost with a ring's oldest chunks). */
   unresolved(writer, thread, timestampNs) {
     this.#emit(SAMPLER.Sample, writer, timestampNs, [999_999, thread]);
@@ -102,7 +107,7 @@ export const FRAMES = {
 /**
  * Two sampled threads: main (0), whose samples its own thread writes and, during a stall, its
  * watchdog (thread 2) with ids of its own, and a worker "pool" (1). Main spends most of its time in
- * `hot`; one main sample's stack was never defined; the worker has a gap longer than four intervals.
+ * `hot`; one main sample's stack was never defined, another has no frame; the worker has a gap longer than four intervals.
  * Samples are 1 ms apart (the worker's 2 ms) at 1 ms intervals.
  */
 export function twoThreadScript() {
@@ -119,6 +124,7 @@ export function twoThreadScript() {
     // Samples 20–29 are the watchdog's, written below.
     if (i < 20 || i >= 30) s.sample(0, 0, ms(i), mainStacks[i % mainStacks.length]);
     if (i === 33) s.unresolved(0, 0, ms(i) + 500_000);
+    if (i === 36) s.noFrame(0, 0, ms(i) + 500_000);
     if (i % 2 === 0 && (i < 10 || i > 16)) s.sample(1, 1, ms(i) + 250_000, i % 4 === 0 ? [work, parse] : [work]);
   }
   s.lost(0, 0, ms(40), 3, 'buffer-full');
