@@ -1,16 +1,18 @@
 // CPU samples in the exports, read back by tools nobody here wrote: the speedscope file against the
 // JSON schema speedscope publishes (ajv), and the Perfetto file decoded by protoc with Perfetto's
-// field numbers. The trace is written without a session (helpers/cpu-sample-trace.mjs), so every
+// field numbers, and speedscope's own page importing the file in headless Chromium. The trace is
+// written without a session (helpers/cpu-sample-trace.mjs), so every
 // sample's thread, time and stack is known; the numbers must be those of src/analysis/cpu-profile.ts.
 // Then the same on a real traced process that spends its time in one function.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Ajv from 'ajv';
 import { readTrace } from '../dist/index.js';
@@ -26,6 +28,7 @@ const execFileAsync = promisify(execFile);
 const HOT = fileURLToPath(new URL('./fixtures/cpu-hot.mjs', import.meta.url));
 const REGISTER = new URL('../dist/register.js', import.meta.url).href;
 const SPEEDSCOPE_SCHEMA = createRequire(import.meta.url).resolve('speedscope/dist/release/file-format-schema.json');
+const SPEEDSCOPE_APP = dirname(SPEEDSCOPE_SCHEMA);
 const PERFETTO_SCHEMA_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
 let dir;
@@ -130,6 +133,51 @@ test('speedscope: every function\'s self-time share is the share functionTimes g
   check(file.profiles, threads);
   // The worker's gap of 10 ms counts as four intervals, as in every view.
   assert.equal(Math.max(...file.profiles[1].weights), 4_000_000);
+});
+
+test('speedscope: speedscope\'s own page (its release build, in headless Chromium) imports the file and shows main\'s profile, without an error', { timeout: 120_000 }, async (t) => {
+  let executablePath;
+  try {
+    executablePath = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+  } catch {
+    if (process.env.CI === 'true') throw new Error('chromium is not installed; CI must install it (.ci/run)');
+    return t.skip('chromium is not installed (Debian package chromium)');
+  }
+  const out = join(dir, 'page.speedscope.json');
+  assert.equal((await cli(['convert', trace, '--to', 'speedscope', '-o', out])).code, 0);
+  // speedscope loads a profile from `#profileURL=`, with fetch: so the page and the file are served.
+  const server = createServer(async (req, res) => {
+    const path = new URL(req.url, 'http://localhost').pathname;
+    try {
+      const body = await readFile(path === '/profile.json' ? out : join(SPEEDSCOPE_APP, path.slice(1)));
+      const type = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json' }[path.slice(path.lastIndexOf('.'))];
+      res.writeHead(200, type ? { 'content-type': type } : {});
+      res.end(body);
+    } catch {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [], timeout: 60_000 });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    await page.goto(`http://127.0.0.1:${server.address().port}/index.html#profileURL=/profile.json`, { timeout: 60_000 });
+    // speedscope names the tab after the file's profile group once it has imported it.
+    await page.waitForFunction(() => document.title.endsWith(' - speedscope'), null, { timeout: 60_000 }).catch((e) => {
+      throw new Error(`speedscope did not import the file (${e.message}); its errors: ${errors.join(' | ') || 'none'}`);
+    });
+    assert.equal(await page.title(), 'synthetic.mjs - speedscope');
+    assert.match(await page.evaluate(() => document.body.innerText), /main \(1\/2\)/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
 });
 
 test('speedscope: to stdout with -o -, the summary on stderr', async () => {
