@@ -196,6 +196,8 @@ test('collect --pid on a process that stalls 300 ms at a time: the stalls are sp
   for (const [from, to] of stalls.slice(1)) {
     const { functions, sampledNs } = functionTimes(profile, [profile.threads.get(0)], from, to);
     assert.ok(functions.length > 0, `samples during the stall at ${from / 1e6} ms`);
+    // The fallback's profiler starts cold at every rotation: a function V8 inlined shows as its caller.
+    if (!NATIVE) continue;
     const top = profile.frames[functions[0].frame];
     assert.equal(top.functionName, 'stallMaker', `the stall at ${(from / 1e6).toFixed(0)} ms: ${frameLabel(top)} ${((100 * functions[0].selfNs) / sampledNs).toFixed(0)} %`);
   }
