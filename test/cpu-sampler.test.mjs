@@ -202,3 +202,36 @@ test('collect --pid on a process that stalls 300 ms at a time: the stalls are sp
     assert.equal(top.functionName, 'stallMaker', `the stall at ${(from / 1e6).toFixed(0)} ms: ${frameLabel(top)} ${((100 * functions[0].selfNs) / sampledNs).toFixed(0)} %`);
   }
 });
+
+test('from code: a session started with startSession samples this thread, and stops with the session', { timeout: 120_000 }, async (t) => {
+  const { startSession } = await import('../dist/index.js');
+  const file = join(await tempDir(t), 'in-process.tptrace');
+  const session = await startSession({ providers: 'Runtime.CpuSampler:*:4:IntervalUs=500', output: file });
+  const spinHere = (ms) => {
+    let x = 0;
+    for (const end = Date.now() + ms; Date.now() < end; ) for (let i = 0; i < 100_000; i++) x = (x * 48271) % 2147483647;
+    return x;
+  };
+  spinHere(400);
+  await session.stop();
+  const { profile, others } = await profileOf(file);
+  assert.deepEqual([...profile.threads.keys()], [0]);
+  assert.ok(ourShares(profile).some((f) => f.name === 'spinHere' && f.share > 30), 'the spin is in the samples');
+  assert.deepEqual(others.filter((e) => e.name !== 'SamplesLost').map((e) => [e.name, e.fields.intervalUs]), [['SamplerStarted', 500], ['SamplerStopped', undefined]]);
+  // Stopped with the session: nothing samples this thread any more.
+  const { nativeSampler } = await import('../dist/providers/cpu-sampler/native-route.js');
+  if (NATIVE) assert.equal(nativeSampler.take(0, 0, 0), undefined, 'the thread is no longer sampled');
+});
+
+test('collect --profile cpu -- CMD: samples with GC pauses and the event loop, on one timeline', { timeout: 120_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'profile-cpu.tptrace');
+  const r = await startCli(t, dir, ['collect', '--profile', 'cpu', '-o', file, '--', process.execPath, FIXTURE, 'spin', '800']).done;
+  assert.equal(r.code, 0, r.stderr);
+  const summary = await readTrace(file).summary();
+  assert.equal(summary.complete, true);
+  const providers = new Set(Object.keys(summary.byEvent).map((k) => k.split('/')[0]));
+  for (const p of ['Runtime.CpuSampler', 'Runtime.GC', 'Runtime.EventLoop', 'Runtime.Process']) assert.ok(providers.has(p), `${p} in ${[...providers]}`);
+  const { profile } = await profileOf(file);
+  assert.equal(ourShares(profile)[0].name, 'hotLoop');
+});
