@@ -2,11 +2,12 @@
 // handed to JavaScript (on that thread, or on the main thread's watchdog while the main thread's loop
 // is blocked) as (time, stack id) pairs over interned frames and stacks.
 //
-// V8 hands out samples only when a profile stops, and stopping the last profile loses the samples its
-// processor thread has not handled yet. So profiles overlap: every kRotateMs a new profile starts and
-// the one before last stops; the samples of the stopped one that are newer than those already taken
-// are queued. Each sample reaches every profile running when V8 processes it, with the same timestamp,
-// so one full period of overlap leaves no gap and the timestamps tell the duplicates.
+// V8 hands out samples only when a profile stops. So profiles follow each other: every kRotateMs the
+// next profile starts, then the current one stops and its samples newer than those already taken are
+// queued. A profile that is not the last one running stops at once, and the samples V8's processor
+// thread has not handled yet go to the profiles still running when it does, so the next one gets
+// them: starting it first leaves no gap (and the last profile's stop lets the processor finish).
+// A sample handled while both run reaches both with the same timestamp: the times tell duplicates.
 //
 // Stopping a profile must happen on the profiled thread. A process-wide rotation thread asks for it
 // with Isolate::RequestInterrupt, which runs while JavaScript runs, even JavaScript that never yields;
@@ -73,11 +74,9 @@ struct ThreadSampler {
   // The profiler made ahead by prepare(), logging code as it is created; kept when sampling stops.
   v8::CpuProfiler* prepared = nullptr;
   int intervalUs = 1000;
-  // The two profiles running: `older` stops at the next rotation, `newer` one rotation later.
-  v8::ProfilerId older = 0;
-  v8::ProfilerId newer = 0;
-  bool hasOlder = false;
-  bool hasNewer = false;
+  // The profile running, stopped at the next rotation once the next one has started.
+  v8::ProfilerId current = 0;
+  bool hasCurrent = false;
   int64_t lastTakenUs = std::numeric_limits<int64_t>::min();
   uint64_t lastRotationNs = 0;
   double lastCpuMs = 0;
@@ -238,8 +237,9 @@ void NewProfiler(ThreadSampler* s) {
   // A prepared profiler has logged code all along: it starts warm, and knows what was inlined.
   s->profiler = s->prepared != nullptr ? s->prepared : v8::CpuProfiler::New(s->isolate, v8::kDebugNaming, v8::kLazyLogging);
   s->profiler->SetSamplingInterval(s->intervalUs);
-  s->hasOlder = false;
-  s->hasNewer = StartProfile(s, &s->newer);
+  // V8's sampler thread busy-waits for exact intervals unless told otherwise; it sleeps instead.
+  s->profiler->SetUsePreciseSampling(false);
+  s->hasCurrent = StartProfile(s, &s->current);
 }
 
 // Stops both profiles (queuing their last samples), then disposes of the profiler, but for a
@@ -247,9 +247,8 @@ void NewProfiler(ThreadSampler* s) {
 void DisposeProfiler(ThreadSampler* s, bool keepPrepared) {
   if (s->profiler == nullptr) return;
   size_t collected = 0;
-  if (s->hasOlder) StopAndCollect(s, s->older, &collected);
-  if (s->hasNewer) StopAndCollect(s, s->newer, &collected);
-  s->hasOlder = s->hasNewer = false;
+  if (s->hasCurrent) StopAndCollect(s, s->current, &collected);
+  s->hasCurrent = false;
   if (s->profiler == s->prepared) {
     if (keepPrepared) {
       s->profiler = nullptr;
@@ -261,7 +260,7 @@ void DisposeProfiler(ThreadSampler* s, bool keepPrepared) {
   s->profiler = nullptr;
 }
 
-// On the sampled thread: start the next profile, then stop the one before last.
+// On the sampled thread: start the next profile, then stop the current one.
 void Rotate(ThreadSampler* s, bool force) {
   if (!s->sampling.load() || s->profiler == nullptr) return;
   const uint64_t now = uv_hrtime();
@@ -270,15 +269,14 @@ void Rotate(ThreadSampler* s, bool force) {
   v8::ProfilerId next = 0;
   const bool started = StartProfile(s, &next);
   size_t collected = 0;
-  if (s->hasOlder) StopAndCollect(s, s->older, &collected);
-  s->older = s->newer;
-  s->hasOlder = s->hasNewer;
-  s->newer = next;
-  s->hasNewer = started;
+  const bool hadCurrent = s->hasCurrent;
+  if (hadCurrent) StopAndCollect(s, s->current, &collected);
+  s->current = next;
+  s->hasCurrent = started;
   const double cpuMs = ThreadCpuMs();
   const double usedMs = cpuMs - s->lastCpuMs;
   const double elapsedMs = static_cast<double>(now - s->lastRotationNs) / 1e6;
-  const bool empty = collected == 0 && s->hasOlder;
+  const bool empty = collected == 0 && hadCurrent;
   s->emptyCpuMs = empty ? s->emptyCpuMs + usedMs : 0;
   s->emptyMs = empty ? s->emptyMs + elapsedMs : 0;
   s->lastCpuMs = cpuMs;
