@@ -118,20 +118,20 @@ function where(named: string | undefined, path: string): string {
   return named.startsWith('data:') ? 'inline' : named;
 }
 
-/** Each script's map, looked for once. */
+/** Each script's map, looked for once (by its path, however the frames name the script). */
 class ScriptMaps {
   readonly unreadable: string[] = [];
   readonly failed: string[] = [];
   private readonly cache = new Map<string, DecodedSourceMap | undefined>();
 
   of(url: string): DecodedSourceMap | undefined {
-    if (!this.cache.has(url)) this.cache.set(url, this.load(url));
-    return this.cache.get(url);
-  }
-
-  private load(url: string): DecodedSourceMap | undefined {
     const path = scriptPath(url);
     if (path === undefined) return undefined;
+    if (!this.cache.has(path)) this.cache.set(path, this.load(path));
+    return this.cache.get(path);
+  }
+
+  private load(path: string): DecodedSourceMap | undefined {
     let script: string;
     try {
       script = readFileSync(path, 'utf8');

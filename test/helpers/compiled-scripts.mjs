@@ -32,6 +32,22 @@ const { a, ...rest } = { a: 1, b: 2, c: 3 };
 export const spread = { ...rest, a };
 `;
 
+/** TypeScript's own lib .d.ts files, parsed once per target for all compilations of a test file. */
+const libFiles = new Map();
+
+function hostWithCachedLibs(options) {
+  const host = typescript.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  const libDir = host.getDefaultLibLocation();
+  host.getSourceFile = (fileName, language, ...rest) => {
+    if (!fileName.startsWith(libDir)) return getSourceFile(fileName, language, ...rest);
+    const key = `${options.target}:${fileName}`;
+    if (!libFiles.has(key)) libFiles.set(key, getSourceFile(fileName, language, ...rest));
+    return libFiles.get(key);
+  };
+  return host;
+}
+
 /**
  * Compiles `source` (a .ts file's text, named `name`) in `dir` as `tsc --sourceMap` (or
  * --inlineSourceMap) would, through TypeScript's compiler API in this process (a tsc process per file
@@ -41,7 +57,7 @@ export function compileTs(dir, name, source, { inline = false, sourceRoot, targe
   const ts = join(dir, name);
   writeFileSync(ts, source);
   const options = { [inline ? 'inlineSourceMap' : 'sourceMap']: true, target: typescript.ScriptTarget[target], module: typescript.ModuleKind[module], outDir: join(dir, 'out'), strict: true, types: [], skipLibCheck: true, sourceRoot };
-  const program = typescript.createProgram([ts], options);
+  const program = typescript.createProgram([ts], options, hostWithCachedLibs(options));
   const emitted = program.emit();
   const problems = [...typescript.getPreEmitDiagnostics(program), ...emitted.diagnostics];
   if (emitted.emitSkipped || problems.length > 0) {
