@@ -4,6 +4,8 @@
 // CpuProfileBuilder.finishForViews, the views' way in, on a trace of sampler events.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -185,4 +187,61 @@ test('finishForViews (what the views call) applies source maps by default: the h
   const plain = unmapped.frames[functionTimes(unmapped).functions[0].frame];
   assert.deepEqual(plain, { functionName: 'area', url: pathToFileURL(script).href, ...area });
   assert.equal(unmapped.sourceMaps, undefined);
+});
+
+/** A TypeScript program that spends its time in hotSpot; the declarations before it move its line in the emitted script. */
+const HOT_TS = `// Spends most of its time in hotSpot, synchronously.
+declare const process: { argv: string[] };
+
+interface SpinOptions {
+  readonly ms: number;
+}
+
+type Step = (x: number) => number;
+
+enum Mode { Fast, Slow }
+
+function spinFor(options: SpinOptions, step: Step): number {
+  const end = Date.now() + options.ms;
+  let x = Mode.Fast;
+  while (Date.now() < end) x = step(x);
+  return x;
+}
+
+function hotSpot(x: number): number {
+  for (let i = 0; i < 100_000; i++) x = (x * 1103515245 + 12345) % 2147483648;
+  return x;
+}
+
+spinFor({ ms: Number(process.argv[2]) }, hotSpot);
+`;
+
+test('end to end: a TypeScript-compiled script traced with Runtime.CpuSampler has its hot function at its .ts location', { timeout: 120_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const { ts, script } = compileTs(dir, 'hot.ts', HOT_TS);
+  const generated = positionOf(readFileSync(script, 'utf8'), 'hotSpot');
+  const original = positionOf(HOT_TS, 'hotSpot');
+  assert.notEqual(generated.line, original.line, 'the emitted script puts hotSpot on another line');
+  const file = join(dir, 'hot.tptrace');
+  const child = spawn(process.execPath, [`--import=${new URL('../dist/register.js', import.meta.url).href}`, script, '1000'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_PROVIDERS: 'Runtime.CpuSampler', TRACEPIPE_OUTPUT: file },
+  });
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const [code] = await once(child, 'close');
+  assert.equal(code, 0, err);
+
+  const builder = new CpuProfileBuilder();
+  for await (const e of readTrace(file)) builder.add(e);
+  const profile = builder.finishForViews();
+  const top = profile.frames[functionTimes(profile).functions[0].frame];
+  assert.equal(top.functionName, 'hotSpot');
+  // V8 names a CommonJS script by its path and an ES module by its file: URL; the source follows suit.
+  assert.equal(top.url.startsWith('file:') ? fileURLToPath(top.url) : top.url, ts);
+  assert.deepEqual({ line: top.line, column: top.column }, original);
+  assert.deepEqual({ line: top.generated.line, column: top.generated.column }, generated, 'V8 gave the emitted script’s position');
+  assert.equal(frameLabel(top), `hotSpot (hot.ts:${original.line})`);
+  assert.deepEqual(profile.sourceMaps.failedMaps, []);
+  assert.ok(profile.sourceMaps.mappedScripts >= 1);
 });
