@@ -94,6 +94,9 @@ const SEMICOLON = 59;
 const VLQ_CONTINUES = 32;
 /** A value and every running sum must fit in 32 signed bits, as the specification requires. */
 const MAX_VALUE = 2 ** 31 - 1;
+/** The largest value with its sign bit, and the scale of the last digit it may take (7 digits: 35 bits). */
+const MAX_ENCODED = 2 * MAX_VALUE + 1;
+const MAX_SCALE = 32 ** 6;
 
 class RegularMap implements DecodedSourceMap {
   private readonly sources: (string | null)[];
@@ -136,37 +139,11 @@ class RegularMap implements DecodedSourceMap {
   }
 }
 
-/** Reads the base64 VLQ values of a `mappings` string one at a time. */
-class VlqReader {
-  pos = 0;
-  constructor(private readonly text: string) {}
-
-  /** The next value; the caller has checked that one starts here. */
-  value(): number {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      if (this.pos >= this.text.length) throw new SourceMapError(`"mappings" ends inside a value (at ${this.pos})`);
-      const code = this.text.charCodeAt(this.pos);
-      const digit = code < 128 ? BASE64_VALUE[code]! : -1;
-      if (digit < 0) throw new SourceMapError(`"mappings" has ${JSON.stringify(this.text[this.pos])} at ${this.pos}, not a base64 digit`);
-      this.pos++;
-      result += (digit & 31) * 2 ** shift;
-      shift += 5;
-      if ((digit & VLQ_CONTINUES) === 0) break;
-      if (shift > 30) throw new SourceMapError(`"mappings" has a value of more than 32 bits (ending at ${this.pos})`);
-    }
-    const magnitude = Math.floor(result / 2);
-    if (magnitude > MAX_VALUE) throw new SourceMapError(`"mappings" has a value of more than 32 bits (ending at ${this.pos})`);
-    return result % 2 === 1 ? -magnitude : magnitude;
-  }
-}
-
 function decodeMappings(text: string, sources: number, names: number): [Int32Array, Uint32Array] {
   let segments = new Int32Array(FIELDS * 1024);
   let count = 0;
   const lineStarts = [0];
-  const reader = new VlqReader(text);
+  let lineStart = 0;
   const fields = [0, 0, 0, 0, 0];
   // Running sums: the column restarts on each line, the others run through the whole string.
   let column = 0;
@@ -175,32 +152,42 @@ function decodeMappings(text: string, sources: number, names: number): [Int32Arr
   let originalColumn = 0;
   let name = 0;
   let sorted = true;
-  const endLine = () => {
-    if (!sorted) sortLine(segments, lineStarts[lineStarts.length - 1]!, count);
-    lineStarts.push(count);
-    column = 0;
-    sorted = true;
-  };
-  const inRange = (v: number, limit: number, what: string, at: number) => {
-    if (v < 0 || v >= limit) throw new SourceMapError(`"mappings" gives ${what} ${v} at ${at}, outside 0..${limit - 1}`);
-    return v;
-  };
-  while (reader.pos < text.length) {
-    const c = text.charCodeAt(reader.pos);
+  let pos = 0;
+  const end = text.length;
+  for (;;) {
+    const c = pos < end ? text.charCodeAt(pos) : SEMICOLON;
     if (c === SEMICOLON) {
-      reader.pos++;
-      endLine();
+      if (!sorted) sortLine(segments, lineStart, count);
+      lineStarts.push((lineStart = count));
+      column = 0;
+      sorted = true;
+      if (++pos > end) break;
       continue;
     }
     if (c === COMMA) {
-      reader.pos++;
+      pos++;
       continue;
     }
-    const at = reader.pos;
+    // One segment: up to five base64 VLQ values (5 bits a digit, low digit first, sign in the lowest bit).
+    const at = pos;
     let n = 0;
-    while (reader.pos < text.length && text.charCodeAt(reader.pos) !== COMMA && text.charCodeAt(reader.pos) !== SEMICOLON) {
+    while (pos < end) {
+      const next = text.charCodeAt(pos);
+      if (next === COMMA || next === SEMICOLON) break;
       if (n === FIELDS) throw new SourceMapError(`"mappings" has a segment of more than 5 values at ${at}`);
-      fields[n++] = reader.value();
+      let value = 0;
+      let scale = 1;
+      let digit: number;
+      do {
+        if (pos === end) throw new SourceMapError(`"mappings" ends inside a value (at ${pos})`);
+        const code = text.charCodeAt(pos++);
+        digit = code < 128 ? BASE64_VALUE[code]! : -1;
+        if (digit < 0) throw new SourceMapError(`"mappings" has ${JSON.stringify(text[pos - 1])} at ${pos - 1}, not a base64 digit`);
+        value += (digit & 31) * scale;
+        scale *= 32;
+      } while ((digit & VLQ_CONTINUES) !== 0 && scale <= MAX_SCALE);
+      if ((digit & VLQ_CONTINUES) !== 0 || value > MAX_ENCODED) throw new SourceMapError(`"mappings" has a value of more than 32 bits (ending at ${pos})`);
+      fields[n++] = value % 2 === 1 ? -(value - 1) / 2 : value / 2;
     }
     if (n !== 1 && n !== 4 && n !== 5) throw new SourceMapError(`"mappings" has a segment of ${n} values at ${at} (1, 4 or 5 are valid)`);
     if (count * FIELDS === segments.length) {
@@ -210,24 +197,35 @@ function decodeMappings(text: string, sources: number, names: number): [Int32Arr
     }
     const s = count * FIELDS;
     const previous = column;
-    column = inRange(column + fields[0]!, MAX_VALUE, 'the generated column', at);
-    if (count > lineStarts[lineStarts.length - 1]! && column < previous) sorted = false;
+    column += fields[0]!;
+    if (column < 0 || column > MAX_VALUE) throw outOfRange('the generated column', column, MAX_VALUE + 1, at);
+    if (count > lineStart && column < previous) sorted = false;
     segments[s + GEN_COLUMN] = column;
     segments[s + SOURCE] = ABSENT;
     segments[s + NAME] = ABSENT;
     if (n >= 4) {
-      source = inRange(source + fields[1]!, sources, 'the source', at);
-      originalLine = inRange(originalLine + fields[2]!, MAX_VALUE, 'the original line', at);
-      originalColumn = inRange(originalColumn + fields[3]!, MAX_VALUE, 'the original column', at);
+      source += fields[1]!;
+      originalLine += fields[2]!;
+      originalColumn += fields[3]!;
+      if (source < 0 || source >= sources) throw outOfRange('the source', source, sources, at);
+      if (originalLine < 0 || originalLine > MAX_VALUE) throw outOfRange('the original line', originalLine, MAX_VALUE + 1, at);
+      if (originalColumn < 0 || originalColumn > MAX_VALUE) throw outOfRange('the original column', originalColumn, MAX_VALUE + 1, at);
       segments[s + SOURCE] = source;
       segments[s + ORIGINAL_LINE] = originalLine;
       segments[s + ORIGINAL_COLUMN] = originalColumn;
     }
-    if (n === 5) segments[s + NAME] = name = inRange(name + fields[4]!, names, 'the name', at);
+    if (n === 5) {
+      name += fields[4]!;
+      if (name < 0 || name >= names) throw outOfRange('the name', name, names, at);
+      segments[s + NAME] = name;
+    }
     count++;
   }
-  endLine();
   return [segments.slice(0, count * FIELDS), Uint32Array.from(lineStarts)];
+}
+
+function outOfRange(what: string, v: number, limit: number, at: number): SourceMapError {
+  return new SourceMapError(`"mappings" gives ${what} ${v} at ${at}, outside 0..${limit - 1}`);
 }
 
 /** Orders one line's mappings [from, to) by generated column, keeping the map's order among equal columns. */

@@ -122,13 +122,17 @@ function where(named: string | undefined, path: string): string {
 class ScriptMaps {
   readonly unreadable: string[] = [];
   readonly failed: string[] = [];
-  private readonly cache = new Map<string, DecodedSourceMap | undefined>();
+  private readonly byPath = new Map<string, DecodedSourceMap | undefined>();
+  /** The same by URL, so that each frame costs one look-up, not a URL's conversion to a path. */
+  private readonly byUrl = new Map<string, DecodedSourceMap | undefined>();
 
   of(url: string): DecodedSourceMap | undefined {
+    if (this.byUrl.has(url)) return this.byUrl.get(url);
     const path = scriptPath(url);
-    if (path === undefined) return undefined;
-    if (!this.cache.has(path)) this.cache.set(path, this.load(path));
-    return this.cache.get(path);
+    if (path !== undefined && !this.byPath.has(path)) this.byPath.set(path, this.load(path));
+    const map = path === undefined ? undefined : this.byPath.get(path);
+    this.byUrl.set(url, map);
+    return map;
   }
 
   private load(path: string): DecodedSourceMap | undefined {
