@@ -68,6 +68,36 @@ test('withSourceMaps puts every frame at source-map’s original position: a map
   assert.deepEqual(sourceMapNotes(mapped.sourceMaps), [`${cases.length} frames of 3 scripts shown at their original location through source maps`]);
 });
 
+test('the map a script names: //# and //@ comments, /*# */, comments and blank lines after it, percent-encoded data: URLs; text in a string literal is not a comment', async (t) => {
+  const dir = await tempDir(t);
+  // One mapping: generated 0:0 → the source's 0:0, named "original".
+  const map = (source) => JSON.stringify({ version: 3, sources: [source], names: ['original'], mappings: 'AAAAA' });
+  writeFileSync(join(dir, 'm.map'), map('from-file.ts'));
+  const scripts = {
+    hash: 'function a() {}\n//# sourceMappingURL=m.map\n',
+    at: 'function a() {}\n//@ sourceMappingURL=m.map',
+    block: 'function a() {}\n/*# sourceMappingURL=m.map */\n',
+    followed: 'function a() {}\n//# sourceMappingURL=m.map\n\n// built by hand\n   \n',
+    percent: `function a() {}\n//# sourceMappingURL=data:application/json;charset=utf-8,${encodeURIComponent(map('from-data.ts'))}\n`,
+    literal: 'const s = "\\n//# sourceMappingURL=m.map";\nfunction a() {}\n',
+  };
+  const frames = Object.entries(scripts).map(([name, text]) => {
+    writeFileSync(join(dir, `${name}.js`), text);
+    return { functionName: 'a', url: join(dir, `${name}.js`), line: 1, column: 1 };
+  });
+  const mapped = withSourceMaps(profileOf(frames));
+  const shown = Object.fromEntries(Object.keys(scripts).map((name, i) => [name, mapped.frames[i].generated ? `${mapped.frames[i].functionName} ${mapped.frames[i].url}` : 'unmapped']));
+  assert.deepEqual(shown, {
+    hash: `original ${join(dir, 'from-file.ts')}`,
+    at: `original ${join(dir, 'from-file.ts')}`,
+    block: `original ${join(dir, 'from-file.ts')}`,
+    followed: `original ${join(dir, 'from-file.ts')}`,
+    percent: `original ${join(dir, 'from-data.ts')}`,
+    literal: 'unmapped',
+  });
+  assert.deepEqual(mapped.sourceMaps.failedMaps, []);
+});
+
 test('withSourceMaps leaves alone frames with no script file, no position, no map, or a position the map does not cover, and reports none of them', async (t) => {
   const dir = await tempDir(t);
   const { script } = compileTs(dir, 'plain.ts', SAMPLE_TS);

@@ -22,6 +22,7 @@ export interface SourceMapSummary {
  * file beside it; scripts are read by the frame's URL (file: URLs and absolute paths; node: and other
  * schemes are left alone), each once. A frame whose script has no usable map, or whose position the
  * map does not cover, stays as it is; what could not be used is in `sourceMaps`, never thrown.
+ * Frames stay one per generated frame, so two of them may show the same original location.
  */
 export function withSourceMaps(profile: CpuProfile): CpuProfile {
   const maps = new ScriptMaps();
@@ -87,7 +88,10 @@ function asPath(source: string): string {
   }
 }
 
-/** The trailing `//# sourceMappingURL=` comment (or the older `//@`): only comments and blank lines may follow it. */
+/**
+ * The URL of the trailing `//# sourceMappingURL=` comment (or `/*# … *\/`, or the older `@` for `#`):
+ * only line comments and blank lines may follow it, so the text in a string literal is not taken.
+ */
 function sourceMappingUrl(script: string): string | undefined {
   let end = script.length;
   while (end > 0) {
@@ -95,8 +99,8 @@ function sourceMappingUrl(script: string): string | undefined {
     const line = script.slice(start, end).trim();
     end = start - 1;
     if (line === '') continue;
-    const m = /^\/\/[#@]\s*sourceMappingURL=(\S+)$/.exec(line);
-    if (m) return m[1];
+    const m = /^\/(?:\/[#@]\s*sourceMappingURL=(\S+)|\*[#@]\s*sourceMappingURL=(\S+?)\s*\*\/)$/.exec(line);
+    if (m) return m[1] ?? m[2];
     if (!line.startsWith('//')) return undefined;
   }
   return undefined;
