@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SourceMapConsumer } from 'source-map';
 import { CpuProfileBuilder, frameLabel, functionTimes } from '../dist/analysis/cpu-profile.js';
-import { sourceMapNotes, withSourceMaps } from '../dist/analysis/source-maps.js';
+import { SourceMapper, sourceMapNotes, withSourceMaps } from '../dist/analysis/source-maps.js';
 import { readTrace } from '../dist/index.js';
 import { compileTs, SAMPLE_TS } from './helpers/compiled-scripts.mjs';
 import { tempDir } from './helpers/temp-dir.mjs';
@@ -66,6 +66,18 @@ test('withSourceMaps puts every frame at source-map’s original position: a map
   assert.ok(cases.length > 100, `${cases.length} frames`);
   assert.deepEqual(mapped.sourceMaps, { mappedScripts: 3, mappedFrames: cases.length, unreadableScripts: [], failedMaps: [] });
   assert.deepEqual(sourceMapNotes(mapped.sourceMaps), [`${cases.length} frames of 3 scripts shown at their original location through source maps`]);
+});
+
+test('a SourceMapper maps frames one at a time (for views that write frames as they come) as withSourceMaps does', async (t) => {
+  const dir = await tempDir(t);
+  const { script } = compileTs(dir, 'stream.ts', SAMPLE_TS);
+  const frames = (await framesAtMappings(readFileSync(`${script}.map`, 'utf8'), pathToFileURL(`${script}.map`).href, script)).map((c) => c.frame);
+  frames.push({ functionName: 'gone', url: join(dir, 'gone.js'), line: 1, column: 1 });
+  const whole = withSourceMaps(profileOf(frames));
+  const mapper = new SourceMapper();
+  assert.deepEqual(frames.map((f) => mapper.map(f)), whole.frames);
+  assert.deepEqual(mapper.summary(), whole.sourceMaps);
+  assert.deepEqual(whole.sourceMaps.unreadableScripts, [join(dir, 'gone.js')]);
 });
 
 test('the map a script names: //# and //@ comments, /*# */, comments and blank lines after it, percent-encoded data: URLs; text in a string literal is not a comment', async (t) => {

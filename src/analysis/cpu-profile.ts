@@ -128,8 +128,8 @@ export class CpuProfileBuilder {
 
   /**
    * The profile as every view (exports, report) shows it: `finish()`, then source maps applied unless
-   * `sourceMaps` is false. Views call this one, so their frames agree; their notes include
-   * sourceMapNotes(profile.sourceMaps).
+   * `sourceMaps` is false. Views call this one, so their frames agree (a view that takes frames as
+   * they come maps each with a SourceMapper instead); their notes include sourceMapNotes(profile.sourceMaps).
    */
   finishForViews(options: ViewOptions = {}): CpuProfile {
     const profile = this.finish();

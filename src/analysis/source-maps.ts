@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { CpuProfile } from './cpu-profile.js';
+import type { CpuFrame, CpuProfile } from './cpu-profile.js';
 import { decodeSourceMap, type DecodedSourceMap } from './source-map-decoder.js';
 
 /** What withSourceMaps did: how many frames it mapped and which maps it could not use. */
@@ -16,26 +16,42 @@ export interface SourceMapSummary {
 }
 
 /**
- * The profile with each frame of a source-mapped script at its original location (source, line,
- * column, and name where the map gives one), the generated frame kept as `generated`. A script's map
- * is the one its `//# sourceMappingURL=` comment names (a file or a `data:` URL), else the `.map`
- * file beside it; scripts are read by the frame's URL (file: URLs and absolute paths; node: and other
- * schemes are left alone), each once. A frame whose script has no usable map, or whose position the
- * map does not cover, stays as it is; what could not be used is in `sourceMaps`, never thrown.
+ * The profile with each frame of a source-mapped script at its original location (SourceMapper.map).
  * Frames stay one per generated frame, so two of them may show the same original location.
  */
 export function withSourceMaps(profile: CpuProfile): CpuProfile {
-  const maps = new ScriptMaps();
-  const mappedScripts = new Set<string>();
-  let mappedFrames = 0;
-  const frames = profile.frames.map((frame) => {
+  const mapper = new SourceMapper();
+  const frames = profile.frames.map((frame) => mapper.map(frame));
+  return { ...profile, frames, sourceMaps: mapper.summary() };
+}
+
+/**
+ * Puts frames at their original location one at a time, for views that take frames as they come
+ * (withSourceMaps does a whole profile). A frame of a source-mapped script gets the original source,
+ * line, column, and name where the map gives one, the generated frame kept as `generated`. A
+ * script's map is the one its `//# sourceMappingURL=` comment names (a file or a `data:` URL), else
+ * the `.map` file beside it; scripts are read by the frame's URL (file: URLs and absolute paths;
+ * node: and other schemes are left alone), each once. A frame whose script has no usable map, or
+ * whose position the map does not cover, stays as it is; what could not be used is in summary(),
+ * never thrown.
+ */
+export class SourceMapper {
+  private readonly unreadable: string[] = [];
+  private readonly failed: string[] = [];
+  private readonly byPath = new Map<string, DecodedSourceMap | undefined>();
+  /** The same by URL, so that each frame costs one look-up, not a URL's conversion to a path. */
+  private readonly byUrl = new Map<string, DecodedSourceMap | undefined>();
+  private readonly mappedScripts = new Set<DecodedSourceMap>();
+  private mappedFrames = 0;
+
+  map(frame: CpuFrame): CpuFrame {
     if (frame.line <= 0 || frame.column <= 0) return frame;
-    const map = maps.of(frame.url);
+    const map = this.mapOf(frame.url);
     // CpuFrame positions are 1-based, a map's 0-based.
     const original = map?.originalPositionFor(frame.line - 1, frame.column - 1);
-    if (!original) return frame;
-    mappedScripts.add(frame.url);
-    mappedFrames++;
+    if (!map || !original) return frame;
+    this.mappedScripts.add(map);
+    this.mappedFrames++;
     return {
       functionName: original.name ?? frame.functionName,
       url: isFileUrl(frame.url) ? original.source : asPath(original.source),
@@ -43,9 +59,63 @@ export function withSourceMaps(profile: CpuProfile): CpuProfile {
       column: original.column + 1,
       generated: frame,
     };
-  });
-  const sourceMaps: SourceMapSummary = { mappedScripts: mappedScripts.size, mappedFrames, unreadableScripts: maps.unreadable, failedMaps: maps.failed };
-  return { ...profile, frames, sourceMaps };
+  }
+
+  summary(): SourceMapSummary {
+    return { mappedScripts: this.mappedScripts.size, mappedFrames: this.mappedFrames, unreadableScripts: [...this.unreadable], failedMaps: [...this.failed] };
+  }
+
+  /** Each script's map, looked for once (by its path, however the frames name the script). */
+  private mapOf(url: string): DecodedSourceMap | undefined {
+    if (this.byUrl.has(url)) return this.byUrl.get(url);
+    const path = scriptPath(url);
+    if (path !== undefined && !this.byPath.has(path)) this.byPath.set(path, this.load(path));
+    const map = path === undefined ? undefined : this.byPath.get(path);
+    this.byUrl.set(url, map);
+    return map;
+  }
+
+  private load(path: string): DecodedSourceMap | undefined {
+    let script: string;
+    try {
+      script = readFileSync(path, 'utf8');
+    } catch {
+      this.unreadable.push(path);
+      return undefined;
+    }
+    const scriptUrl = pathToFileURL(path).href;
+    const named = sourceMappingUrl(script);
+    let mapUrl: string;
+    let text: string;
+    try {
+      if (named === undefined) {
+        mapUrl = `${scriptUrl}.map`;
+        try {
+          text = readFileSync(`${path}.map`, 'utf8');
+        } catch (e) {
+          // No comment and no map beside it: a script that has none, which is no failure.
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+          throw e;
+        }
+      } else if (named.startsWith('data:')) {
+        mapUrl = scriptUrl;
+        text = dataUrlText(named);
+      } else {
+        mapUrl = new URL(named, scriptUrl).href;
+        if (!isFileUrl(mapUrl)) throw new Error(`${mapUrl} is not a file (only files and data: URLs are read)`);
+        text = readFileSync(fileURLToPath(mapUrl), 'utf8');
+      }
+    } catch (e) {
+      this.failed.push(`the source map of ${path} (${where(named, path)}) could not be read: ${(e as Error).message}; its frames keep the generated location`);
+      return undefined;
+    }
+    try {
+      return decodeSourceMap(text, mapUrl);
+    } catch (e) {
+      this.failed.push(`the source map of ${path} (${where(named, path)}) is not usable: ${(e as Error).message}; its frames keep the generated location`);
+      return undefined;
+    }
+  }
 }
 
 /** Lines for a view's notes: what was mapped, and each map or script that could not be used, once. */
@@ -122,62 +192,3 @@ function where(named: string | undefined, path: string): string {
   return named.startsWith('data:') ? 'inline' : named;
 }
 
-/** Each script's map, looked for once (by its path, however the frames name the script). */
-class ScriptMaps {
-  readonly unreadable: string[] = [];
-  readonly failed: string[] = [];
-  private readonly byPath = new Map<string, DecodedSourceMap | undefined>();
-  /** The same by URL, so that each frame costs one look-up, not a URL's conversion to a path. */
-  private readonly byUrl = new Map<string, DecodedSourceMap | undefined>();
-
-  of(url: string): DecodedSourceMap | undefined {
-    if (this.byUrl.has(url)) return this.byUrl.get(url);
-    const path = scriptPath(url);
-    if (path !== undefined && !this.byPath.has(path)) this.byPath.set(path, this.load(path));
-    const map = path === undefined ? undefined : this.byPath.get(path);
-    this.byUrl.set(url, map);
-    return map;
-  }
-
-  private load(path: string): DecodedSourceMap | undefined {
-    let script: string;
-    try {
-      script = readFileSync(path, 'utf8');
-    } catch {
-      this.unreadable.push(path);
-      return undefined;
-    }
-    const scriptUrl = pathToFileURL(path).href;
-    const named = sourceMappingUrl(script);
-    let mapUrl: string;
-    let text: string;
-    try {
-      if (named === undefined) {
-        mapUrl = `${scriptUrl}.map`;
-        try {
-          text = readFileSync(`${path}.map`, 'utf8');
-        } catch (e) {
-          // No comment and no map beside it: a script that has none, which is no failure.
-          if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-          throw e;
-        }
-      } else if (named.startsWith('data:')) {
-        mapUrl = scriptUrl;
-        text = dataUrlText(named);
-      } else {
-        mapUrl = new URL(named, scriptUrl).href;
-        if (!isFileUrl(mapUrl)) throw new Error(`${mapUrl} is not a file (only files and data: URLs are read)`);
-        text = readFileSync(fileURLToPath(mapUrl), 'utf8');
-      }
-    } catch (e) {
-      this.failed.push(`the source map of ${path} (${where(named, path)}) could not be read: ${(e as Error).message}; its frames keep the generated location`);
-      return undefined;
-    }
-    try {
-      return decodeSourceMap(text, mapUrl);
-    } catch (e) {
-      this.failed.push(`the source map of ${path} (${where(named, path)}) is not usable: ${(e as Error).message}; its frames keep the generated location`);
-      return undefined;
-    }
-  }
-}
