@@ -349,12 +349,21 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if (intervalUs < 1) return Throw(isolate, "intervalUs must be at least 1");
   ThreadSampler* s = SamplerOf(data, isolate);
   s->threadId = info[0]->Uint32Value(context).FromJust();
+  const bool retune = s->profiler != nullptr && intervalUs != s->intervalUs;
   s->intervalUs = intervalUs;
   if (s->profiler == nullptr) {
     v8::HandleScope scope(isolate);
     NewProfiler(s);
     s->lastRotationNs = uv_hrtime();
     s->lastCpuMs = ThreadCpuMs();
+  } else if (retune && s->sampling.load()) {
+    // V8 rounds each profile's interval up to a multiple of the profiler's base interval (the one
+    // given at NewProfiler): without a new base, a finer interval asked for later never applies. V8
+    // reads the base only as a profile starts or stops, so it is set now and the next profile,
+    // started at once, samples at the new interval (the running one keeps its own until it stops).
+    s->profiler->SetSamplingInterval(intervalUs);
+    v8::HandleScope scope(isolate);
+    Rotate(s, true);
   }
   s->sampling.store(true);
   std::lock_guard<std::mutex> lock(registry.mu);
