@@ -43,3 +43,28 @@ test('a session that joins with a finer IntervalUs gets samples at that interval
   // At 500 µs; a loaded machine stretches some gaps, never the median to the coarse session's 5 ms.
   assert.ok(gap < 2500, `median gap between samples ${gap} µs, asked for 500`);
 });
+
+test('a session that starts while another samples resolves the samples the watchdog writes during stalls', { timeout: 60_000, skip: !NATIVE && 'the watchdog writes samples on the native route only' }, async (t) => {
+  const dir = await tempDir(t);
+  const first = await startSession({ providers: 'Runtime.CpuSampler', output: join(dir, 'first.tptrace') });
+  let stopped = false;
+  // 300 ms stalls, 50 ms apart: the watchdog writes the main thread's samples during each.
+  const stallMaker = () => {
+    if (stopped) return;
+    spinFor(300);
+    setTimeout(stallMaker, 50);
+  };
+  stallMaker();
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const second = await startSession({ providers: 'Runtime.CpuSampler', output: join(dir, 'second.tptrace') });
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  stopped = true;
+  await second.stop();
+  await first.stop();
+  for (const name of ['first', 'second']) {
+    const profile = await profileOf(join(dir, `${name}.tptrace`));
+    const samples = profile.threads.get(0)?.timestampNs.length ?? 0;
+    assert.ok(samples > 100, `${name}: ${samples} samples`);
+    assert.equal(profile.unresolvedSamples, 0, `${name}: ${profile.unresolvedSamples} of ${samples} samples unresolved`);
+  }
+});
