@@ -2,6 +2,7 @@
 // can resolve every sample it holds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { readTrace, startSession } from '../dist/index.js';
 import { CpuProfileBuilder } from '../dist/analysis/cpu-profile.js';
@@ -67,4 +68,35 @@ test('a session that starts while another samples resolves the samples the watch
     assert.ok(samples > 100, `${name}: ${samples} samples`);
     assert.equal(profile.unresolvedSamples, 0, `${name}: ${profile.unresolvedSamples} of ${samples} samples unresolved`);
   }
+});
+
+test('once the stack table is full, new functions sampled add nothing to the frame table either', { timeout: 60_000, skip: !NATIVE && 'the native sampler only' }, async (t) => {
+  // In a process of its own: the table's limit is process-wide.
+  const script = `
+    import { startSession } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+    import { nativeSampler } from ${JSON.stringify(new URL('../dist/providers/cpu-sampler/native-route.js', import.meta.url).href)};
+    const session = await startSession({ providers: 'Runtime.CpuSampler:*:4:IntervalUs=200', output: ${JSON.stringify(join(await tempDir(t), 'full.tptrace'))} });
+    // Code made at run time: every function a new frame (a template engine, say).
+    const made = (i) => new Function('ms', 'return (function made' + i + '() { let x = 0; for (const end = Date.now() + ms; Date.now() < end; ) x++; return x; })(ms)');
+    const run = async (from, to) => { for (let i = from; i < to; i++) { made(i)(4); if (i % 10 === 0) await new Promise((r) => setTimeout(r, 1)); } };
+    await run(0, 20);
+    let frames = 0, stacks = 0, lost = 0;
+    const count = () => { const t = nativeSampler.take(0, frames, stacks); frames += t.frames.length / 4; stacks += t.stackDefs.length / 2; lost += t.lostTableFull; };
+    nativeSampler.rotate(true);
+    count();
+    nativeSampler.limitStacks(stacks + 10);
+    const before = { frames, stacks };
+    await run(20, 320);
+    nativeSampler.rotate(true);
+    count();
+    await session.stop();
+    console.log(JSON.stringify({ addedFrames: frames - before.frames, addedStacks: stacks - before.stacks, lost }));
+  `;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(child.status, 0, child.stderr);
+  const r = JSON.parse(child.stdout.trim().split('\n').at(-1));
+  assert.ok(r.lost > 0, `samples lost to the full table: ${JSON.stringify(r)}`);
+  assert.ok(r.addedStacks <= 10, JSON.stringify(r));
+  // Frames come with the stacks that use them: at most one per stack added.
+  assert.ok(r.addedFrames <= 10, `frames added once the table was full: ${JSON.stringify(r)}`);
 });
