@@ -1,4 +1,5 @@
 import { CpuProfileBuilder, framesOf, frameName, NO_FRAME, UNRESOLVED_FRAME, UNRESOLVED_STACK } from '../analysis/cpu-profile.js';
+import { SourceMapper, sourceMapNotes } from '../analysis/source-maps.js';
 import type { BlockEvent } from '../format/events-block.js';
 import type { DecodedFields } from '../format/payload-codec.js';
 import type { TraceHeader } from '../format/stream-header.js';
@@ -8,7 +9,7 @@ import { codeGenerationAllowed } from '../schema/code-generation.js';
 import type { FieldType } from '../schema/field-type.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
 import { FLUSH_BYTES } from './export-output.js';
-import type { ExportEnd } from './export-writer.js';
+import type { ExportEnd, ExportFiles } from './export-writer.js';
 import { hex } from './text-writer.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 import { counterFields, counterGroup, processLabel, type Slice, type TimelineRole } from './runtime-view.js';
@@ -166,6 +167,8 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
   private readonly annotationNames = new Interner();
   /** The sampler's frames and stacks, merged across writers as in every view; samples go out as read. */
   private readonly cpu = new CpuProfileBuilder((thread, timestampNs, stack) => this.perfSample(thread, timestampNs, stack));
+  /** Frames go out as they come, so each is put at its original location as it is interned. */
+  private readonly sourceMaps = new SourceMapper();
   private readonly functionNames = new Interner();
   private readonly sourcePaths = new Interner();
   /** Perfetto iids of the profile's frames and stacks written so far (the frame UNRESOLVED stands in for unresolved stacks). */
@@ -386,7 +389,8 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
   /**
    * A stack's callstack iid. The first time, the packet's interned data gets the callstack (its frames
    * the outermost first, as Perfetto reads them) and the frames, names and source paths it is the first
-   * to use. A frame carries its function's name, script URL and line (Perfetto frames have no column).
+   * to use. A frame carries its function's name, script URL and line (Perfetto frames have no column),
+ * at its original location where a source map gives one.
    */
   private callstack(stack: number): number {
     let iid = this.callstackIids.get(stack);
@@ -401,7 +405,7 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
       if (id === undefined) {
         id = this.frameIids.size + 1;
         this.frameIids.set(f, id);
-        const frame = f === UNRESOLVED ? undefined : table.frames[f]!;
+        const frame = f === UNRESOLVED ? undefined : this.sourceMaps.map(table.frames[f]!);
         const name = this.functionNames.iid(frame ? frameName(frame) : UNRESOLVED_FRAME);
         fresh.push([id, name, frame?.url ? this.sourcePaths.iid(frame.url) : 0, frame?.line ?? 0]);
       }
@@ -483,6 +487,12 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
     this.annotation(this.annotationNames.iid('fromSeq'), 'u32', d.fromSeq);
     this.annotation(this.annotationNames.iid('toSeq'), 'u32', d.toSeq);
     this.closeTrackEvent();
+  }
+
+  override async finish(end: ExportEnd): Promise<ExportFiles> {
+    const files = await super.finish(end);
+    const notes = this.frameIids.size > 0 ? sourceMapNotes(this.sourceMaps.summary()) : [];
+    return notes.length > 0 ? { ...files, notes } : files;
   }
 
   protected end(end: ExportEnd): void {

@@ -1,4 +1,5 @@
 import { CpuProfileBuilder, type CpuProfile, frameName, NO_FRAME, type ThreadSamples, UNRESOLVED_FRAME, UNRESOLVED_STACK } from '../analysis/cpu-profile.js';
+import { sourceMapNotes } from '../analysis/source-maps.js';
 import type { TraceHeader } from '../format/stream-header.js';
 import type { EventBatch } from '../format/trace-reader.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
@@ -13,7 +14,8 @@ const SCHEMA = 'https://www.speedscope.app/file-format-schema.json';
  * speedscope's file format (its `file-format-schema.json`): one "sampled" profile per sampled thread,
  * named as the timelines name threads, each sample a stack of indexes into the shared frames (the
  * outermost first, as speedscope reads them) weighted by the time it stands for, in nanoseconds. The
- * numbers are CpuProfileBuilder's, so speedscope's self and total times are `report`'s.
+ * profile is the one every view shows (CpuProfileBuilder.finishForViews: source maps applied), so
+ * speedscope's frames and its self and total times are `report`'s.
  *
  * A profile holds its thread's samples together, and the stream interleaves threads, so the samples
  * are kept (in the builder: about 12 bytes each, frames and stacks once) until the input ends; the
@@ -37,7 +39,7 @@ export class SpeedscopeWriter implements ExportWriter {
   }
 
   async finish(_end: ExportEnd): Promise<ExportFiles> {
-    const profile = this.cpu.finish();
+    const profile = this.cpu.finishForViews();
     const sampled = [...profile.threads.values()].filter((t) => t.timestampNs.length > 0).sort((a, b) => a.thread - b.thread);
     // Nothing is written: an empty profile would only look like a program that never ran.
     if (sampled.length === 0) throw new ExportInputError('the trace has no CPU samples (no Runtime.CpuSampler/Sample events): record it with the provider Runtime.CpuSampler (tracepipe collect --profile cpu)');
@@ -162,5 +164,6 @@ function notes(profile: CpuProfile): string[] {
   const lost = Object.entries(profile.lost);
   if (lost.length > 0) out.push(`the sampler lost ${samples(lost.reduce((n, [, c]) => n + c, 0))} before writing them (${lost.map(([why, c]) => `${why}: ${c}`).join(', ')})`);
   if (profile.restarts > 0) out.push(`the sampler was restarted ${profile.restarts} time${profile.restarts === 1 ? '' : 's'} (a profiler that stopped producing samples)`);
+  if (profile.sourceMaps) out.push(...sourceMapNotes(profile.sourceMaps));
   return out;
 }

@@ -31,8 +31,12 @@ export interface NativeSampler {
    * with samples left (a worker terminated while it never yielded).
    */
   waiting(ms: number): number[];
+  /** Makes this thread's profiler now, logging code as it is created (TRACEPIPE_CPU_READY=1 at start-up). */
+  prepare(): void;
   /** Tests only: the next n rotations find no sample, as a stuck profiler's would. */
   forgetSamples(n: number): void;
+  /** Tests only: the process-wide stack table holds at most n stacks from now on. */
+  limitStacks(n: number): void;
 }
 
 const loaded = loadNativeAddon<NativeSampler>('cpu_sampler');
