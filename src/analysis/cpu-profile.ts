@@ -65,7 +65,8 @@ export class CpuProfileBuilder {
   private readonly writerStacks = new Map<number, Map<number, number>>();
   private readonly samples = new Map<number, { ts: number[]; stack: number[]; intervalNs: number }>();
   private unresolved = 0;
-  private readonly lost: Record<string, number> = {};
+  /** A Map, since reasons come from the trace ('__proto__' is a reason like any other there). */
+  private readonly lost = new Map<string, number>();
   private restarts = 0;
 
   /** Takes the event if it is the sampler's; returns whether it was. */
@@ -91,7 +92,7 @@ export class CpuProfileBuilder {
         this.thread(f.thread as number).intervalNs = (f.intervalUs as number) * 1000;
         break;
       case 'SamplesLost':
-        this.lost[f.reason as string] = (this.lost[f.reason as string] ?? 0) + (f.count as number);
+        this.lost.set(f.reason as string, (this.lost.get(f.reason as string) ?? 0) + (f.count as number));
         break;
       case 'SamplerRestarted':
         this.restarts++;
@@ -109,7 +110,8 @@ export class CpuProfileBuilder {
       stackParent: this.stackParent.subarray(0, this.stacks),
       threads,
       unresolvedSamples: this.unresolved,
-      lost: this.lost,
+      // Object.fromEntries defines each key as an own property, '__proto__' included.
+      lost: Object.fromEntries(this.lost),
       restarts: this.restarts,
     };
   }
@@ -194,11 +196,14 @@ export interface FunctionTime {
   selfNs: number;
   totalNs: number;
   selfSamples: number;
+  /** Samples with the frame anywhere on their stack (once per sample, however deep it recurs). */
+  totalSamples: number;
 }
 
 /**
  * Self and total time per frame of `thread`'s samples in [fromNs, toNs) (all of them by default), the
- * largest self time first. A recursive frame counts once per sample in its total.
+ * largest self time first. A recursive frame counts once per sample in its total. In a range, a sample
+ * counts for the part of its time (coveredNs) inside the range, and among `samples` if any of it is.
  */
 export function functionTimes(profile: CpuProfile, threads: Iterable<ThreadSamples> = profile.threads.values(), fromNs = -Infinity, toNs = Infinity): { functions: FunctionTime[]; sampledNs: number; samples: number } {
   const byFrame = new Map<number, FunctionTime>();
@@ -206,9 +211,9 @@ export function functionTimes(profile: CpuProfile, threads: Iterable<ThreadSampl
   let sampledNs = 0;
   let samples = 0;
   for (const t of threads) {
-    const [lo, hi] = sampleRange(t, fromNs, toNs);
+    const [lo, hi] = samplesCovering(t, fromNs, toNs);
     for (let i = lo; i < hi; i++) {
-      const w = t.weightNs[i]!;
+      const w = coveredNs(t, i, fromNs, toNs);
       sampledNs += w;
       samples++;
       const stack = t.stack[i]!;
@@ -216,12 +221,15 @@ export function functionTimes(profile: CpuProfile, threads: Iterable<ThreadSampl
       for (let s = stack; s >= 0; s = profile.stackParent[s]!) {
         const frame = profile.stackFrame[s]!;
         let ft = byFrame.get(frame);
-        if (!ft) byFrame.set(frame, (ft = { frame, selfNs: 0, totalNs: 0, selfSamples: 0 }));
+        if (!ft) byFrame.set(frame, (ft = { frame, selfNs: 0, totalNs: 0, selfSamples: 0, totalSamples: 0 }));
         if (s === stack) {
           ft.selfNs += w;
           ft.selfSamples++;
         }
-        if (!seen.has(frame)) ft.totalNs += w;
+        if (!seen.has(frame)) {
+          ft.totalNs += w;
+          ft.totalSamples++;
+        }
         seen.add(frame);
       }
     }
@@ -233,6 +241,29 @@ export function functionTimes(profile: CpuProfile, threads: Iterable<ThreadSampl
 /** The index range [lo, hi) of `t`'s samples with fromNs <= timestamp < toNs. */
 export function sampleRange(t: ThreadSamples, fromNs: number, toNs: number): [number, number] {
   return [lowerBound(t.timestampNs, fromNs), lowerBound(t.timestampNs, toNs)];
+}
+
+/**
+ * The index range [lo, hi) of `t`'s samples whose time [timestamp, timestamp + weight) overlaps
+ * [fromNs, toNs): those within it, and the one before it if that one's time reaches into it.
+ */
+export function samplesCovering(t: ThreadSamples, fromNs: number, toNs: number): [number, number] {
+  let [lo, hi] = sampleRange(t, fromNs, toNs);
+  if (toNs <= fromNs) return [lo, lo];
+  if (lo > 0 && t.timestampNs[lo - 1]! + t.weightNs[lo - 1]! > fromNs) lo--;
+  return [lo, hi];
+}
+
+/**
+ * The part of sample `i`'s time [timestamp, timestamp + weight) inside [fromNs, toNs): its whole weight
+ * inside the range, so that the times of adjacent ranges add up to the time of their union and the
+ * time of a range never exceeds its length.
+ */
+export function coveredNs(t: ThreadSamples, i: number, fromNs: number, toNs: number): number {
+  const start = t.timestampNs[i]!;
+  const w = t.weightNs[i]!;
+  if (start >= fromNs && start + w <= toNs) return w;
+  return Math.max(0, Math.min(start + w, toNs) - Math.max(start, fromNs));
 }
 
 function lowerBound(a: Float64Array, x: number): number {
