@@ -24,7 +24,7 @@ export interface CpuThreadSection {
   sampledMs: number;
   /** The sampling interval (µs) the sampler gave, or the median gap between samples. */
   intervalUs: number;
-  /** The functions with the most self time, and with the most total time (up to TOP each). */
+  /** The functions with the most self time (of those with any), and with the most total time (up to TOP each). */
   bySelf: CpuFunctionRow[];
   byTotal: CpuFunctionRow[];
 }
@@ -64,6 +64,7 @@ const ON_CPU_TOP = 5;
 /** Functions named in an "on CPU" line; the rest are summed. */
 const ON_CPU_SHOWN = 3;
 
+const count = (n: number, what: string): string => `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
 const percentOf = (part: number, whole: number): number => (whole > 0 ? (100 * part) / whole : 0);
 
 function row(profile: CpuProfile, f: FunctionTime, sampledNs: number): CpuFunctionRow {
@@ -95,7 +96,7 @@ export function cpuSection(profile: CpuProfile): CpuSection | undefined {
       samples,
       sampledMs: sampledNs / 1e6,
       intervalUs: t.intervalNs / 1e3,
-      bySelf: functions.slice(0, TOP).map((f) => row(profile, f, sampledNs)),
+      bySelf: functions.filter((f) => f.selfSamples > 0).slice(0, TOP).map((f) => row(profile, f, sampledNs)),
       byTotal: byTotal.slice(0, TOP).map((f) => row(profile, f, sampledNs)),
     };
   });
@@ -143,7 +144,7 @@ export function onCpuLine(c: OnCpu, thread: number): string {
   const restMs = c.functions.slice(ON_CPU_SHOWN).reduce((n, f) => n + f.selfMs, 0) + c.otherMs;
   if (restFunctions > 0) named.push(`${restFunctions} other${restFunctions === 1 ? '' : 's'} ${share(percentOf(restMs, c.sampledMs))}`);
   if (c.unresolvedMs > 0) named.push(`unresolved stacks ${share(percentOf(c.unresolvedMs, c.sampledMs))}`);
-  return `on CPU (${c.samples.toLocaleString('en-US')} samples, ${c.sampledMs.toFixed(2)} of ${c.intervalMs.toFixed(2)} ms sampled): ${named.join(', ')}`;
+  return `on CPU (${count(c.samples, 'sample')}, ${c.sampledMs.toFixed(2)} of ${c.intervalMs.toFixed(2)} ms sampled): ${named.join(', ')}`;
 }
 
 const ms = (v: number): string => `${v.toFixed(2)} ms`;
@@ -160,13 +161,13 @@ function tableLines(title: string, rows: readonly CpuFunctionRow[]): string[] {
 export function cpuSectionLines(c: CpuSection | undefined): string[] {
   if (!c) return ['CPU samples (Runtime.CpuSampler): none recorded'];
   const notes: string[] = [];
-  if (c.lostSamples > 0) notes.push(`${c.lostSamples.toLocaleString('en-US')} samples lost (${Object.entries(c.lost).map(([reason, n]) => `${printable(reason)}: ${n.toLocaleString('en-US')}`).join(', ')})`);
-  if (c.unresolvedSamples > 0) notes.push(`${c.unresolvedSamples.toLocaleString('en-US')} samples with a stack the trace does not define (counted as unresolved)`);
-  if (c.restarts > 0) notes.push(`the sampler was restarted ${c.restarts} time${c.restarts === 1 ? '' : 's'} (a stuck profiler replaced)`);
-  const lines = [`CPU samples (Runtime.CpuSampler): ${c.samples.toLocaleString('en-US')} samples, ${ms(c.sampledMs)} sampled on ${c.threads.length} thread${c.threads.length === 1 ? '' : 's'}`];
+  if (c.lostSamples > 0) notes.push(`${count(c.lostSamples, 'sample')} lost (${Object.entries(c.lost).map(([reason, n]) => `${printable(reason)}: ${n.toLocaleString('en-US')}`).join(', ')})`);
+  if (c.unresolvedSamples > 0) notes.push(`${count(c.unresolvedSamples, 'sample')} with a stack the trace does not define (counted as unresolved)`);
+  if (c.restarts > 0) notes.push(`the sampler was restarted ${count(c.restarts, 'time')} (a stuck profiler replaced)`);
+  const lines = [`CPU samples (Runtime.CpuSampler): ${count(c.samples, 'sample')}, ${ms(c.sampledMs)} sampled on ${count(c.threads.length, 'thread')}`];
   for (const n of notes) lines.push(`  ${n}`);
   for (const t of c.threads) {
-    lines.push(`  thread ${t.thread}: ${t.samples.toLocaleString('en-US')} samples every ${Math.round(t.intervalUs)} µs, ${ms(t.sampledMs)} sampled; shares of that time`);
+    lines.push(`  thread ${t.thread}: ${count(t.samples, 'sample')} every ${Math.round(t.intervalUs)} µs, ${ms(t.sampledMs)} sampled; shares of that time`);
     lines.push(...tableLines('top functions by self time', t.bySelf), ...tableLines('top functions by total time', t.byTotal));
   }
   return lines;
