@@ -5,12 +5,12 @@
 // A screenshot goes to the test's temp dir; TRACEPIPE_UPDATE_SCREENSHOT=1 also writes docs/report.png.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { cli, countByKey, dumpJsonl, richTrace } from './helpers/convert-helpers.mjs';
+import { chromiumPath, openPage } from './helpers/report-page.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const WORKLOAD = fileURLToPath(new URL('./fixtures/tsc-workload.mjs', import.meta.url));
@@ -21,45 +21,6 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tracepipe-report-html-'));
 });
 after(() => rm(dir, { recursive: true, force: true }));
-
-/** Chromium's path; fails under CI (which installs it), skips with the reason elsewhere. */
-function chromiumPath(t) {
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    const why = 'chromium is not installed (Debian package chromium)';
-    if (process.env.CI === 'true') throw new Error(`${why}; CI must install it (.ci/run)`);
-    t.skip(why);
-    return undefined;
-  }
-}
-
-/** Opens `html` in headless Chromium; resolves with the console errors, the requests, what the page drew, and a screenshot at `png`. */
-async function openPage(executablePath, html, png) {
-  const { chromium } = await import('playwright-core');
-  // As root (CI, these machines) Chromium's sandbox cannot start.
-  const browser = await chromium.launch({ executablePath, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [], timeout: 60_000 });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors = [];
-    const requests = [];
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('request', (r) => requests.push(r.url()));
-    const url = pathToFileURL(html).href;
-    await page.goto(url, { waitUntil: 'load', timeout: 60_000 });
-    // The page script sets window.tracepipeReport when it has drawn everything; an error stops it.
-    await page.waitForFunction(() => window.tracepipeReport !== undefined, null, { timeout: 60_000 }).catch((e) => {
-      throw new Error(`the page did not finish drawing (${e.message}); its errors: ${errors.join(' | ') || 'none'}`);
-    });
-    const report = await page.evaluate(() => window.tracepipeReport);
-    const timing = await page.evaluate(() => performance.getEntriesByType('navigation')[0].loadEventEnd);
-    await page.screenshot({ path: png, fullPage: true });
-    return { errors, requests: requests.filter((r) => r !== url), report, loadMs: timing };
-  } finally {
-    await browser.close();
-  }
-}
 
 /** The page of `file` and the trace's own account of it (stats, dump). */
 async function pageOf(t, executablePath, file, name) {
