@@ -25,6 +25,7 @@ export { monitorGCPauses, type GCPauseInfo, type GCPauseMonitorOptions, type GCP
 export { runtimeGC } from './providers/gc-provider.js';
 export { runtimeEventLoop } from './providers/event-loop/event-loop-provider.js';
 export { runtimeGCHeap } from './providers/gc-heap-provider.js';
+export { runtimeCpuSampler } from './providers/cpu-sampler/cpu-sampler-provider.js';
 export { runtimeProcess } from './providers/process-provider.js';
 export { nodeChannels } from './providers/channels-provider.js';
 export { runtimeHeapSnapshot } from './providers/heap-snapshot/heap-snapshot-provider.js';

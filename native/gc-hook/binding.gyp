@@ -17,6 +17,10 @@
       "sources": ["signal_flush.cc"]
     },
     {
+      "target_name": "cpu_sampler",
+      "sources": ["cpu_sampler.cc"]
+    },
+    {
       "target_name": "promise_state",
       "sources": ["promise_state.cc"]
     }

@@ -81,8 +81,9 @@ export class CpuProfileBuilder {
         this.defineStack(e.threadId, f.stackId as number, f.frameId as number, f.parentId as number);
         break;
       case 'Sample': {
-        const stack = this.writerStacks.get(e.threadId)?.get(f.stackId as number) ?? -1;
-        if (stack < 0) this.unresolved++;
+        // Stack 0 is a sample with no frame at all (V8 gave only its root): counted, attributed to nothing.
+        const stack = f.stackId === 0 ? -1 : (this.writerStacks.get(e.threadId)?.get(f.stackId as number) ?? -1);
+        if (stack < 0 && f.stackId !== 0) this.unresolved++;
         const t = this.thread(f.thread as number);
         t.ts.push(e.timestampNs);
         t.stack.push(stack);

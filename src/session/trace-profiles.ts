@@ -20,6 +20,11 @@ export const TRACE_PROFILES: readonly TraceProfile[] = [
     providers: 'Runtime.GC:*:Verbose,Runtime.GCHeap:*:Verbose,Runtime.Process:*:Informational',
   },
   {
+    name: 'cpu',
+    description: 'CPU samples every 1 ms on the timeline of GC pauses and event-loop stalls',
+    providers: 'Runtime.CpuSampler:*:Informational,Runtime.GC:*:Informational,Runtime.EventLoop:*:Informational,Runtime.Process:*:Informational',
+  },
+  {
     name: 'all',
     description: 'every built-in provider (runtime and Node.js diagnostics channels) at Verbose',
     providers: 'Runtime.GC:*:Verbose,Runtime.GCHeap:*:Verbose,Runtime.EventLoop:*:Verbose,Runtime.Process:*:Verbose,Node.Channels:*:Verbose',

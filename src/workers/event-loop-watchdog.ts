@@ -1,6 +1,6 @@
 /**
  * Worker entry of the main thread's watchdog: reads its heartbeat and, while its sampler rests, its
- * loop's idle time (or its schedstat); during a stall writes the stall events and the main thread's GC pauses, as its duties say.
+ * loop's idle time (or its schedstat); during a stall writes the stall events, the main thread's GC pauses and its CPU samples, as its duties say.
  */
 import { workerData } from 'node:worker_threads';
 import '../session/control-channel.js';
@@ -11,6 +11,8 @@ import { Heartbeat, WatchdogDuty } from '../providers/event-loop/heartbeat.js';
 import { watchStalls } from '../providers/event-loop/stall-detector.js';
 import { beatIntervalMs, type WatchdogData } from '../providers/event-loop/stall-watchdog.js';
 import { openRestProbe } from '../providers/event-loop/rest-clock.js';
+import { runtimeCpuSampler } from '../providers/cpu-sampler/cpu-sampler-provider.js';
+import { NativeSamples, nativeSampler } from '../providers/cpu-sampler/native-route.js';
 
 const MAIN_THREAD = 0;
 /** How often a stall's GC pauses are written while it lasts: their latency. */
@@ -28,6 +30,20 @@ function writeMainGcPauses(): void {
   if (gcRing && hb.duties & WatchdogDuty.GcDuringStalls && runtimeGC.GCPause.enabled) writeGcPauses(gcRing, MAIN_THREAD);
 }
 
+const mainSamples = nativeSampler ? new NativeSamples(nativeSampler) : undefined;
+
+/** The main thread's CPU samples so far (the rotation thread's interrupts queue them while it is blocked), and those of workers that wait. */
+function writeMainSamples(): void {
+  if (!mainSamples || !(hb.duties & WatchdogDuty.CpuSamplesDuringStalls) || !runtimeCpuSampler.Sample.enabled) return;
+  mainSamples.writeFor(MAIN_THREAD);
+  mainSamples.writeWaiting();
+}
+
+function duringStall(): void {
+  writeMainGcPauses();
+  writeMainSamples();
+}
+
 /** One turn of this thread's loop (session news, its buffers' timers) without sleeping in it. */
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -39,9 +55,9 @@ await watchStalls(
   {
     stallStart(blockedMs) {
       if (hb.duties & WatchdogDuty.StallEvents) runtimeEventLoop.StallStart.write(MAIN_THREAD, blockedMs);
-      writeMainGcPauses();
+      duringStall();
     },
-    stalled: writeMainGcPauses,
+    stalled: duringStall,
     stallEnd(durationMs) {
       if (hb.duties & WatchdogDuty.StallEvents) runtimeEventLoop.StallEnd.write(MAIN_THREAD, durationMs);
     },

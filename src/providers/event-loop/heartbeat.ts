@@ -51,10 +51,12 @@ export const WatchdogDuty = {
   GcDuringStalls: 2,
   /** Ring the sampler of a resting loop when its thread runs again. */
   WakeRestingLoop: 4,
+  /** Write the main thread's CPU samples while its loop is blocked. */
+  CpuSamplesDuringStalls: 8,
 } as const;
 
 /** The duties that watch for stalls (a watchdog with only WakeRestingLoop needs no beats). */
-export const STALL_DUTIES = WatchdogDuty.StallEvents | WatchdogDuty.GcDuringStalls;
+export const STALL_DUTIES = WatchdogDuty.StallEvents | WatchdogDuty.GcDuringStalls | WatchdogDuty.CpuSamplesDuringStalls;
 
 type WaitAsync = (a: Int32Array, index: number, value: number) => { async: false } | { async: true; value: Promise<string> };
 /** Node 20 has it; TypeScript's ES2022 library does not declare it yet. */
