@@ -48,7 +48,7 @@ test('report --json: each stall and each of the slowest spans names what its thr
   const [stall] = r.stalls.longest;
   assert.equal(stall.thread, 0);
   const c = stall.onCpu;
-  assert.deepEqual([c.threadSampled, c.samples, c.otherFunctions, c.unresolvedMs], [true, 300, 0, 0]);
+  assert.deepEqual([c.threadSampled, c.samples, c.otherFunctions, c.noStackMs], [true, 300, 0, 0]);
   assert.ok(close(c.sampledMs, 300) && close(c.intervalMs, 300));
   assert.deepEqual(c.functions.map((f) => [f.function, f.samples, f.selfMs]), [['busyLoop (app.js:12)', 290, 290], ['(garbage collector)', 10, 10]]);
   assert.ok(close(c.functions[0].percent, 2900 / 30));
@@ -106,8 +106,8 @@ test('the HTML report\'s flame graph data: each sampled thread\'s call tree, dep
     n.function.map((_, i) => [name(i), n.parent[i], n.selfSamples[i], n.totalSamples[i]]),
     [['workerMain (worker.js:1)', -1, 0, 800], ['parse (worker.js:5)', 0, 600, 600], ['render (worker.js:9)', 0, 0, 200], ['render (worker.js:9)', 2, 0, 200], ['format (worker.js:20)', 3, 200, 200], ['(idle)', -1, 99, 99]],
   );
-  assert.deepEqual([worker.samples, worker.unresolvedSamples, worker.omittedNodes], [900, 1, 0]);
-  assert.ok(close(worker.sampledMs, 900) && close(worker.unresolvedMs, 1) && close(n.totalMs[0], 800));
+  assert.deepEqual([worker.samples, worker.noStackSamples, worker.omittedNodes], [900, 1, 0]);
+  assert.ok(close(worker.sampledMs, 900) && close(worker.noStackMs, 1) && close(n.totalMs[0], 800));
   // The per-function figures are the text report's.
   const byFunction = Object.fromEntries(worker.functions.function.map((f, i) => [cpu.functions[f], [worker.functions.selfMs[i], worker.functions.totalMs[i]]]));
   for (const row of report.cpu.threads[1].byTotal) assert.deepEqual(byFunction[row.function], [row.selfMs, row.totalMs], row.function);

@@ -109,9 +109,9 @@ test('the flame graph of two sampled threads: every bar drawn, hover tells self 
   assert.equal(i.zoom.bars, 3);
   assert.match(i.zoom.details, /busyLoop \(app\.js:12\) — self 290\.00 ms \(29\.0 %, 290 samples\)/);
   assert.deepEqual([i.out.zoomed, i.out.bars], [-1, 7]);
-  // The worker: workerMain, parse, render, render, format, idle, the unresolved sample, and the top bar.
+  // The worker: workerMain, parse, render, render, format, idle, the sample with no stack, and the top bar.
   assert.deepEqual([i.worker.thread, i.worker.bars], [1, 8]);
-  assert.match(i.worker.note, /Thread 1: 900 samples, 900\.00 ms sampled\. 1 sample has a stack the trace does not define/);
+  assert.match(i.worker.note, /Thread 1: 900 samples, 900\.00 ms sampled\. 1 sample has no stack \(the trace does not define it/);
   const formatRow = row(1, 'format (worker.js:20)');
   assert.match(i.format[1], new RegExp(`^self ${formatRow.selfMs.toFixed(2)} ms \\(${formatRow.selfPercent.toFixed(1)} %, 200 samples\\)`));
 });

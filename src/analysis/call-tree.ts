@@ -17,9 +17,9 @@ export interface CallTree {
   /** All the samples taken into account, and their time (as functionTimes counts them). */
   readonly samples: number;
   readonly sampledNs: number;
-  /** Of those, the samples whose stack the trace never defined: in no node. */
-  readonly unresolvedSamples: number;
-  readonly unresolvedNs: number;
+  /** Of those, the samples in no node: their stack is not in the trace, or V8 gave no frame for them. */
+  readonly noStackSamples: number;
+  readonly noStackNs: number;
 }
 
 /** The call tree of `t`'s samples in [fromNs, toNs) (all by default), each sample counted for its time inside the range. */
@@ -29,8 +29,8 @@ export function callTree(profile: CpuProfile, t: ThreadSamples, fromNs = -Infini
   const selfSamples = new Float64Array(n);
   let samples = 0;
   let sampledNs = 0;
-  let unresolvedSamples = 0;
-  let unresolvedNs = 0;
+  let noStackSamples = 0;
+  let noStackNs = 0;
   const [lo, hi] = samplesCovering(t, fromNs, toNs);
   for (let i = lo; i < hi; i++) {
     const w = coveredNs(t, i, fromNs, toNs);
@@ -38,8 +38,8 @@ export function callTree(profile: CpuProfile, t: ThreadSamples, fromNs = -Infini
     samples++;
     sampledNs += w;
     if (stack < 0) {
-      unresolvedSamples++;
-      unresolvedNs += w;
+      noStackSamples++;
+      noStackNs += w;
       continue;
     }
     selfNs[stack]! += w;
@@ -54,5 +54,5 @@ export function callTree(profile: CpuProfile, t: ThreadSamples, fromNs = -Infini
     totalNs[parent]! += totalNs[s]!;
     totalSamples[parent]! += totalSamples[s]!;
   }
-  return { thread: t.thread, selfNs, selfSamples, totalNs, totalSamples, samples, sampledNs, unresolvedSamples, unresolvedNs };
+  return { thread: t.thread, selfNs, selfSamples, totalNs, totalSamples, samples, sampledNs, noStackSamples, noStackNs };
 }

@@ -3,7 +3,7 @@ import { type CpuProfile, type FunctionTime, functionTimes } from './cpu-profile
 /**
  * What one thread ran during an interval, from its CPU samples: the answer to "what was the CPU doing
  * during that stall / that slow request". The times partition the interval exactly:
- * sampledNs + unsampledNs = toNs - fromNs, and the functions' self times plus unresolvedNs = sampledNs.
+ * sampledNs + unsampledNs = toNs - fromNs, and the functions' self times plus noStackNs = sampledNs.
  */
 export interface IntervalCpu {
   readonly thread: number;
@@ -17,8 +17,8 @@ export interface IntervalCpu {
   readonly sampledNs: number;
   /** The part no sample stands for: the thread was not sampled then (descheduled, or sampling stopped or restarted). */
   readonly unsampledNs: number;
-  /** Sampled time whose stack the trace never defined (counted, not guessed). */
-  readonly unresolvedNs: number;
+  /** Sampled time in no function: a stack the trace never defined (counted, not guessed), or a sample V8 gave no frame for. */
+  readonly noStackNs: number;
   /** The innermost frame of each sample (self time), the largest first. */
   readonly functions: readonly FunctionTime[];
 }
@@ -32,7 +32,7 @@ export interface IntervalCpu {
 export function cpuDuring(profile: CpuProfile, thread: number, fromNs: number, toNs: number): IntervalCpu {
   const t = profile.threads.get(thread);
   const lengthNs = Math.max(0, toNs - fromNs);
-  if (!t) return { thread, fromNs, toNs, threadSampled: false, samples: 0, sampledNs: 0, unsampledNs: lengthNs, unresolvedNs: 0, functions: [] };
+  if (!t) return { thread, fromNs, toNs, threadSampled: false, samples: 0, sampledNs: 0, unsampledNs: lengthNs, noStackNs: 0, functions: [] };
   const { functions, sampledNs, samples } = functionTimes(profile, [t], fromNs, toNs);
   const selfNs = functions.reduce((n, f) => n + f.selfNs, 0);
   return {
@@ -43,7 +43,7 @@ export function cpuDuring(profile: CpuProfile, thread: number, fromNs: number, t
     samples,
     sampledNs,
     unsampledNs: Math.max(0, lengthNs - sampledNs),
-    unresolvedNs: Math.max(0, sampledNs - selfNs),
+    noStackNs: Math.max(0, sampledNs - selfNs),
     functions: functions.filter((f) => f.selfSamples > 0),
   };
 }

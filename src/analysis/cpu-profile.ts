@@ -17,7 +17,7 @@ export const IDLE_FRAME = '(idle)';
 export interface ThreadSamples {
   readonly thread: number;
   readonly timestampNs: Float64Array;
-  /** Index into CpuProfile.stacks; -1 when the stream never defined it (a ring that dropped the definition). */
+  /** Index into CpuProfile.stacks; -1 when the stream never defined it (a ring that dropped the definition) or V8 gave no frame (stack id 0). */
   readonly stack: Int32Array;
   /** ns each sample stands for: the gap to the thread's next sample, at most MAX_WEIGHT_INTERVALS intervals. */
   readonly weightNs: Float64Array;

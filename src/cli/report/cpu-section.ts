@@ -51,7 +51,8 @@ export interface OnCpu {
   sampledMs: number;
   /** The interval's length; intervalMs - sampledMs is time no sample stands for. */
   intervalMs: number;
-  unresolvedMs: number;
+  /** Sampled time in no function (a stack the trace does not define, or no frame at all). */
+  noStackMs: number;
   /** The top ON_CPU_TOP functions by self time; `percent` of sampledMs. */
   functions: Array<{ function: string; selfMs: number; percent: number; samples: number }>;
   /** Self time of the functions past the top ones. */
@@ -125,7 +126,7 @@ export function onCpu(profile: CpuProfile, thread: number, fromNs: number, toNs:
     samples: c.samples,
     sampledMs: c.sampledNs / 1e6,
     intervalMs: (toNs - fromNs) / 1e6,
-    unresolvedMs: c.unresolvedNs / 1e6,
+    noStackMs: c.noStackNs / 1e6,
     functions: shown.map((f) => ({ function: frameLabel(profile.frames[f.frame]!), selfMs: f.selfNs / 1e6, percent: percentOf(f.selfNs, c.sampledNs), samples: f.selfSamples })),
     otherFunctions: rest.length,
     otherMs: rest.reduce((n, f) => n + f.selfNs, 0) / 1e6,
@@ -143,7 +144,7 @@ export function onCpuLine(c: OnCpu, thread: number): string {
   const restFunctions = c.functions.length - Math.min(ON_CPU_SHOWN, c.functions.length) + c.otherFunctions;
   const restMs = c.functions.slice(ON_CPU_SHOWN).reduce((n, f) => n + f.selfMs, 0) + c.otherMs;
   if (restFunctions > 0) named.push(`${restFunctions} other${restFunctions === 1 ? '' : 's'} ${share(percentOf(restMs, c.sampledMs))}`);
-  if (c.unresolvedMs > 0) named.push(`unresolved stacks ${share(percentOf(c.unresolvedMs, c.sampledMs))}`);
+  if (c.noStackMs > 0) named.push(`no stack ${share(percentOf(c.noStackMs, c.sampledMs))}`);
   return `on CPU (${count(c.samples, 'sample')}, ${c.sampledMs.toFixed(2)} of ${c.intervalMs.toFixed(2)} ms sampled): ${named.join(', ')}`;
 }
 

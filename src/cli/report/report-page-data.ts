@@ -79,9 +79,9 @@ export interface CpuFlameThread {
   readonly thread: number;
   readonly samples: number;
   readonly sampledMs: number;
-  /** Sampled time whose stack the trace does not define: in no node. */
-  readonly unresolvedMs: number;
-  readonly unresolvedSamples: number;
+  /** Sampled time in no node: a stack the trace does not define, or a sample V8 gave no frame for. */
+  readonly noStackMs: number;
+  readonly noStackSamples: number;
   readonly nodes: {
     /** Index into CpuFlameData.functions. */
     readonly function: readonly number[];

@@ -32,8 +32,8 @@ class FlameGraph {
   static readonly ROW = 18;
   /** Rows drawn at most: a canvas is at most 32,767 pixels high. */
   static readonly MAX_ROWS = 1500;
-  /** The bar standing for a thread's samples whose stack the trace does not define. */
-  static readonly UNRESOLVED = -2;
+  /** The bar standing for a thread's samples in no function (a stack the trace does not define, or no frame). */
+  static readonly NO_STACK = -2;
 
   private readonly canvas = document.createElement('canvas');
   private readonly tip = document.createElement('div');
@@ -94,8 +94,8 @@ class FlameGraph {
     this.zoomed = -1;
     const omitted = t.omittedNodes ? ` ${t.omittedNodes.toLocaleString('en-US')} of its least sampled call paths (${t.omittedMs.toFixed(2)} ms of self time) are not drawn: their time is the blank under their callers.` : '';
     const deep = this.layout.hiddenRows ? ` ${this.layout.hiddenRows} rows of calls deeper than ${FlameGraph.MAX_ROWS} are not drawn.` : '';
-    const unresolved = t.unresolvedSamples ? ` ${t.unresolvedSamples === 1 ? '1 sample has' : `${t.unresolvedSamples.toLocaleString('en-US')} samples have`} a stack the trace does not define: the bar "(unresolved stack)".` : '';
-    this.note.textContent = `Thread ${t.thread}: ${t.samples.toLocaleString('en-US')} samples, ${t.sampledMs.toFixed(2)} ms sampled.${unresolved}${omitted}${deep}`;
+    const noStack = t.noStackSamples ? ` ${t.noStackSamples === 1 ? '1 sample has' : `${t.noStackSamples.toLocaleString('en-US')} samples have`} no stack (the trace does not define it, or V8 gave no frame): the bar "(no stack)".` : '';
+    this.note.textContent = `Thread ${t.thread}: ${t.samples.toLocaleString('en-US')} samples, ${t.sampledMs.toFixed(2)} ms sampled.${noStack}${omitted}${deep}`;
     this.show(null);
     this.draw();
   }
@@ -127,26 +127,26 @@ class FlameGraph {
       }
       (rows[depth[i]!] ??= []).push(i);
     }
-    if (t.unresolvedMs > 0) (rows[1] ??= []).push(FlameGraph.UNRESOLVED);
+    if (t.noStackMs > 0) (rows[1] ??= []).push(FlameGraph.NO_STACK);
     const byFunction = new Map<number, { selfMs: number; totalMs: number }>();
     t.functions.function.forEach((f, i) => byFunction.set(f, { selfMs: t.functions.selfMs[i]!, totalMs: t.functions.totalMs[i]! }));
     return { t, x, depth, rows, byFunction, hiddenRows };
   }
 
-  /** A bar's extent in ms and its row (the top bar, a node, the unresolved samples). */
+  /** A bar's extent in ms and its row (the top bar, a node, the samples with no stack). */
   private extent(node: number): { x: number; width: number; depth: number } {
     const { t } = this.layout;
     if (node === -1) return { x: 0, width: t.sampledMs, depth: 0 };
-    if (node === FlameGraph.UNRESOLVED) {
+    if (node === FlameGraph.NO_STACK) {
       const top = t.nodes.parent.reduce((ms, p, i) => (p < 0 ? ms + t.nodes.totalMs[i]! : ms), 0);
-      return { x: top, width: t.unresolvedMs, depth: 1 };
+      return { x: top, width: t.noStackMs, depth: 1 };
     }
     return { x: this.layout.x[node]!, width: t.nodes.totalMs[node]!, depth: this.layout.depth[node]! };
   }
 
   private name(node: number): string {
     if (node === -1) return `thread ${this.layout.t.thread}: all samples`;
-    if (node === FlameGraph.UNRESOLVED) return '(unresolved stack)';
+    if (node === FlameGraph.NO_STACK) return '(no stack)';
     return this.data.functions[this.layout.t.nodes.function[node]!]!;
   }
 
@@ -177,7 +177,7 @@ class FlameGraph {
   private colour(node: number): string {
     if (node === -1) return '#d1d5db';
     const name = this.name(node);
-    if (node === FlameGraph.UNRESOLVED || name.startsWith('(')) return name === '(garbage collector)' ? '#a78bfa' : '#cbd5e1';
+    if (node === FlameGraph.NO_STACK || name.startsWith('(')) return name === '(garbage collector)' ? '#a78bfa' : '#cbd5e1';
     const url = this.data.urls[this.layout.t.nodes.function[node]!]!;
     // Node's own code in blues, native and unknown in greys, the program's in warm hues (the same function, the same hue).
     let h = 0;
@@ -251,8 +251,8 @@ class FlameGraph {
       lines.push(`total ${t.sampledMs.toFixed(2)} ms (100 %, ${t.samples.toLocaleString('en-US')} samples)`);
       return lines;
     }
-    if (node === FlameGraph.UNRESOLVED) {
-      lines.push(`self ${t.unresolvedMs.toFixed(2)} ms (${pct(t.unresolvedMs)}, ${t.unresolvedSamples} samples)`);
+    if (node === FlameGraph.NO_STACK) {
+      lines.push(`self ${t.noStackMs.toFixed(2)} ms (${pct(t.noStackMs)}, ${t.noStackSamples} samples)`);
       return lines;
     }
     const n = t.nodes;
