@@ -69,7 +69,7 @@ test('report: the CPU section and the "on CPU" lines as printed', async (t) => {
   assert.match(out, /7 samples lost \(buffer-full: 7\)/);
   assert.match(out, /1 sample with a stack the trace does not define/);
   assert.match(out, /the sampler was restarted 1 time/);
-  assert.match(out, /thread 0: 1,000 samples every 1000 µs, 1000\.00 ms sampled/);
+  assert.match(out, /thread 0: 1,000 samples \(interval 1000 µs\), 1000\.00 ms sampled/);
   assert.match(out, /\n\s+400\.00 ms\s+40\.0%\s+400\s+400\.00 ms\s+40\.0%\s+400\s+stringify\n/);
   assert.match(out, /\n\s+0\.00 ms\s+0\.0%\s+0\s+690\.00 ms\s+69\.0%\s+690\s+main \(app\.js:1\)\n/);
   // Right under the stall, and under each slowest span.

@@ -1,20 +1,12 @@
 // Traces with CPU samples whose every figure a test knows in advance, written with TraceWriter (no
-// session): Runtime.CpuSampler's events exactly as docs/FORMAT.md ("CPU samples") lays them out,
+// session): Runtime.CpuSampler's own event types, as docs/FORMAT.md ("CPU samples") lays them out,
 // frames and stacks defined by each writer before their first use, beside any other events.
+import { runtimeCpuSampler } from '../../dist/index.js';
 import { writeTrace } from './trace-builder.mjs';
 
-const sampler = (name, id, fields) => ({ provider: 'Runtime.CpuSampler', name, id, version: 0, level: 4, keywords: 1n, fields });
-
-/** The sampler's event types, with the fields docs/FORMAT.md gives them. */
-export const SAMPLER = {
-  Frame: sampler('Frame', 1, [['frameId', 'u32'], ['functionName', 'string'], ['url', 'string'], ['line', 'u32'], ['column', 'u32']]),
-  Stack: sampler('Stack', 2, [['stackId', 'u32'], ['frameId', 'u32'], ['parentId', 'u32']]),
-  Sample: sampler('Sample', 3, [['stackId', 'u32'], ['thread', 'u32']]),
-  SamplerStarted: sampler('SamplerStarted', 4, [['thread', 'u32'], ['intervalUs', 'u32'], ['route', 'string']]),
-  SamplerStopped: sampler('SamplerStopped', 5, [['thread', 'u32']]),
-  SamplesLost: sampler('SamplesLost', 6, [['count', 'u32'], ['thread', 'u32'], ['reason', 'string']]),
-  SamplerRestarted: sampler('SamplerRestarted', 7, [['thread', 'u32'], ['reason', 'string']]),
-};
+/** The sampler's event types (docs/FORMAT.md, "CPU samples"). */
+export const SAMPLER = runtimeCpuSampler;
+const SAMPLER_TYPES = ['Frame', 'Stack', 'Sample', 'SamplerStarted', 'SamplerStopped', 'SamplesLost', 'SamplerRestarted'].map((name) => SAMPLER[name]);
 
 /** A span type of a test provider (a `Request` span: begin and end). */
 export const REQUEST = {
@@ -90,7 +82,7 @@ export class CpuTraceBuilder {
       seq.set(e.threadId, sequence + 1);
       return { type: e.type, threadId: e.threadId, sequence, timestampNs: e.timestampNs, values: e.values };
     });
-    return writeTrace(file, [...Object.values(SAMPLER), ...otherTypes], events);
+    return writeTrace(file, [...SAMPLER_TYPES, ...otherTypes], events);
   }
 }
 

@@ -168,7 +168,7 @@ export function cpuSectionLines(c: CpuSection | undefined): string[] {
   const lines = [`CPU samples (Runtime.CpuSampler): ${count(c.samples, 'sample')}, ${ms(c.sampledMs)} sampled on ${count(c.threads.length, 'thread')}`];
   for (const n of notes) lines.push(`  ${n}`);
   for (const t of c.threads) {
-    lines.push(`  thread ${t.thread}: ${count(t.samples, 'sample')} every ${Math.round(t.intervalUs)} µs, ${ms(t.sampledMs)} sampled; shares of that time`);
+    lines.push(`  thread ${t.thread}: ${count(t.samples, 'sample')} (interval ${Math.round(t.intervalUs)} µs), ${ms(t.sampledMs)} sampled; shares of that time`);
     lines.push(...tableLines('top functions by self time', t.bySelf), ...tableLines('top functions by total time', t.byTotal));
   }
   return lines;
