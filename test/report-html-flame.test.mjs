@@ -1,19 +1,16 @@
 // The HTML report's flame graph in a real browser (headless Chromium, helpers/report-page.mjs): the
 // bars drawn, the thread chosen, hover and click, against the samples read back from the trace with
-// `tracepipe dump` and against `report --json`'s CPU section (the same numbers in every view).
-// TRACEPIPE_UPDATE_SCREENSHOT=1 also writes docs/report-flame-graph.png.
+// `tracepipe dump` and against `report --json`'s CPU section (the same numbers in every view), on a
+// trace written by hand (helpers/cpu-sample-trace.mjs); test/report-html.test.mjs draws a real one.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runtimeEventLoop } from '../dist/index.js';
 import { cli, dumpJsonl } from './helpers/convert-helpers.mjs';
 import { knownCpuTrace } from './helpers/cpu-sample-trace.mjs';
-import { chromiumPath, openPage } from './helpers/report-page.mjs';
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+import { chromiumPath, hoverFlameBar, openPage } from './helpers/report-page.mjs';
 
 let dir;
 before(async () => {
@@ -39,23 +36,6 @@ function selfSamplesFromDump(events, thread) {
   return out;
 }
 
-/** The tooltip's lines after moving the mouse onto the middle of `node`'s bar. */
-async function hover(page, node) {
-  await page.locator('#flame-graph').scrollIntoViewIfNeeded();
-  const r = await page.evaluate((n) => window.tracepipeReport.flameGraph.rectOf(n), node);
-  assert.ok(r, `bar ${node} is drawn`);
-  await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
-  return page.evaluate(() => [...document.querySelectorAll('#flame-graph ~ .tip > div')].map((d) => d.textContent));
-}
-
-/** A picture of the flame graph's section, the tooltip below it included. */
-async function sectionPicture(page, png) {
-  const box = await page.locator('#flame-graph').locator('..').boundingBox();
-  const tip = await page.locator('#flame-graph ~ .tip').boundingBox();
-  const bottom = Math.max(box.y + box.height, tip ? tip.y + tip.height : 0) + 8;
-  await page.screenshot({ path: png, clip: { x: box.x, y: box.y, width: box.width, height: bottom - box.y } });
-}
-
 async function clickBar(page, node) {
   const r = await page.evaluate((n) => window.tracepipeReport.flameGraph.rectOf(n), node);
   await page.mouse.click(r.x + r.width / 2, r.y + r.height / 2);
@@ -79,17 +59,13 @@ test('the flame graph of two sampled threads: every bar drawn, hover tells self 
     const nodeOf = (thread, name) => data.threads.find((x) => x.thread === thread).nodes.function.findIndex((f) => data.functions[f] === name);
     const first = await page.evaluate(() => ({ thread: window.tracepipeReport.flameGraph.thread, bars: window.tracepipeReport.drawn.flameFrames }));
     const busy = nodeOf(0, 'busyLoop (app.js:12)');
-    const tip = await hover(page, busy);
-    const main = await hover(page, nodeOf(0, 'main (app.js:1)'));
+    const tip = await hoverFlameBar(page, busy);
+    const main = await hoverFlameBar(page, nodeOf(0, 'main (app.js:1)'));
     const zoom = await clickBar(page, busy);
     const out = await clickBar(page, -1);
     await page.selectOption('#flame-thread', '1');
-    const worker = await page.evaluate(() => ({ thread: window.tracepipeReport.flameGraph.thread, bars: window.tracepipeReport.drawn.flameFrames, note: document.querySelector('#flame-graph').previousElementSibling.textContent }));
-    const format = await hover(page, nodeOf(1, 'format (worker.js:20)'));
-    // Back to the busiest thread, the tooltip on busyLoop, for the picture.
-    await page.selectOption('#flame-thread', '0');
-    await hover(page, busy);
-    if (process.env.TRACEPIPE_UPDATE_SCREENSHOT === '1') await sectionPicture(page, join(ROOT, 'docs', 'report-flame-graph.png'));
+    const worker = await page.evaluate(() => ({ thread: window.tracepipeReport.flameGraph.thread, bars: window.tracepipeReport.drawn.flameFrames, note: document.getElementById('flame-note').textContent }));
+    const format = await hoverFlameBar(page, nodeOf(1, 'format (worker.js:20)'));
     return { first, tip, main, zoom, out, worker, format };
   });
   assert.deepEqual(got.errors, [], 'no console errors');

@@ -15,6 +15,37 @@ export function chromiumPath(t) {
   }
 }
 
+/** The flame graph's tooltip lines after moving the mouse onto the middle of `node`'s bar (in the thread shown). */
+export async function hoverFlameBar(page, node) {
+  // The graph's frame in the window, and the bar a third of the way down the frame (a deep graph scrolls in it).
+  const r = await page.evaluate((n) => {
+    const graph = window.tracepipeReport.flameGraph;
+    const frame = document.getElementById('flame-frame');
+    frame.scrollIntoView();
+    const at = graph.rectOf(n);
+    if (at) frame.scrollTop += at.y - frame.getBoundingClientRect().top - frame.clientHeight / 3;
+    return graph.rectOf(n);
+  }, node);
+  if (!r) throw new Error(`flame graph bar ${node} is not drawn`);
+  await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
+  return page.evaluate(() => [...document.querySelectorAll('#flame-tip > div')].map((d) => d.textContent));
+}
+
+/** A picture of the flame graph's section at `png`, from its top, with the tooltip of `node` (a bar in its first rows). */
+export async function flameGraphPicture(page, png, node) {
+  const r = await page.evaluate((n) => {
+    const frame = document.getElementById('flame-frame');
+    frame.parentElement.scrollIntoView();
+    frame.scrollTop = 0;
+    return window.tracepipeReport.flameGraph.rectOf(n);
+  }, node);
+  await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
+  const box = await page.locator('#flame-frame').locator('..').boundingBox();
+  const tip = await page.locator('#flame-tip').boundingBox();
+  const bottom = Math.max(box.y + box.height, tip ? tip.y + tip.height : 0) + 8;
+  await page.screenshot({ path: png, clip: { x: box.x, y: box.y, width: box.width, height: bottom - box.y } });
+}
+
 /**
  * Opens `html` in headless Chromium; resolves with the console errors, the requests, what the page
  * drew, a screenshot at `png`, and what `interact(page)` (run once the page has drawn, before the

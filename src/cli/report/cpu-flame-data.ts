@@ -2,8 +2,13 @@ import { callTree } from '../../analysis/call-tree.js';
 import { type CpuProfile, frameLabel, functionTimes } from '../../analysis/cpu-profile.js';
 import type { CpuFlameData, CpuFlameThread } from './report-page-data.js';
 
-/** Call-tree nodes sent per thread at most: those with the most total time (a page a few thousand pixels wide shows no more). */
-export const MAX_FLAME_NODES = 10_000;
+/**
+ * Call-tree nodes sent per thread at most, those with the most total time. A deeply recursive program
+ * has many more call paths than samples (tsc checking this repository: 89,000 from 13,700 samples),
+ * most of them one sample thin, narrower than a pixel until zoomed into; this many keep the page
+ * near 1.5 MB and a redraw near 0.1 s.
+ */
+export const MAX_FLAME_NODES = 50_000;
 
 /** The flame graph's data: each sampled thread's call tree (callTree) and function times (functionTimes). */
 export function cpuFlameData(profile: CpuProfile): CpuFlameData {

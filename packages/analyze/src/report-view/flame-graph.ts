@@ -26,6 +26,15 @@ interface FlameLayout {
   readonly byFunction: Map<number, { selfMs: number; totalMs: number }>;
   /** Rows past MAX_ROWS are not drawn. */
   readonly hiddenRows: number;
+  /** Where the bar of the samples with no stack starts: after the outermost frames. */
+  readonly noStackX: number;
+}
+
+/** The ms in view, and the pixels per ms. */
+interface FlameView {
+  readonly from: number;
+  readonly to: number;
+  readonly scale: number;
 }
 
 class FlameGraph {
@@ -36,6 +45,8 @@ class FlameGraph {
   static readonly NO_STACK = -2;
 
   private readonly canvas = document.createElement('canvas');
+  /** Scrolls a deep graph within 70 % of the window's height, so the page stays short. */
+  private readonly frame = document.createElement('div');
   private readonly tip = document.createElement('div');
   private readonly details = document.createElement('p');
   private readonly note = document.createElement('p');
@@ -70,13 +81,18 @@ class FlameGraph {
       section.append(label);
     }
     this.note.className = 'note';
+    this.note.id = 'flame-note';
     this.details.className = 'note';
     this.details.id = 'flame-details';
     this.tip.className = 'tip';
+    this.tip.id = 'flame-tip';
     this.canvas.id = 'flame-graph';
     this.canvas.style.display = 'block';
     this.canvas.style.cursor = 'pointer';
-    section.append(this.note, this.canvas, this.details, this.tip);
+    this.frame.id = 'flame-frame';
+    Object.assign(this.frame.style, { maxHeight: '70vh', overflowY: 'auto', border: '1px solid #e5e7eb' });
+    this.frame.append(this.canvas);
+    section.append(this.note, this.frame, this.details, this.tip);
     this.canvas.addEventListener('mousemove', (e) => this.hover(e));
     this.canvas.addEventListener('mouseleave', () => (this.tip.style.display = 'none'));
     this.canvas.addEventListener('click', (e) => this.click(e));
@@ -92,7 +108,7 @@ class FlameGraph {
     if (!t) throw new Error(`thread ${thread} was not sampled`);
     this.layout = FlameGraph.lay(t);
     this.zoomed = -1;
-    const omitted = t.omittedNodes ? ` ${t.omittedNodes.toLocaleString('en-US')} of its least sampled call paths (${t.omittedMs.toFixed(2)} ms of self time) are not drawn: their time is the blank under their callers.` : '';
+    const omitted = t.omittedNodes ? ` Only its ${t.nodes.function.length.toLocaleString('en-US')} most sampled call paths are kept: the other ${t.omittedNodes.toLocaleString('en-US')} (${t.omittedMs.toFixed(2)} ms of self time in all) show, zoomed in, as blank under their callers.` : '';
     const deep = this.layout.hiddenRows ? ` ${this.layout.hiddenRows} rows of calls deeper than ${FlameGraph.MAX_ROWS} are not drawn.` : '';
     const noStack = t.noStackSamples ? ` ${t.noStackSamples === 1 ? '1 sample has' : `${t.noStackSamples.toLocaleString('en-US')} samples have`} no stack (the trace does not define it, or V8 gave no frame): the bar "(no stack)".` : '';
     this.note.textContent = `Thread ${t.thread}: ${t.samples.toLocaleString('en-US')} samples, ${t.sampledMs.toFixed(2)} ms sampled.${noStack}${omitted}${deep}`;
@@ -130,17 +146,14 @@ class FlameGraph {
     if (t.noStackMs > 0) (rows[1] ??= []).push(FlameGraph.NO_STACK);
     const byFunction = new Map<number, { selfMs: number; totalMs: number }>();
     t.functions.function.forEach((f, i) => byFunction.set(f, { selfMs: t.functions.selfMs[i]!, totalMs: t.functions.totalMs[i]! }));
-    return { t, x, depth, rows, byFunction, hiddenRows };
+    return { t, x, depth, rows, byFunction, hiddenRows, noStackX: nextTop };
   }
 
   /** A bar's extent in ms and its row (the top bar, a node, the samples with no stack). */
   private extent(node: number): { x: number; width: number; depth: number } {
     const { t } = this.layout;
     if (node === -1) return { x: 0, width: t.sampledMs, depth: 0 };
-    if (node === FlameGraph.NO_STACK) {
-      const top = t.nodes.parent.reduce((ms, p, i) => (p < 0 ? ms + t.nodes.totalMs[i]! : ms), 0);
-      return { x: top, width: t.noStackMs, depth: 1 };
-    }
+    if (node === FlameGraph.NO_STACK) return { x: this.layout.noStackX, width: t.noStackMs, depth: 1 };
     return { x: this.layout.x[node]!, width: t.nodes.totalMs[node]!, depth: this.layout.depth[node]! };
   }
 
@@ -150,24 +163,23 @@ class FlameGraph {
     return this.data.functions[this.layout.t.nodes.function[node]!]!;
   }
 
-  /** The ms shown: the zoomed node's extent (or the whole thread's). */
-  private view(): { from: number; to: number } {
+  /** The ms shown on `widthPx` pixels: the zoomed node's extent (or the whole thread's). */
+  private view(widthPx: number): FlameView {
     const e = this.extent(this.zoomed);
-    return { from: e.x, to: e.x + Math.max(e.width, 1e-9) };
+    const to = e.x + Math.max(e.width, 1e-9);
+    return { from: e.x, to, scale: widthPx / (to - e.x) };
   }
 
   /** Where `node` is drawn now (CSS pixels, viewport coordinates); null when it is out of view or too narrow to draw. */
   rectOf(node: number): FlameRect | null {
     const box = this.canvas.getBoundingClientRect();
-    const r = this.barPixels(node, box.width);
+    const r = this.barPixels(node, this.view(box.width), box.width);
     return r && { x: box.left + r.x, y: box.top + r.y, width: r.width, height: r.height };
   }
 
-  private barPixels(node: number, widthPx: number): FlameRect | null {
+  private barPixels(node: number, { from, scale }: FlameView, widthPx: number): FlameRect | null {
     const e = this.extent(node);
     if (e.depth >= FlameGraph.MAX_ROWS) return null;
-    const { from, to } = this.view();
-    const scale = widthPx / (to - from);
     const x0 = Math.max(0, (e.x - from) * scale);
     const x1 = Math.min(widthPx, (e.x + e.width - from) * scale);
     if (x1 - x0 < 0.5) return null;
@@ -188,7 +200,7 @@ class FlameGraph {
   }
 
   draw(): void {
-    const widthPx = Math.max(480, this.section.clientWidth - 24);
+    const widthPx = Math.max(480, this.section.clientWidth - 26);
     const rows = Math.min(this.layout.rows.length, FlameGraph.MAX_ROWS);
     const heightPx = rows * FlameGraph.ROW;
     const ratio = devicePixelRatio;
@@ -201,8 +213,9 @@ class FlameGraph {
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
     let drawn = 0;
+    const view = this.view(widthPx);
     const bar = (node: number) => {
-      const r = this.barPixels(node, widthPx);
+      const r = this.barPixels(node, view, widthPx);
       if (!r) return;
       ctx.fillStyle = this.colour(node);
       ctx.fillRect(r.x, r.y, Math.max(1, r.width - 1), r.height);
@@ -235,8 +248,9 @@ class FlameGraph {
     const depth = Math.floor(py / FlameGraph.ROW);
     const widthPx = this.canvas.clientWidth;
     if (depth === 0) return -1;
+    const view = this.view(widthPx);
     for (const node of this.layout.rows[depth] ?? []) {
-      const r = this.barPixels(node, widthPx);
+      const r = this.barPixels(node, view, widthPx);
       if (r && px >= r.x && px < r.x + r.width) return node;
     }
     return undefined;
@@ -272,9 +286,10 @@ class FlameGraph {
     }
     this.tip.replaceChildren(...this.describe(node).map((line) => Object.assign(document.createElement('div'), { textContent: line })));
     this.tip.style.display = 'block';
-    const left = this.canvas.offsetLeft + e.offsetX + 12;
-    this.tip.style.left = `${Math.min(left, this.section.clientWidth - this.tip.offsetWidth)}px`;
-    this.tip.style.top = `${this.canvas.offsetTop + e.offsetY + 14}px`;
+    // Placed in the section (which it is positioned in) by the pointer's place in the window: the frame may be scrolled.
+    const box = this.section.getBoundingClientRect();
+    this.tip.style.left = `${Math.max(0, Math.min(e.clientX - box.left + 12, this.section.clientWidth - this.tip.offsetWidth))}px`;
+    this.tip.style.top = `${e.clientY - box.top + 14}px`;
   }
 
   private click(e: MouseEvent): void {
