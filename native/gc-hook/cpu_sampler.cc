@@ -2,11 +2,12 @@
 // handed to JavaScript (on that thread, or on the main thread's watchdog while the main thread's loop
 // is blocked) as (time, stack id) pairs over interned frames and stacks.
 //
-// V8 hands out samples only when a profile stops, and stopping the last profile loses the samples its
-// processor thread has not handled yet. So profiles overlap: every kRotateMs a new profile starts and
-// the one before last stops; the samples of the stopped one that are newer than those already taken
-// are queued. Each sample reaches every profile running when V8 processes it, with the same timestamp,
-// so one full period of overlap leaves no gap and the timestamps tell the duplicates.
+// V8 hands out samples only when a profile stops. So profiles follow each other: every kRotateMs the
+// next profile starts, then the current one stops and its samples newer than those already taken are
+// queued. A profile that is not the last one running stops at once, and the samples V8's processor
+// thread has not handled yet go to the profiles still running when it does, so the next one gets
+// them: starting it first leaves no gap (and the last profile's stop lets the processor finish).
+// A sample handled while both run reaches both with the same timestamp: the times tell duplicates.
 //
 // Stopping a profile must happen on the profiled thread. A process-wide rotation thread asks for it
 // with Isolate::RequestInterrupt, which runs while JavaScript runs, even JavaScript that never yields;
@@ -63,6 +64,8 @@ struct Tables {
   std::unordered_map<std::string, uint32_t> frameIds;
   std::vector<uint32_t> stacks;  // frame id, parent stack id; stack id = index / 2 + 1
   std::unordered_map<uint64_t, uint32_t> stackIds;
+  // kMaxStacks, lowered by tests (limitStacks).
+  size_t maxStacks = kMaxStacks;
 };
 Tables& tables = *new Tables();
 
@@ -73,11 +76,9 @@ struct ThreadSampler {
   // The profiler made ahead by prepare(), logging code as it is created; kept when sampling stops.
   v8::CpuProfiler* prepared = nullptr;
   int intervalUs = 1000;
-  // The two profiles running: `older` stops at the next rotation, `newer` one rotation later.
-  v8::ProfilerId older = 0;
-  v8::ProfilerId newer = 0;
-  bool hasOlder = false;
-  bool hasNewer = false;
+  // The profile running, stopped at the next rotation once the next one has started.
+  v8::ProfilerId current = 0;
+  bool hasCurrent = false;
   int64_t lastTakenUs = std::numeric_limits<int64_t>::min();
   uint64_t lastRotationNs = 0;
   double lastCpuMs = 0;
@@ -122,6 +123,8 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+// The frame id of `node`, or UINT32_MAX for a new frame once the stack table is full: no stack could
+// use it, and the table would otherwise grow with every new function sampled (code made at run time).
 uint32_t FrameIdLocked(const v8::CpuProfileNode* node) {
   const char* name = node->GetFunctionNameStr();
   const char* url = node->GetScriptResourceNameStr();
@@ -137,6 +140,7 @@ uint32_t FrameIdLocked(const v8::CpuProfileNode* node) {
   key += std::to_string(frame.column);
   auto it = tables.frameIds.find(key);
   if (it != tables.frameIds.end()) return it->second;
+  if (tables.stacks.size() / 2 >= tables.maxStacks) return UINT32_MAX;
   tables.frames.push_back(std::move(frame));
   const uint32_t id = static_cast<uint32_t>(tables.frames.size());
   tables.frameIds.emplace(std::move(key), id);
@@ -163,11 +167,11 @@ uint32_t StackIdLocked(const v8::CpuProfileNode* node, std::unordered_map<const 
     }
     const uint32_t frame = FrameIdLocked(*it);
     const uint64_t key = (static_cast<uint64_t>(frame) << 32) | parent;
-    auto found = tables.stackIds.find(key);
+    auto found = frame == UINT32_MAX ? tables.stackIds.end() : tables.stackIds.find(key);
     uint32_t id;
     if (found != tables.stackIds.end()) {
       id = found->second;
-    } else if (tables.stacks.size() / 2 >= kMaxStacks) {
+    } else if (frame == UINT32_MAX || tables.stacks.size() / 2 >= tables.maxStacks) {
       id = UINT32_MAX;
     } else {
       tables.stacks.push_back(frame);
@@ -238,8 +242,9 @@ void NewProfiler(ThreadSampler* s) {
   // A prepared profiler has logged code all along: it starts warm, and knows what was inlined.
   s->profiler = s->prepared != nullptr ? s->prepared : v8::CpuProfiler::New(s->isolate, v8::kDebugNaming, v8::kLazyLogging);
   s->profiler->SetSamplingInterval(s->intervalUs);
-  s->hasOlder = false;
-  s->hasNewer = StartProfile(s, &s->newer);
+  // V8's sampler thread busy-waits for exact intervals unless told otherwise; it sleeps instead.
+  s->profiler->SetUsePreciseSampling(false);
+  s->hasCurrent = StartProfile(s, &s->current);
 }
 
 // Stops both profiles (queuing their last samples), then disposes of the profiler, but for a
@@ -247,9 +252,8 @@ void NewProfiler(ThreadSampler* s) {
 void DisposeProfiler(ThreadSampler* s, bool keepPrepared) {
   if (s->profiler == nullptr) return;
   size_t collected = 0;
-  if (s->hasOlder) StopAndCollect(s, s->older, &collected);
-  if (s->hasNewer) StopAndCollect(s, s->newer, &collected);
-  s->hasOlder = s->hasNewer = false;
+  if (s->hasCurrent) StopAndCollect(s, s->current, &collected);
+  s->hasCurrent = false;
   if (s->profiler == s->prepared) {
     if (keepPrepared) {
       s->profiler = nullptr;
@@ -261,7 +265,7 @@ void DisposeProfiler(ThreadSampler* s, bool keepPrepared) {
   s->profiler = nullptr;
 }
 
-// On the sampled thread: start the next profile, then stop the one before last.
+// On the sampled thread: start the next profile, then stop the current one.
 void Rotate(ThreadSampler* s, bool force) {
   if (!s->sampling.load() || s->profiler == nullptr) return;
   const uint64_t now = uv_hrtime();
@@ -270,15 +274,14 @@ void Rotate(ThreadSampler* s, bool force) {
   v8::ProfilerId next = 0;
   const bool started = StartProfile(s, &next);
   size_t collected = 0;
-  if (s->hasOlder) StopAndCollect(s, s->older, &collected);
-  s->older = s->newer;
-  s->hasOlder = s->hasNewer;
-  s->newer = next;
-  s->hasNewer = started;
+  const bool hadCurrent = s->hasCurrent;
+  if (hadCurrent) StopAndCollect(s, s->current, &collected);
+  s->current = next;
+  s->hasCurrent = started;
   const double cpuMs = ThreadCpuMs();
   const double usedMs = cpuMs - s->lastCpuMs;
   const double elapsedMs = static_cast<double>(now - s->lastRotationNs) / 1e6;
-  const bool empty = collected == 0 && s->hasOlder;
+  const bool empty = collected == 0 && hadCurrent;
   s->emptyCpuMs = empty ? s->emptyCpuMs + usedMs : 0;
   s->emptyMs = empty ? s->emptyMs + elapsedMs : 0;
   s->lastCpuMs = cpuMs;
@@ -349,12 +352,21 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if (intervalUs < 1) return Throw(isolate, "intervalUs must be at least 1");
   ThreadSampler* s = SamplerOf(data, isolate);
   s->threadId = info[0]->Uint32Value(context).FromJust();
+  const bool retune = s->profiler != nullptr && intervalUs != s->intervalUs;
   s->intervalUs = intervalUs;
   if (s->profiler == nullptr) {
     v8::HandleScope scope(isolate);
     NewProfiler(s);
     s->lastRotationNs = uv_hrtime();
     s->lastCpuMs = ThreadCpuMs();
+  } else if (retune && s->sampling.load()) {
+    // V8 rounds each profile's interval up to a multiple of the profiler's base interval (the one
+    // given at NewProfiler): without a new base, a finer interval asked for later never applies. V8
+    // reads the base only as a profile starts or stops, so it is set now and the next profile,
+    // started at once, samples at the new interval (the running one keeps its own until it stops).
+    s->profiler->SetSamplingInterval(intervalUs);
+    v8::HandleScope scope(isolate);
+    Rotate(s, true);
   }
   s->sampling.store(true);
   std::lock_guard<std::mutex> lock(registry.mu);
@@ -496,6 +508,13 @@ void ForgetSamples(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if (s != nullptr && info.Length() > 0 && info[0]->IsInt32()) s->forgetRotations = info[0]->Int32Value(info.GetIsolate()->GetCurrentContext()).FromJust();
 }
 
+// limitStacks(n): for tests of a full stack table, the process-wide table holds at most n stacks.
+void LimitStacks(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  if (info.Length() < 1 || !info[0]->IsUint32()) return;
+  std::lock_guard<std::mutex> lock(tables.mu);
+  tables.maxStacks = info[0]->Uint32Value(info.GetIsolate()->GetCurrentContext()).FromJust();
+}
+
 void Cleanup(void* arg) {
   IsolateData* data = static_cast<IsolateData*>(arg);
   ThreadSampler* s = data->sampler;
@@ -529,4 +548,5 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   method("waiting", Waiting);
   method("forgetSamples", ForgetSamples);
   method("prepare", Prepare);
+  method("limitStacks", LimitStacks);
 }
