@@ -4,7 +4,9 @@
 // (helpers/cpu-sample-trace.mjs), so every figure is known.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { runtimeEventLoop } from '../dist/index.js';
 import { readReport } from '../dist/cli/trace-report.js';
 import { ReportCharts } from '../dist/cli/report/report-charts.js';
@@ -112,4 +114,35 @@ test('the HTML report\'s flame graph data: each sampled thread\'s call tree, dep
   const byFunction = Object.fromEntries(worker.functions.function.map((f, i) => [cpu.functions[f], [worker.functions.selfMs[i], worker.functions.totalMs[i]]]));
   for (const row of report.cpu.threads[1].byTotal) assert.deepEqual(byFunction[row.function], [row.selfMs, row.totalMs], row.function);
   assert.equal(cpu.urls[n.function[0]], 'file:///srv/worker.js');
+});
+
+test('report: a frame of a source-mapped script is named at its original location in every view, and --no-source-maps keeps the generated one', async (t) => {
+  const { CpuTraceBuilder, frame } = await import('./helpers/cpu-sample-trace.mjs');
+  const dir = await tempDir(t);
+  // A compiled script and its map beside it: generated line 1, column 1 is hotPath at orig.ts line 3, column 5.
+  const script = join(dir, 'gen.js');
+  await writeFile(script, 'function a(){for(;;);}\n');
+  await writeFile(`${script}.map`, JSON.stringify({ version: 3, sources: ['orig.ts'], names: ['hotPath'], mappings: 'AAEIA' }));
+  const file = join(dir, 'mapped.tptrace');
+  const b = new CpuTraceBuilder();
+  b.started(0, 0, 1000);
+  b.run(0, [frame('a', pathToFileURL(script).href, 1, 1)], 0, 50e6, 1e6);
+  b.add(runtimeEventLoop.StallStart, 2, 30e6, [0, 10]);
+  b.add(runtimeEventLoop.StallEnd, 2, 45e6, [0, 25]);
+  await b.write(file, [runtimeEventLoop.StallStart, runtimeEventLoop.StallEnd]);
+  const mapped = JSON.parse((await cli(['report', file, '--json'])).stdout);
+  assert.equal(mapped.cpu.threads[0].bySelf[0].function, 'hotPath (orig.ts:3)');
+  assert.deepEqual([mapped.cpu.threads[0].bySelf[0].line, mapped.cpu.threads[0].bySelf[0].column], [3, 5]);
+  assert.equal(mapped.stalls.longest[0].onCpu.functions[0].function, 'hotPath (orig.ts:3)');
+  assert.deepEqual(mapped.cpu.sourceMaps, ['1 frame of 1 script shown at their original location through source maps']);
+  const text = (await cli(['report', file])).stdout;
+  assert.match(text, /1 frame of 1 script shown at their original location through source maps/);
+  assert.match(text, /on CPU \(25 samples, 25\.00 of 25\.00 ms sampled\): hotPath \(orig\.ts:3\) 100 %/);
+  const charts = new ReportCharts();
+  const options = { infoMs: 10, warnMs: 50 };
+  const { report, profile } = await readReport(file, options, (x) => charts.add(x));
+  assert.deepEqual(charts.data(file, report, '', options, profile).cpu.functions, ['hotPath (orig.ts:3)'], 'the flame graph names it the same');
+  const generated = JSON.parse((await cli(['report', file, '--json', '--no-source-maps'])).stdout);
+  assert.equal(generated.cpu.threads[0].bySelf[0].function, 'a (gen.js:1)');
+  assert.deepEqual(generated.cpu.sourceMaps, []);
 });

@@ -13,7 +13,7 @@ import { cpuSectionLines, onCpuLine } from './report/cpu-section.js';
 import { ReportCharts } from './report/report-charts.js';
 import { buildReport, readReport, type Distribution, type ReportOptions, type TraceReport } from './trace-report.js';
 
-export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json] [--html OUT.html]   GC pauses, event-loop stalls and delay, spans, CPU samples, drops; --html: a page of charts and a flame graph';
+export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json] [--html OUT.html] [--no-source-maps]   GC pauses, event-loop stalls and delay, spans, CPU samples, drops; --html: a page of charts and a flame graph';
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
@@ -94,15 +94,16 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, 'info-ms': { type: 'string' }, 'warn-ms': { type: 'string' }, html: { type: 'string' } },
+    options: { json: { type: 'boolean', default: false }, 'info-ms': { type: 'string' }, 'warn-ms': { type: 'string' }, html: { type: 'string' }, 'no-source-maps': { type: 'boolean', default: false } },
   });
   if (positionals.length !== 1) throw new CliError(`usage: ${reportUsage}`);
   const infoMs = milliseconds(values['info-ms'], '--info-ms', 10);
   const warnMs = milliseconds(values['warn-ms'], '--warn-ms', 50);
   if (warnMs < infoMs) throw new CliError(`--warn-ms (${warnMs}) must not be below --info-ms (${infoMs})`);
   const file = positionals[0]!;
-  if (values.html !== undefined) return htmlReport(file, values.html, { infoMs, warnMs });
-  const report = await buildReport(file, { infoMs, warnMs });
+  const options: ReportOptions = { infoMs, warnMs, sourceMaps: !values['no-source-maps'] };
+  if (values.html !== undefined) return htmlReport(file, values.html, options);
+  const report = await buildReport(file, options);
   await writeOut(values.json ? `${stringify(report, 2)}\n` : formatReport(report));
   return report.complete ? 0 : 1;
 }

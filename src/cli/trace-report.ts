@@ -11,6 +11,8 @@ export interface ReportOptions {
   readonly infoMs: number;
   /** Pauses at least this long (ms) count as 'warn'. */
   readonly warnMs: number;
+  /** CPU frames of source-mapped scripts at their original location (default true; `--no-source-maps`). */
+  readonly sourceMaps?: boolean;
 }
 
 export interface Distribution {
@@ -186,7 +188,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
   const aboveWarn = pauses.filter((p) => p.durationMs >= warnMs).length;
   const dropsByThread: Record<string, number> = {};
   for (const [t, s] of Object.entries(summary.threads)) if (s.dropped > 0) dropsByThread[t] = s.dropped;
-  const profile = cpu.finish();
+  const profile = cpu.finishForViews({ sourceMaps: options.sourceMaps });
   const spanReport = spans.report();
   // What was on CPU during each stall listed (on the stalled thread) and each slowest span (on its own thread).
   const withOnCpu = <T>(item: T, thread: number, fromNs: number, toNs: number): T => {

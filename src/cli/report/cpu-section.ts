@@ -1,5 +1,6 @@
 import { cpuDuring } from '../../analysis/cpu-during.js';
 import { type CpuProfile, type FunctionTime, frameLabel, functionTimes } from '../../analysis/cpu-profile.js';
+import { sourceMapNotes } from '../../analysis/source-maps.js';
 import { printable } from '../printable.js';
 
 /** One function's line in the CPU section: times in ms, shares in percent of the thread's sampled time. */
@@ -41,6 +42,8 @@ export interface CpuSection {
   lost: Record<string, number>;
   /** Stuck profilers replaced. */
   restarts: number;
+  /** What source maps did to the frames' locations, and what could not be used (sourceMapNotes). */
+  sourceMaps: string[];
 }
 
 /** What was on CPU during one stall or span (cpuDuring): the functions by self time, their share of the sampled time. */
@@ -109,6 +112,7 @@ export function cpuSection(profile: CpuProfile): CpuSection | undefined {
     lostSamples,
     lost: { ...profile.lost },
     restarts: profile.restarts,
+    sourceMaps: profile.sourceMaps ? sourceMapNotes(profile.sourceMaps) : [],
   };
 }
 
@@ -166,7 +170,7 @@ export function cpuSectionLines(c: CpuSection | undefined): string[] {
   if (c.unresolvedSamples > 0) notes.push(`${count(c.unresolvedSamples, 'sample')} with a stack the trace does not define (counted as unresolved)`);
   if (c.restarts > 0) notes.push(`the sampler was restarted ${count(c.restarts, 'time')} (a stuck profiler replaced)`);
   const lines = [`CPU samples (Runtime.CpuSampler): ${count(c.samples, 'sample')}, ${ms(c.sampledMs)} sampled on ${count(c.threads.length, 'thread')}`];
-  for (const n of notes) lines.push(`  ${n}`);
+  for (const n of [...notes, ...c.sourceMaps]) lines.push(`  ${printable(n)}`);
   for (const t of c.threads) {
     lines.push(`  thread ${t.thread}: ${count(t.samples, 'sample')} (interval ${Math.round(t.intervalUs)} µs), ${ms(t.sampledMs)} sampled; shares of that time`);
     lines.push(...tableLines('top functions by self time', t.bySelf), ...tableLines('top functions by total time', t.byTotal));
