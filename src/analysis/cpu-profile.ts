@@ -84,13 +84,15 @@ export class CpuProfileBuilder {
   private stackFrame: Int32Array = new Int32Array(256);
   private stackParent: Int32Array = new Int32Array(256);
   private stacks = 0;
-  private readonly stackIndex = new Map<string, number>();
+  /** frame → parent stack → stack index: numbers only (a string key per Stack event cost more than the rest of the reading). */
+  private readonly stackIndex = new Map<number, Map<number, number>>();
   /** Per writing thread: stream frame id → frame index, stream stack id → stack index. */
   private readonly writerFrames = new Map<number, Map<number, number>>();
   private readonly writerStacks = new Map<number, Map<number, number>>();
   private readonly samples = new Map<number, SampleColumns>();
   private unresolved = 0;
-  private readonly lost: Record<string, number> = {};
+  /** A Map, since reasons come from the trace ('__proto__' is a reason like any other there). */
+  private readonly lost = new Map<string, number>();
   private restarts = 0;
 
   /**
@@ -125,7 +127,7 @@ export class CpuProfileBuilder {
         this.thread(f.thread as number).intervalNs = (f.intervalUs as number) * 1000;
         break;
       case 'SamplesLost':
-        this.lost[f.reason as string] = (this.lost[f.reason as string] ?? 0) + (f.count as number);
+        this.lost.set(f.reason as string, (this.lost.get(f.reason as string) ?? 0) + (f.count as number));
         break;
       case 'SamplerRestarted':
         this.restarts++;
@@ -143,7 +145,8 @@ export class CpuProfileBuilder {
       stackParent: this.stackParent.subarray(0, this.stacks),
       threads,
       unresolvedSamples: this.unresolved,
-      lost: this.lost,
+      // Object.fromEntries defines each key as an own property, '__proto__' included.
+      lost: Object.fromEntries(this.lost),
       restarts: this.restarts,
     };
   }
@@ -185,8 +188,8 @@ export class CpuProfileBuilder {
     const parent = parentId === 0 ? -1 : (this.writerStacks.get(writer)?.get(parentId) ?? -2);
     // A stack on an undefined frame or parent (lost with a ring's oldest chunks) stays undefined.
     if (frame === undefined || parent === -2) return;
-    const key = `${frame}:${parent}`;
-    let index = this.stackIndex.get(key);
+    const byParent = mapOf(this.stackIndex, frame);
+    let index = byParent.get(parent);
     if (index === undefined) {
       index = this.stacks++;
       if (index === this.stackFrame.length) {
@@ -195,15 +198,15 @@ export class CpuProfileBuilder {
       }
       this.stackFrame[index] = frame;
       this.stackParent[index] = parent;
-      this.stackIndex.set(key, index);
+      byParent.set(parent, index);
     }
     mapOf(this.writerStacks, writer).set(id, index);
   }
 }
 
-function mapOf(maps: Map<number, Map<number, number>>, writer: number): Map<number, number> {
-  let m = maps.get(writer);
-  if (!m) maps.set(writer, (m = new Map()));
+function mapOf(maps: Map<number, Map<number, number>>, key: number): Map<number, number> {
+  let m = maps.get(key);
+  if (!m) maps.set(key, (m = new Map()));
   return m;
 }
 
@@ -282,45 +285,81 @@ export interface FunctionTime {
   selfNs: number;
   totalNs: number;
   selfSamples: number;
+  /** Samples with the frame anywhere on their stack (once per sample, however deep it recurs). */
+  totalSamples: number;
 }
 
 /**
  * Self and total time per frame of `thread`'s samples in [fromNs, toNs) (all of them by default), the
- * largest self time first. A recursive frame counts once per sample in its total.
+ * largest self time first. A recursive frame counts once per sample in its total. In a range, a sample
+ * counts for the part of its time (coveredNs) inside the range, and among `samples` if any of it is.
  */
 export function functionTimes(profile: CpuProfile, threads: Iterable<ThreadSamples> = profile.threads.values(), fromNs = -Infinity, toNs = Infinity): { functions: FunctionTime[]; sampledNs: number; samples: number } {
-  const byFrame = new Map<number, FunctionTime>();
-  const seen = new Set<number>();
+  // Sums in typed arrays by frame index (no Map, Set or object per step): a long trace's samples walk millions of frames.
+  const n = profile.frames.length;
+  const selfNs = new Float64Array(n);
+  const totalNs = new Float64Array(n);
+  const selfSamples = new Float64Array(n);
+  const totalSamples = new Float64Array(n);
+  /** The last sample (counted from 1) that added to each frame's total: a recursive frame counts once per sample. */
+  const lastSample = new Float64Array(n);
+  /** Frames in the order first met (the order among equal times). */
+  const met: number[] = [];
   let sampledNs = 0;
   let samples = 0;
   for (const t of threads) {
-    const [lo, hi] = sampleRange(t, fromNs, toNs);
+    const [lo, hi] = samplesCovering(t, fromNs, toNs);
     for (let i = lo; i < hi; i++) {
-      const w = t.weightNs[i]!;
+      const w = coveredNs(t, i, fromNs, toNs);
       sampledNs += w;
       samples++;
       const stack = t.stack[i]!;
-      seen.clear();
+      if (stack >= 0) {
+        const leaf = profile.stackFrame[stack]!;
+        selfNs[leaf]! += w;
+        selfSamples[leaf]!++;
+      }
       for (let s = stack; s >= 0; s = profile.stackParent[s]!) {
         const frame = profile.stackFrame[s]!;
-        let ft = byFrame.get(frame);
-        if (!ft) byFrame.set(frame, (ft = { frame, selfNs: 0, totalNs: 0, selfSamples: 0 }));
-        if (s === stack) {
-          ft.selfNs += w;
-          ft.selfSamples++;
-        }
-        if (!seen.has(frame)) ft.totalNs += w;
-        seen.add(frame);
+        if (lastSample[frame] === samples) continue;
+        if (lastSample[frame] === 0) met.push(frame);
+        lastSample[frame] = samples;
+        totalNs[frame]! += w;
+        totalSamples[frame]!++;
       }
     }
   }
-  const functions = [...byFrame.values()].sort((a, b) => b.selfNs - a.selfNs || b.totalNs - a.totalNs);
+  const functions: FunctionTime[] = met.map((frame) => ({ frame, selfNs: selfNs[frame]!, totalNs: totalNs[frame]!, selfSamples: selfSamples[frame]!, totalSamples: totalSamples[frame]! }));
+  functions.sort((a, b) => b.selfNs - a.selfNs || b.totalNs - a.totalNs);
   return { functions, sampledNs, samples };
 }
 
 /** The index range [lo, hi) of `t`'s samples with fromNs <= timestamp < toNs. */
 export function sampleRange(t: ThreadSamples, fromNs: number, toNs: number): [number, number] {
   return [lowerBound(t.timestampNs, fromNs), lowerBound(t.timestampNs, toNs)];
+}
+
+/**
+ * The index range [lo, hi) of `t`'s samples whose time [timestamp, timestamp + weight) overlaps
+ * [fromNs, toNs): those within it, and the one before it if that one's time reaches into it.
+ */
+export function samplesCovering(t: ThreadSamples, fromNs: number, toNs: number): [number, number] {
+  let [lo, hi] = sampleRange(t, fromNs, toNs);
+  if (toNs <= fromNs) return [lo, lo];
+  if (lo > 0 && t.timestampNs[lo - 1]! + t.weightNs[lo - 1]! > fromNs) lo--;
+  return [lo, hi];
+}
+
+/**
+ * The part of sample `i`'s time [timestamp, timestamp + weight) inside [fromNs, toNs): its whole weight
+ * inside the range, so that the times of adjacent ranges add up to the time of their union and the
+ * time of a range never exceeds its length.
+ */
+export function coveredNs(t: ThreadSamples, i: number, fromNs: number, toNs: number): number {
+  const start = t.timestampNs[i]!;
+  const w = t.weightNs[i]!;
+  if (start >= fromNs && start + w <= toNs) return w;
+  return Math.max(0, Math.min(start + w, toNs) - Math.max(start, fromNs));
 }
 
 function lowerBound(a: Float64Array, x: number): number {
