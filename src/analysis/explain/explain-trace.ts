@@ -1,0 +1,195 @@
+import { TraceFormatError } from '../../format/format-error.js';
+import { type EventBatch, readTrace } from '../../format/trace-reader.js';
+import { type CpuProfile, CpuProfileBuilder } from '../cpu-profile.js';
+import { gcPauseOf } from '../runtime-intervals.js';
+import { attribute, type CauseCover, largestShare } from './attribution.js';
+import { cpuShare, functionsWithin, idleFrames, NO_SAMPLER_NOTE, SampleFilter } from './cpu-share.js';
+import { EventRoles } from './event-roles.js';
+import { CAUSES, type ExplainedItem, type ExplainOptions, type ExplainReport, type StallSummary } from './explanation.js';
+import { GcShare } from './gc-share.js';
+import { IntervalUnion, measure } from './interval-set.js';
+import { indexBy, type OverlapIndex } from './overlap-index.js';
+import { type FinishedSpan, spanLabel } from './span-pairing.js';
+import { type SpanItem, SpanRelations } from './span-relations.js';
+import { SlowItemSelection, type SlowItems, type StallRecord } from './slow-items.js';
+import { verdictText } from './verdict.js';
+
+/** An item of the second pass: a slow span or a stall, on its thread. */
+type Item = (({ readonly kind: 'span' } & FinishedSpan) | ({ readonly kind: 'stall' } & StallRecord)) & { readonly gc: GcShare };
+
+/**
+ * Reads the whole trace once in stream order (no reorder window: every step below is indifferent to
+ * the order of events, and the stream is the fastest way through it). A damaged trace yields its
+ * intact part; the error is returned, as the report does.
+ */
+async function readPass(path: string, onBatch: (batch: EventBatch) => void): Promise<string | undefined> {
+  try {
+    for await (const batch of readTrace(path).batches({ order: 'stream' })) onBatch(batch);
+  } catch (e) {
+    if (!(e instanceof TraceFormatError) || e.code === 'io' || e.code === 'not-a-trace' || e.code === 'unsupported-version') throw e;
+    return e.message;
+  }
+  return undefined;
+}
+
+/**
+ * `tracepipe explain`: the first pass picks what to explain (SlowItemSelection), the second works out
+ * where each one's time went (explainItems). Memory: what the two passes keep (the open spans, the
+ * chosen items and every stall, and what overlaps the items: their GC pauses, children and samples),
+ * never the trace.
+ */
+export async function explainTrace(path: string, options: ExplainOptions): Promise<ExplainReport> {
+  const selection = new SlowItemSelection(options);
+  const error = await readPass(path, (batch) => {
+    for (const e of batch.events) selection.add(e);
+    for (const d of batch.drops) selection.addDropped(d.count);
+  });
+  return explainItems(path, selection.finish(), options, error);
+}
+
+/** The second pass over `path`: GC pauses, samples and spans that overlap the items found in the first. */
+export async function explainItems(path: string, found: SlowItems, options: ExplainOptions, firstError?: string): Promise<ExplainReport> {
+  const minNs = options.minMs * 1e6;
+  const items: Item[] = [
+    ...found.spans.map((s) => ({ ...s, kind: 'span' as const, gc: new GcShare() })),
+    ...found.stalls.filter((s) => s.endNs - s.startNs >= minNs).map((s) => ({ ...s, kind: 'stall' as const, gc: new GcShare() })),
+  ];
+  const spanItems = items.filter((it): it is Item & { kind: 'span' } & FinishedSpan => it.kind === 'span');
+  const byThread = indexBy(items, (it) => it.threadId);
+  const filter = new SampleFilter(items, found.sampledThreads);
+  const builder = new CpuProfileBuilder();
+  const relations = new SpanRelations(spanItems);
+  const roles = new EventRoles();
+  const error = await readPass(path, (batch) => {
+    for (const e of batch.events) {
+      const role = roles.of(e.type);
+      if (role === null) continue;
+      switch (role.kind) {
+        case 'gc-pause': {
+          const p = gcPauseOf(e);
+          byThread.get(p.threadId)?.forEach(p.startNs, p.startNs + p.durationNs, (it) => it.gc.add(p));
+          break;
+        }
+        case 'sampler':
+          if (e.name !== 'Sample' || filter.keeps(e.fields.thread as number, e.timestampNs)) builder.add(e);
+          break;
+        case 'span-begin':
+          relations.begin(e, role.span);
+          break;
+        case 'span-end':
+          relations.end(e);
+          break;
+      }
+    }
+  });
+  relations.finish(found.lastNs);
+  const profile = builder.finish();
+  const samplerPresent = found.sampledThreads.size > 0;
+  const explain = new ItemExplainer(profile, samplerPresent, indexBy(found.stalls, (s) => s.threadId), relations);
+  const err = firstError ?? error;
+  return {
+    events: found.events,
+    wallNs: found.lastNs - found.firstNs,
+    complete: err === undefined,
+    ...(err !== undefined ? { error: err } : {}),
+    dropped: found.dropped,
+    options: { top: options.top, span: options.span ?? null, minMs: options.minMs },
+    precedence: CAUSES,
+    sampler: {
+      present: samplerPresent,
+      sampledThreads: [...found.sampledThreads.keys()].sort((a, b) => a - b),
+      ...(samplerPresent ? {} : { note: NO_SAMPLER_NOTE }),
+    },
+    spanTypes: Object.fromEntries([...found.spanTypes].sort((a, b) => b[1] - a[1])),
+    spans: {
+      matching: found.matching,
+      unfinished: found.unfinished,
+      endsWithoutBegin: found.endsWithoutBegin,
+      slowest: spanItems.map((it) => explain.item(it)),
+    },
+    stalls: { count: found.stalls.length, items: items.filter((it) => it.kind === 'stall').map((it) => explain.item(it)) },
+  };
+}
+
+/** Puts together each item's covers, shares and verdict once the second pass is done. */
+class ItemExplainer {
+  private readonly idle: Set<number>;
+
+  constructor(
+    private readonly profile: CpuProfile,
+    private readonly samplerPresent: boolean,
+    private readonly stalls: ReadonlyMap<number, OverlapIndex<StallRecord>>,
+    private readonly relations: SpanRelations,
+  ) {
+    this.idle = idleFrames(profile);
+  }
+
+  item(it: Item): ExplainedItem {
+    const { startNs: a, endNs: b, threadId: t } = it;
+    const gc = it.gc.within(a, b);
+    const cpu = cpuShare(this.profile, this.idle, this.samplerPresent, t, a, b);
+    const causes: CauseCover[] = [{ cause: 'gc', cover: gc.cover, from: `Runtime.GC/GCPause of thread ${t}` }];
+    const cpuCause: CauseCover = {
+      cause: 'cpu',
+      cover: cpu.cover,
+      from: cpu.summary.sampled ? `Runtime.CpuSampler/Sample of thread ${t} other than (idle), each standing for the time to the next, less the above` : `no samples: ${cpu.summary.note}`,
+    };
+    const unexplainedFrom = !cpu.summary.sampled
+      ? `the rest: on CPU or waiting, unknown without samples (${cpu.summary.note})`
+      : it.kind === 'stall'
+        ? 'the rest: blocked with no CPU sample'
+        : 'the rest: off CPU with no child or earlier span open (I/O, timers, locks)';
+    if (it.kind === 'stall') {
+      causes.push(cpuCause);
+      const shares = attribute(a, b, causes, unexplainedFrom);
+      const base = { kind: 'stall' as const, span: 'Runtime.EventLoop/Stall', label: 'event loop blocked', threadId: t, startNs: a, endNs: b, durationMs: (b - a) / 1e6, unfinished: it.unfinished, shares, gc: gc.summary, cpu: cpu.summary };
+      return { ...base, verdict: this.verdict(base) };
+    }
+    const stall = this.stallShare(t, a, b);
+    const item: SpanItem = it;
+    const children = this.relations.childrenOf(item);
+    const concurrency = this.relations.concurrencyOf(item);
+    causes.push(
+      { cause: 'stall', cover: stall.cover, from: `Runtime.EventLoop stalls of thread ${t}, less the above` },
+      cpuCause,
+      { cause: 'children', cover: children.cover, from: 'direct child spans open, less the above' },
+      { cause: 'queued', cover: concurrency.cover, from: `earlier ${it.span} spans still running, less the above` },
+    );
+    const shares = attribute(a, b, causes, unexplainedFrom);
+    const base = {
+      kind: 'span' as const,
+      span: it.span,
+      label: spanLabel(it.fields),
+      spanId: String(it.id),
+      parentSpanId: String(it.parentId),
+      error: it.error,
+      threadId: t,
+      startNs: a,
+      endNs: b,
+      durationMs: (b - a) / 1e6,
+      unfinished: false,
+      shares,
+      gc: gc.summary,
+      stalls: stall.summary,
+      cpu: cpu.summary,
+      children: children.summary,
+      concurrency: concurrency.summary,
+    };
+    return { ...base, verdict: this.verdict(base) };
+  }
+
+  private verdict(item: Omit<ExplainedItem, 'verdict'>): ExplainedItem['verdict'] {
+    const share = largestShare(item.shares);
+    return { cause: share.cause, text: verdictText(item, share) };
+  }
+
+  /** The stalls of the thread's loop inside [a, b), and the functions on CPU during them. */
+  private stallShare(t: number, a: number, b: number): { cover: number[]; summary: StallSummary } {
+    const union = new IntervalUnion();
+    this.stalls.get(t)?.forEach(a, b, (s) => union.add(s.startNs, s.endNs));
+    const cover = union.within(a, b);
+    const samples = this.profile.threads.get(t);
+    const functions = samples ? functionsWithin(this.profile, this.idle, samples, cover, b - a) : [];
+    return { cover, summary: { stalls: union.size, ms: measure(cover) / 1e6, functions } };
+  }
+}

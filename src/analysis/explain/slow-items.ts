@@ -1,0 +1,156 @@
+import type { BlockEvent } from '../../format/events-block.js';
+import { StallPairs } from '../runtime-intervals.js';
+import { EventRoles } from './event-roles.js';
+import type { ExplainOptions } from './explanation.js';
+import { type FinishedSpan, SpanPairing } from './span-pairing.js';
+
+/** A stall of a thread's event loop. */
+export interface StallRecord {
+  readonly threadId: number;
+  readonly startNs: number;
+  readonly endNs: number;
+  /** Still going when the trace ended: it runs to the trace's last event. */
+  readonly unfinished: boolean;
+}
+
+/** What the first pass found: what to explain, and what the second pass needs to know beforehand. */
+export interface SlowItems {
+  readonly events: number;
+  readonly firstNs: number;
+  readonly lastNs: number;
+  readonly dropped: number;
+  /** The slowest finished spans of the asked type and length, slowest first. */
+  readonly spans: readonly FinishedSpan[];
+  /** Finished spans of the asked type (every type without one). */
+  readonly matching: number;
+  readonly unfinished: number;
+  readonly endsWithoutBegin: number;
+  /** Begins per span type, every type. */
+  readonly spanTypes: ReadonlyMap<string, number>;
+  /** Every stall, whatever its length (a span's share of stalls counts short ones too). */
+  readonly stalls: readonly StallRecord[];
+  /** Per sampled thread: its samples, and the longest interval a SamplerStarted gave it (0: none did). */
+  readonly sampledThreads: ReadonlyMap<number, { samples: number; intervalNs: number }>;
+}
+
+/** Whether a span type ("Provider/Span") is the one asked for ("Provider/Span", or "Span" of any provider). */
+export function spanMatches(span: string, asked: string | undefined): boolean {
+  return asked === undefined || span === asked || (!asked.includes('/') && span.endsWith(`/${asked}`));
+}
+
+/**
+ * The first pass: pairs spans and keeps the slowest `top` of those asked for (a sorted list of at most
+ * `top`), every stall, and what the samples need. Events may come in any order (the report feeds it
+ * in timestamp order, explain in stream order): only pairs and maxima are kept. Memory: the open spans
+ * (bounded, SpanPairing), the kept spans, the stalls.
+ */
+export class SlowItemSelection {
+  private readonly roles = new EventRoles();
+  private readonly pairing = new SpanPairing();
+  private readonly stallPairs = new StallPairs();
+  private readonly stalls: StallRecord[] = [];
+  private readonly slowest: FinishedSpan[] = [];
+  private readonly spanTypes = new Map<string, number>();
+  private readonly matchingType = new Map<string, boolean>();
+  private readonly sampled = new Map<number, { samples: number; intervalNs: number }>();
+  private readonly minNs: number;
+  private events = 0;
+  private firstNs = Infinity;
+  private lastNs = -Infinity;
+  private matching = 0;
+  private dropped = 0;
+
+  constructor(private readonly options: ExplainOptions) {
+    this.minNs = options.minMs * 1e6;
+  }
+
+  add(e: BlockEvent): void {
+    this.events++;
+    const ts = e.timestampNs;
+    if (ts < this.firstNs) this.firstNs = ts;
+    if (ts > this.lastNs) this.lastNs = ts;
+    const role = this.roles.of(e.type);
+    if (role === null) return;
+    switch (role.kind) {
+      case 'span-begin':
+        this.spanTypes.set(role.span, (this.spanTypes.get(role.span) ?? 0) + 1);
+        if (this.matches(role.span)) this.pairing.begin(e, role.span);
+        break;
+      case 'span-end': {
+        if (!this.matches(role.span)) break;
+        const s = this.pairing.end(e);
+        if (s) this.finishedSpan(s);
+        break;
+      }
+      case 'stall-start':
+        this.stallPairs.start(e);
+        break;
+      case 'stall-end': {
+        const s = this.stallPairs.end(e);
+        this.stalls.push({ threadId: s.threadId, startNs: s.startNs, endNs: s.startNs + s.durationNs, unfinished: false });
+        break;
+      }
+      case 'sampler':
+        if (e.name === 'Sample') this.sampledThread(e.fields.thread as number).samples++;
+        else if (e.name === 'SamplerStarted') {
+          const t = this.sampledThread(e.fields.thread as number);
+          t.intervalNs = Math.max(t.intervalNs, (e.fields.intervalUs as number) * 1000);
+        }
+        break;
+    }
+  }
+
+  /** Events lost before they were written, as the reader places them. */
+  addDropped(count: number): void {
+    this.dropped += count;
+  }
+
+  finish(): SlowItems {
+    const lastNs = this.events > 0 ? this.lastNs : 0;
+    for (const u of this.stallPairs.unfinished()) this.stalls.push({ threadId: u.threadId, startNs: u.startNs, endNs: Math.max(u.startNs, lastNs), unfinished: true });
+    this.stalls.sort((a, b) => a.startNs - b.startNs);
+    return {
+      events: this.events,
+      firstNs: this.events > 0 ? this.firstNs : 0,
+      lastNs,
+      dropped: this.dropped,
+      spans: this.slowest,
+      matching: this.matching,
+      unfinished: this.pairing.openCount + this.pairing.setAside,
+      endsWithoutBegin: this.pairing.endsWithoutBegin,
+      spanTypes: this.spanTypes,
+      stalls: this.stalls,
+      sampledThreads: this.sampled,
+    };
+  }
+
+  private matches(span: string): boolean {
+    let m = this.matchingType.get(span);
+    if (m === undefined) this.matchingType.set(span, (m = spanMatches(span, this.options.span)));
+    return m;
+  }
+
+  private sampledThread(thread: number): { samples: number; intervalNs: number } {
+    let t = this.sampled.get(thread);
+    if (!t) this.sampled.set(thread, (t = { samples: 0, intervalNs: 0 }));
+    return t;
+  }
+
+  private finishedSpan(s: FinishedSpan): void {
+    this.matching++;
+    const d = s.endNs - s.startNs;
+    const list = this.slowest;
+    const top = this.options.top;
+    if (d < this.minNs || (list.length === top && d <= list[top - 1]!.endNs - list[top - 1]!.startNs)) return;
+    // Kept slowest first; equal durations keep the order they finished in.
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]!.endNs - list[mid]!.startNs >= d) lo = mid + 1;
+      else hi = mid;
+    }
+    list.splice(lo, 0, s);
+    if (list.length > top) list.pop();
+  }
+}
