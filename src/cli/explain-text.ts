@@ -49,7 +49,7 @@ function detail(item: ExplainedItem, cause: Cause): string {
     case 'children': {
       const c = item.children!;
       if (c.count === 0) return 'no child span';
-      return `${c.count} ${c.count === 1 ? 'child' : 'children'}, self ${ms(c.selfMs)}; longest: ${c.longest.map((x) => `${printable(spanTitle(x))} ${ms(x.durationMs)}${x.unfinished ? ' (unfinished)' : ''}`).join(', ')}`;
+      return `${c.count} ${c.count === 1 ? 'child' : 'children'}, self ${ms(c.selfMs)}; most time: ${c.top.map((x) => `${printable(spanTitle(x))} ${ms(x.durationMs)}${x.unfinished ? ' (unfinished)' : ''}`).join(', ')}`;
     }
     case 'queued': {
       const q = item.concurrency!;

@@ -138,7 +138,7 @@ class ItemExplainer {
       ? `the rest: on CPU or waiting, unknown without samples (${cpu.summary.note})`
       : it.kind === 'stall'
         ? 'the rest: blocked with no CPU sample'
-        : 'the rest: off CPU with no child or earlier span open (I/O, timers, locks)';
+        : 'the rest: no child or earlier span open and no CPU sample (I/O, timers, locks)';
     if (it.kind === 'stall') {
       causes.push(cpuCause);
       const shares = attribute(a, b, causes, unexplainedFrom);
@@ -151,8 +151,8 @@ class ItemExplainer {
     const concurrency = this.relations.concurrencyOf(item);
     causes.push(
       { cause: 'stall', cover: stall.cover, from: `Runtime.EventLoop stalls of thread ${t}, less the above` },
-      cpuCause,
       { cause: 'children', cover: children.cover, from: 'direct child spans open, less the above' },
+      cpuCause,
       { cause: 'queued', cover: concurrency.cover, from: `earlier ${it.span} spans still running, less the above` },
     );
     const shares = attribute(a, b, causes, unexplainedFrom);

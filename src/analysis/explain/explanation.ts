@@ -5,9 +5,12 @@
 
 /**
  * Where an item's time went, in order of precedence: each instant of the item's interval counts
- * once, for the first of these that covers it, so the shares add up to the interval exactly.
+ * once, for the first of these that covers it, so the shares add up to the interval exactly. A GC
+ * pause or a stall stops the whole thread; a span waiting on its child waits whatever its thread does
+ * meanwhile; CPU samples are the thread's, whoever's code they show; an earlier span of the same type
+ * still running is only inferred from the overlap. docs/EXPLAIN.md gives the reasons in full.
  */
-export const CAUSES = ['gc', 'stall', 'cpu', 'children', 'queued', 'unexplained'] as const;
+export const CAUSES = ['gc', 'stall', 'children', 'cpu', 'queued', 'unexplained'] as const;
 export type Cause = (typeof CAUSES)[number];
 
 export interface Share {
@@ -83,8 +86,8 @@ export interface ChildrenSummary {
   readonly ms: number;
   /** The rest of the interval: the span's self time. */
   readonly selfMs: number;
-  /** The longest children (up to 3). */
-  readonly longest: readonly RelatedSpan[];
+  /** The children with the most time inside the interval (up to 3), the most first. */
+  readonly top: readonly (RelatedSpan & { readonly insideMs: number })[];
 }
 
 export interface ConcurrencySummary {

@@ -14,12 +14,12 @@ export interface SpanItem {
 }
 
 /** Children listed per item at most. */
-const LONGEST_CHILDREN = 3;
+const TOP_CHILDREN = 3;
 
 interface Children {
   readonly cover: IntervalUnion;
   count: number;
-  readonly longest: RelatedSpan[];
+  readonly top: (RelatedSpan & { insideMs: number })[];
 }
 
 interface Concurrency {
@@ -72,7 +72,7 @@ export class SpanRelations {
     const c = this.children.get(it);
     const cover = c ? c.cover.within(it.startNs, it.endNs) : [];
     const ms = measure(cover) / 1e6;
-    return { cover, summary: { count: c?.count ?? 0, ms, selfMs: (it.endNs - it.startNs) / 1e6 - ms, longest: c?.longest ?? [] } };
+    return { cover, summary: { count: c?.count ?? 0, ms, selfMs: (it.endNs - it.startNs) / 1e6 - ms, top: c?.top ?? [] } };
   }
 
   /** The item's concurrency, and the time from its start during which an earlier one was still running. */
@@ -88,13 +88,15 @@ export class SpanRelations {
     const parent = this.items.get(s.parentId);
     if (parent) {
       let c = this.children.get(parent);
-      if (!c) this.children.set(parent, (c = { cover: new IntervalUnion(), count: 0, longest: [] }));
+      if (!c) this.children.set(parent, (c = { cover: new IntervalUnion(), count: 0, top: [] }));
       c.cover.add(s.startNs, s.endNs);
       c.count++;
-      const d = (s.endNs - s.startNs) / 1e6;
-      if (c.longest.length < LONGEST_CHILDREN || d > c.longest[c.longest.length - 1]!.durationMs) {
-        c.longest.push(related(s, unfinished));
-        c.longest.sort((a, b) => b.durationMs - a.durationMs).splice(LONGEST_CHILDREN);
+      // Ranked by the time they account for: inside the parent's interval (an async child may outlive it).
+      const insideMs = Math.max(0, Math.min(s.endNs, parent.endNs) - Math.max(s.startNs, parent.startNs)) / 1e6;
+      const last = c.top[c.top.length - 1];
+      if (c.top.length < TOP_CHILDREN || insideMs > last!.insideMs) {
+        c.top.push({ ...related(s, unfinished), insideMs });
+        c.top.sort((a, b) => b.insideMs - a.insideMs).splice(TOP_CHILDREN);
       }
     }
     // Its parent and its children are not its peers.

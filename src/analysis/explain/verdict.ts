@@ -42,9 +42,9 @@ export function verdictText(item: Omit<ExplainedItem, 'verdict'>, share: Share):
     }
     case 'children': {
       const c = item.children!;
-      const longest = c.longest[0]!;
-      const took = `took ${ms(longest.durationMs)}${longest.unfinished ? ' and never ended' : ''}`;
-      return `${p} waiting: ${c.count === 1 ? `its child ${spanRef(longest)} ${took}` : `${c.count} children, the longest ${spanRef(longest)} ${took}`}`;
+      const first = c.top[0]!;
+      const took = `took ${ms(first.durationMs)}${first.unfinished ? ' and never ended' : ''}`;
+      return `${p} waiting: ${c.count === 1 ? `its child ${spanRef(first)} ${took}` : `${c.count} children, most of all ${spanRef(first)}, which ${took}`}`;
     }
     case 'queued': {
       const q = item.concurrency!;
