@@ -91,6 +91,8 @@ struct ThreadSampler {
   std::mutex mu;
   std::vector<double> times;  // µs of CLOCK_MONOTONIC
   std::vector<uint32_t> stackIds;
+  // When the oldest sample still queued was queued (uv_hrtime).
+  uint64_t queuedSinceNs = 0;
   uint64_t lostQueueFull = 0;
   uint64_t lostTableFull = 0;
   uint64_t lostRestart = 0;
@@ -100,7 +102,10 @@ struct ThreadSampler {
 struct Registry {
   std::mutex mu;
   std::condition_variable wake;
+  // Every sampler that has samples or may get more, for take(): a thread that ended stays until taken.
   std::map<uint32_t, ThreadSampler*> byThread;
+  // The samplers the rotation thread rotates.
+  std::map<uint32_t, ThreadSampler*> rotating;
   bool rotatorStarted = false;
 };
 Registry& registry = *new Registry();
@@ -201,6 +206,7 @@ size_t Collect(ThreadSampler* s, v8::CpuProfile* profile) {
     }
   }
   std::lock_guard<std::mutex> lock(s->mu);
+  if (!times.empty() && s->times.empty()) s->queuedSinceNs = uv_hrtime();
   s->lostTableFull += tableFull;
   const size_t room = kMaxQueued > s->times.size() ? kMaxQueued - s->times.size() : 0;
   const size_t kept = times.size() < room ? times.size() : room;
@@ -230,6 +236,7 @@ void NewProfiler(ThreadSampler* s) {
   s->hasNewer = StartProfile(s, &s->newer);
 }
 
+// Stops both profiles (queuing their last samples), then disposes of the profiler.
 void DisposeProfiler(ThreadSampler* s) {
   if (s->profiler == nullptr) return;
   size_t collected = 0;
@@ -287,7 +294,7 @@ void RotationThread() {
   std::unique_lock<std::mutex> lock(registry.mu);
   for (;;) {
     registry.wake.wait_for(lock, std::chrono::milliseconds(kRotateMs));
-    for (auto& [id, s] : registry.byThread) {
+    for (auto& [id, s] : registry.rotating) {
       if (!s->interruptPending.exchange(true)) s->isolate->RequestInterrupt(OnInterrupt, s);
     }
   }
@@ -303,10 +310,11 @@ ThreadSampler* Sampler(const v8::FunctionCallbackInfo<v8::Value>& info) {
   return static_cast<IsolateData*>(info.Data().As<v8::External>()->Value())->sampler;
 }
 
-void Unregister(ThreadSampler* s) {
+// The rotation thread must not ask this isolate for anything once it stops sampling or is gone.
+void StopRotating(ThreadSampler* s) {
   std::lock_guard<std::mutex> lock(registry.mu);
-  auto it = registry.byThread.find(s->threadId);
-  if (it != registry.byThread.end() && it->second == s) registry.byThread.erase(it);
+  auto it = registry.rotating.find(s->threadId);
+  if (it != registry.rotating.end() && it->second == s) registry.rotating.erase(it);
 }
 
 // start(threadId, intervalUs): samples this thread from now on (or with a new interval from the next rotation).
@@ -333,6 +341,7 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   s->sampling.store(true);
   std::lock_guard<std::mutex> lock(registry.mu);
   registry.byThread[s->threadId] = s;
+  registry.rotating[s->threadId] = s;
   if (!registry.rotatorStarted) {
     registry.rotatorStarted = true;
     std::thread(RotationThread).detach();
@@ -343,7 +352,7 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
 void Stop(const v8::FunctionCallbackInfo<v8::Value>& info) {
   ThreadSampler* s = Sampler(info);
   if (s == nullptr || s->profiler == nullptr) return;
-  Unregister(s);
+  StopRotating(s);
   s->sampling.store(false);
   v8::HandleScope scope(info.GetIsolate());
   DisposeProfiler(s);
@@ -375,12 +384,11 @@ void Take(const v8::FunctionCallbackInfo<v8::Value>& info) {
   {
     std::lock_guard<std::mutex> lock(registry.mu);
     auto it = registry.byThread.find(threadId);
-    if (it != registry.byThread.end()) s = it->second;
+    if (it == registry.byThread.end()) return;
+    s = it->second;
+    // What a thread that stopped sampling left is taken once; the thread, if alive, starts it again.
+    if (!s->sampling.load()) registry.byThread.erase(it);
   }
-  IsolateData* own = static_cast<IsolateData*>(info.Data().As<v8::External>()->Value());
-  // A thread that stopped is no longer registered, but its own last samples are still to take.
-  if (s == nullptr && own->sampler != nullptr && own->sampler->threadId == threadId) s = own->sampler;
-  if (s == nullptr) return;
   std::vector<double> times;
   std::vector<uint32_t> ids;
   uint64_t lostQueueFull, lostTableFull, lostRestart;
@@ -432,6 +440,25 @@ void Take(const v8::FunctionCallbackInfo<v8::Value>& info) {
   info.GetReturnValue().Set(out);
 }
 
+// waiting(ms): the threads whose oldest queued sample has waited longer than ms, or that stopped
+// sampling with samples left (a worker terminated while it never yielded): another thread writes them.
+void Waiting(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  const double ms = info.Length() > 0 ? info[0]->NumberValue(context).FromMaybe(0) : 0;
+  const uint64_t now = uv_hrtime();
+  v8::Local<v8::Array> out = v8::Array::New(isolate);
+  uint32_t n = 0;
+  std::lock_guard<std::mutex> lock(registry.mu);
+  for (auto& [id, s] : registry.byThread) {
+    std::lock_guard<std::mutex> queue(s->mu);
+    const bool left = !s->sampling.load();
+    const bool late = !s->times.empty() && static_cast<double>(now - s->queuedSinceNs) / 1e6 > ms;
+    if (left || late) out->Set(context, n++, v8::Integer::NewFromUnsigned(isolate, id)).Check();
+  }
+  info.GetReturnValue().Set(out);
+}
+
 // forgetSamples(n): for tests of the stuck-profiler case, the next n rotations of this thread find no sample.
 void ForgetSamples(const v8::FunctionCallbackInfo<v8::Value>& info) {
   ThreadSampler* s = Sampler(info);
@@ -442,13 +469,12 @@ void Cleanup(void* arg) {
   IsolateData* data = static_cast<IsolateData*>(arg);
   ThreadSampler* s = data->sampler;
   if (s == nullptr) return;
-  // The rotation thread must not ask this isolate for anything once it is gone.
-  Unregister(s);
+  StopRotating(s);
   s->sampling.store(false);
-  if (s->profiler != nullptr) {
-    s->profiler->Dispose();
-    s->profiler = nullptr;
-  }
+  // Disposing a profiler leaves its profiles' processor thread running (V8 only checks that none
+  // runs): stopped first, or it signals a thread that is gone.
+  v8::HandleScope scope(s->isolate);
+  DisposeProfiler(s);
 }
 
 }  // namespace
@@ -465,5 +491,6 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   method("stop", Stop);
   method("rotate", RotateNow);
   method("take", Take);
+  method("waiting", Waiting);
   method("forgetSamples", ForgetSamples);
 }

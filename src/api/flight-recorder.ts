@@ -4,6 +4,7 @@ import { parseBufferSizeMB } from '../buffers/session-memory.js';
 import type { DumpResult } from '../session/drain-protocol.js';
 import type { ProviderRequest } from '../session/provider-spec.js';
 import { SessionError, type SessionResult, startSession, type TraceSession } from '../session/session.js';
+import { threadSessions } from '../session/thread-sessions.js';
 import { findProfile } from '../session/trace-profiles.js';
 
 export interface FlightRecorderOptions {
@@ -99,6 +100,8 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
   const onCrash = (): void => {
     if (process.hasUncaughtExceptionCaptureCallback() || process.listenerCount('uncaughtException') > 0 || session.state !== 'running') return;
     const path = flightDumpPath(dir);
+    // What providers hold back (CPU samples, GC pauses not yet written: the loop may not have turned for a while) goes in first.
+    threadSessions.flushProviders();
     const r = session.dumpSync(path, CRASH_DUMP_TIMEOUT_MS, true);
     if (r === undefined) process.stderr.write(`tracepipe: flight recorder: the crash dump to ${path} did not finish within ${CRASH_DUMP_TIMEOUT_MS / 1000} s; the file may be incomplete\n`);
     else if (r.error) process.stderr.write(`tracepipe: flight recorder: the crash dump to ${path} failed: ${r.error}\n`);
@@ -143,6 +146,7 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
     async dump(asked?: string) {
       // A name made up here is created exclusively: the directory may be shared, and a link planted at a guessed name is never followed.
       const path = asked ?? flightDumpPath(dir);
+      threadSessions.flushProviders();
       const r = await session.dump(path, { newFile: asked === undefined });
       if (r.error) throw new SessionError(`flight recorder dump to ${path} failed: ${r.error}`);
       return { ...r, path };

@@ -93,12 +93,17 @@ class ThreadSessions {
     return s.buffer;
   }
 
+  /** Providers write what they hold back (observed, not yet written): before a dump of a ring. */
+  flushProviders(): void {
+    this.flush([...providerRegistry.all()].filter((p) => p.enablements.length > 0));
+  }
+
   /**
    * A thread that ends writes what its providers hold back, then hands its partly filled chunks to
    * the drain, or they would stay held, and says it writes no more (a stopping drain waits for that).
    */
   sealAll(): void {
-    this.flush([...providerRegistry.all()].filter((p) => p.enablements.length > 0));
+    this.flushProviders();
     this.sealChunks();
     for (const s of this.live.values()) s.buffer?.publish();
   }

@@ -32,9 +32,11 @@ function writeMainGcPauses(): void {
 
 const mainSamples = nativeSampler ? new NativeSamples(nativeSampler) : undefined;
 
-/** The main thread's CPU samples so far, which its rotation thread's interrupts queue while it is blocked. */
+/** The main thread's CPU samples so far (the rotation thread's interrupts queue them while it is blocked), and those of workers that wait. */
 function writeMainSamples(): void {
-  if (mainSamples && hb.duties & WatchdogDuty.CpuSamplesDuringStalls && runtimeCpuSampler.Sample.enabled) mainSamples.writeFor(MAIN_THREAD);
+  if (!mainSamples || !(hb.duties & WatchdogDuty.CpuSamplesDuringStalls) || !runtimeCpuSampler.Sample.enabled) return;
+  mainSamples.writeFor(MAIN_THREAD);
+  mainSamples.writeWaiting();
 }
 
 function duringStall(): void {

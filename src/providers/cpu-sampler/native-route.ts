@@ -26,6 +26,11 @@ export interface NativeSampler {
   rotate(force?: boolean): void;
   /** From any thread: what `threadId` has queued; undefined if it never sampled. */
   take(threadId: number, knownFrames: number, knownStacks: number): NativeTake | undefined;
+  /**
+   * The threads whose oldest queued sample has waited longer than `ms`, or that stopped sampling
+   * with samples left (a worker terminated while it never yielded).
+   */
+  waiting(ms: number): number[];
   /** Tests only: the next n rotations find no sample, as a stuck profiler's would. */
   forgetSamples(n: number): void;
 }
@@ -34,6 +39,13 @@ const loaded = loadNativeAddon<NativeSampler>('cpu_sampler');
 export const nativeSampler: NativeSampler | undefined = loaded.addon;
 /** Why the native sampler is missing though the addon was not turned off (TRACEPIPE_GC_HOOK=0). */
 export const nativeSamplerMissing: string | undefined = loaded.missing;
+
+/**
+ * A thread writes its own samples when its loop turns. Those of a thread that has not for this long
+ * (a worker that never yields, or was terminated while it did not) the main thread writes, or its
+ * watchdog while the main loop is blocked too.
+ */
+export const WAITING_MS = 300;
 
 /** Takes what the native sampler queued for a thread and writes it from this thread. */
 export class NativeSamples {
@@ -52,5 +64,10 @@ export class NativeSamples {
     if (t.lostQueueFull > 0) runtimeCpuSampler.SamplesLost.write(t.lostQueueFull, thread, 'queue-full');
     if (t.lostTableFull > 0) runtimeCpuSampler.SamplesLost.write(t.lostTableFull, thread, 'stack-table-full');
     if (t.lostRestart > 0) runtimeCpuSampler.SamplesLost.write(t.lostRestart, thread, 'profiler-restart');
+  }
+
+  /** Writes the samples of every thread that has waited too long for its own loop (WAITING_MS). */
+  writeWaiting(): void {
+    for (const thread of this.sampler.waiting(WAITING_MS)) this.writeFor(thread);
   }
 }

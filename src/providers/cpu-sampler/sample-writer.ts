@@ -80,8 +80,13 @@ const REDEFINE_MS = 5000;
  * defined before the first sample that uses it (docs/FORMAT.md, "CPU samples").
  */
 export class SampleWriter {
-  private readonly writtenFrames = new Set<number>();
-  private readonly writtenStacks = new Set<number>();
+  /**
+   * When (ms) each frame and stack was defined: readers go by time, and a batch of another thread's
+   * samples may be older than what this writer wrote last, so a definition counts only for samples
+   * at or after its time; an older sample gets it again.
+   */
+  private readonly frameAt = new Map<number, number>();
+  private readonly stackAt = new Map<number, number>();
   private writtenSinceMs = performance.now();
   /** CLOCK_MONOTONIC µs of this thread's performance.now() origin. */
   private readonly originUs = Number(threadOriginNs()) / 1000;
@@ -91,8 +96,8 @@ export class SampleWriter {
 
   /** The next samples will define everything again (the set of sessions changed: a new one has none). */
   forgetDefinitions(): void {
-    this.writtenFrames.clear();
-    this.writtenStacks.clear();
+    this.frameAt.clear();
+    this.stackAt.clear();
     this.writtenSinceMs = performance.now();
   }
 
@@ -103,7 +108,7 @@ export class SampleWriter {
     for (let i = 0; i < times.length; i++) {
       const atMs = (times[i]! - this.originUs) / 1000;
       const stack = stacks[i]!;
-      if (stack !== 0 && !this.writtenStacks.has(stack)) this.define(stack, atMs);
+      if (stack !== 0 && !((this.stackAt.get(stack) ?? Infinity) <= atMs)) this.define(stack, atMs);
       runtimeCpuSampler.Sample.writeAt(atMs, stack, thread);
     }
   }
@@ -113,16 +118,16 @@ export class SampleWriter {
     const t = this.table;
     const chain = this.pending;
     chain.length = 0;
-    for (let s = stack; s !== 0 && !this.writtenStacks.has(s); s = t.stackParent[s - 1]!) chain.push(s);
+    for (let s = stack; s !== 0 && !((this.stackAt.get(s) ?? Infinity) <= atMs); s = t.stackParent[s - 1]!) chain.push(s);
     for (let i = chain.length - 1; i >= 0; i--) {
       const s = chain[i]!;
       const frame = t.stackFrame[s - 1]!;
-      if (!this.writtenFrames.has(frame)) {
+      if (!((this.frameAt.get(frame) ?? Infinity) <= atMs)) {
         runtimeCpuSampler.Frame.writeAt(atMs, frame, t.frameName[frame - 1]!, t.frameUrl[frame - 1]!, t.frameLine[frame - 1]!, t.frameColumn[frame - 1]!);
-        this.writtenFrames.add(frame);
+        this.frameAt.set(frame, atMs);
       }
       runtimeCpuSampler.Stack.writeAt(atMs, s, frame, t.stackParent[s - 1]!);
-      this.writtenStacks.add(s);
+      this.stackAt.set(s, atMs);
     }
   }
 }

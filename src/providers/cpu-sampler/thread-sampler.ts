@@ -31,6 +31,7 @@ function nativeRoute(sampler: NonNullable<typeof nativeSampler>, intervalUs: num
   const ticking = everyInterval(NATIVE_WRITE_SEC, () => {
     sampler.rotate();
     samples.writeFor(threadId);
+    if (isMainThread) samples.writeWaiting();
   });
   // While the main loop is blocked, its watchdog writes what the rotation thread's interrupts queue.
   if (isMainThread) setWatchdogDuty(WatchdogDuty.CpuSamplesDuringStalls, STALL_MS);

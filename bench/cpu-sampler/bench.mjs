@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { row } from '../support/report.mjs';
+import { formatSummary, summarize } from '../support/stats.mjs';
+import { interleavedRounds, runVariant } from '../support/variant-process.mjs';
+
+const WORKLOAD = fileURLToPath(new URL('./workload.mjs', import.meta.url));
+const REGISTER = new URL('../../dist/register.js', import.meta.url).href;
+const ROUNDS = 7;
+
+export const description = 'issue 22: what Runtime.CpuSampler costs a real program (the TypeScript compiler checking this project), at 1 ms and 100 µs, against node --cpu-prof at the same intervals';
+
+export async function run() {
+  const dir = mkdtempSync(join(tmpdir(), 'tracepipe-cpu-bench-'));
+  const sampler = (us) => ({ nodeArgs: [`--import=${REGISTER}`], env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: join(dir, `s${us}.tptrace`), TRACEPIPE_PROVIDERS: `Runtime.CpuSampler:*:4:IntervalUs=${us}` } });
+  const cpuProf = (us) => ({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${us}`] });
+  const variants = {
+    untraced: {},
+    'Runtime.CpuSampler, 1 ms': sampler(1000),
+    'node --cpu-prof, 1 ms': cpuProf(1000),
+    'Runtime.CpuSampler, 100 µs': sampler(100),
+    'node --cpu-prof, 100 µs': cpuProf(100),
+  };
+  console.log(`${ROUNDS} rounds, a fresh process per variant, order rotating; medians of per-round ratios against untraced in the same round (wall and process CPU of the checks)`);
+  try {
+    const results = await interleavedRounds(ROUNDS, Object.keys(variants), (name) => runVariant(WORKLOAD, [], { nodeArgs: variants[name].nodeArgs ?? [], env: variants[name].env ?? process.env }));
+    const base = results.untraced;
+    row('untraced', `wall ${formatSummary(summarize(base.map((r) => r.wallMs)), 0)} ms, CPU ${formatSummary(summarize(base.map((r) => r.cpuMs)), 0)} ms`);
+    const checks = [];
+    const ratios = {};
+    for (const name of Object.keys(variants).slice(1)) {
+      const wall = summarize(results[name].map((r, i) => r.wallMs / base[i].wallMs));
+      const cpu = summarize(results[name].map((r, i) => r.cpuMs / base[i].cpuMs));
+      const start = summarize(results[name].map((r, i) => r.startedMs - base[i].startedMs));
+      ratios[name] = { wall: wall.median, cpu: cpu.median };
+      row(name, `wall ${formatSummary(wall, 3)}×, CPU ${formatSummary(cpu, 3)}×; start-up +${start.median.toFixed(0)} ms`);
+    }
+    for (const us of ['1 ms', '100 µs']) {
+      const ours = ratios[`Runtime.CpuSampler, ${us}`];
+      const theirs = ratios[`node --cpu-prof, ${us}`];
+      checks.push({ check: `Runtime.CpuSampler at ${us}: wall vs untraced`, value: `${ours.wall.toFixed(3)}×`, target: us === '1 ms' ? '≤ 1.02×' : null, met: us === '1 ms' ? ours.wall <= 1.02 : null });
+      checks.push({ check: `Runtime.CpuSampler at ${us}: CPU vs node --cpu-prof`, value: `${(ours.cpu / theirs.cpu).toFixed(3)}× (${ours.cpu.toFixed(3)}× vs ${theirs.cpu.toFixed(3)}× untraced)`, target: '≤ 1×', met: ours.cpu <= theirs.cpu });
+    }
+    return checks;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
