@@ -7,56 +7,13 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { defineProvider, readTrace, runtimeCpuSampler, runtimeEventLoop, runtimeGC } from '../dist/index.js';
+import { readTrace } from '../dist/index.js';
 import { CpuProfileBuilder, frameLabel, functionTimes } from '../dist/analysis/cpu-profile.js';
 import { cpuCover, idleFrames } from '../dist/analysis/explain/cpu-share.js';
+import { app, at, begin, definitions, end, gcPause, MS, sample, SamplerStarted, stall, trace } from './helpers/explain-trace.mjs';
 import { seededRandom } from './helpers/seeded-random.mjs';
-import { tempDir } from './helpers/temp-dir.mjs';
-import { writeTrace } from './helpers/trace-builder.mjs';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-const app = defineProvider('Test.App', { spans: { Req: { id: 1, fields: [['route', 'string']] }, Query: { id: 2, fields: [['sql', 'string']] } } });
-const { Frame, Stack, Sample, SamplerStarted } = runtimeCpuSampler;
-const TYPES = [app.Req.beginType, app.Req.endType, app.Query.beginType, app.Query.endType, runtimeGC.GCPause, runtimeEventLoop.StallStart, runtimeEventLoop.StallEnd, Frame, Stack, Sample, SamplerStarted];
-const MS = 1e6;
-const WATCHDOG = 2;
-
-/** Events as { type, threadId, timestampNs, values }: put in time order, numbered per thread, written. */
-async function trace(t, events) {
-  const file = join(await tempDir(t), 'explain.tptrace');
-  const seq = new Map();
-  const ordered = events
-    .map((e, i) => ({ ...e, i }))
-    .sort((a, b) => a.timestampNs - b.timestampNs || a.i - b.i)
-    .map((e) => {
-      const sequence = seq.get(e.threadId) ?? 0;
-      seq.set(e.threadId, sequence + 1);
-      return { ...e, sequence };
-    });
-  await writeTrace(file, TYPES, ordered);
-  return file;
-}
-
-const at = (ms) => Math.round(ms * MS);
-const begin = (span, id, parent, ms, label, threadId = 0) => ({ type: span.beginType, threadId, timestampNs: at(ms), values: [BigInt(id), BigInt(parent), label] });
-const end = (span, id, ms, threadId = 0) => ({ type: span.endType, threadId, timestampNs: at(ms), values: [BigInt(id), false, ''] });
-const gcPause = (ms, durationMs, kind, thread = 0) => ({ type: runtimeGC.GCPause, threadId: thread, timestampNs: at(ms), values: [BigInt(at(durationMs)), kind, 0, 0, thread, 0] });
-/** A stall of the main thread written by its watchdog: it began at startMs and lasted durationMs. */
-const stall = (startMs, durationMs) => [
-  { type: runtimeEventLoop.StallStart, threadId: WATCHDOG, timestampNs: at(startMs + 100), values: [0, 100] },
-  { type: runtimeEventLoop.StallEnd, threadId: WATCHDOG, timestampNs: at(startMs + durationMs), values: [0, durationMs] },
-];
-/** Frames 1 work (app.js:3), 2 handle (app.js:10), 3 (idle); stacks 1 handle, 2 work ← handle, 3 (idle). */
-const definitions = (ms, writer = 0) => [
-  { type: Frame, threadId: writer, timestampNs: at(ms), values: [1, 'work', 'file:///srv/app.js', 3, 1] },
-  { type: Frame, threadId: writer, timestampNs: at(ms), values: [2, 'handle', 'file:///srv/app.js', 10, 1] },
-  { type: Frame, threadId: writer, timestampNs: at(ms), values: [3, '(idle)', '', 0, 0] },
-  { type: Stack, threadId: writer, timestampNs: at(ms), values: [1, 2, 0] },
-  { type: Stack, threadId: writer, timestampNs: at(ms), values: [2, 1, 1] },
-  { type: Stack, threadId: writer, timestampNs: at(ms), values: [3, 3, 0] },
-];
-const sample = (ms, stack, thread = 0, writer = thread) => ({ type: Sample, threadId: writer, timestampNs: at(ms), values: [stack, thread] });
-
 async function explain(file, args = []) {
   const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'explain', file, ...args]);
   return stdout;

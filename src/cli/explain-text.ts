@@ -61,11 +61,14 @@ function detail(item: ExplainedItem, cause: Cause): string {
   }
 }
 
+function titleLine(item: ExplainedItem, n: number): string {
+  const title = item.kind === 'span' ? `${printable(item.span)} ${printable(item.label)}` : `stall of thread ${item.threadId}'s event loop`;
+  return `${String(n).padStart(3)}. ${title}  ${ms(item.durationMs)}${item.unfinished ? ' (still going when the trace ended)' : ''}  thread ${item.threadId}  at ${(item.startNs / 1e9).toFixed(6)} s`;
+}
+
 /** One item: its title line, verdict, and a row per share (they add up to its duration). */
 export function formatItem(item: ExplainedItem, n: number): string[] {
-  const title = item.kind === 'span' ? `${printable(item.span)} ${printable(item.label)}` : `stall of thread ${item.threadId}'s event loop`;
-  const lines = [`${String(n).padStart(3)}. ${title}  ${ms(item.durationMs)}${item.unfinished ? ' (still going when the trace ended)' : ''}  thread ${item.threadId}  at ${(item.startNs / 1e9).toFixed(6)} s`];
-  lines.push(`     verdict: ${printable(item.verdict.text)}`);
+  const lines = [titleLine(item, n), `     verdict: ${printable(item.verdict.text)}`];
   const percents = roundedPercents(item.shares);
   item.shares.forEach((s, i) => {
     lines.push(`     ${CAUSE_NAMES[s.cause].padEnd(12)} ${ms(s.ns / 1e6).padStart(12)} ${`${percents[i]!.toFixed(1)} %`.padStart(8)}   ${detail(item, s.cause)}`);
@@ -78,8 +81,7 @@ export function formatExplain(r: ExplainReport): string {
   lines.push(`trace        ${r.events.toLocaleString('en-US')} events over ${formatNs(r.wallNs)}`);
   if (!r.complete) lines.push(`WARNING      ${printable(r.error ?? 'incomplete trace')}; explained from the intact part`);
   if (r.dropped > 0) lines.push(`WARNING      ${r.dropped.toLocaleString('en-US')} events were dropped: a span whose begin or end was lost is not explained, and a lost pause or sample is not counted`);
-  lines.push(`CPU samples  ${r.sampler.present ? `threads ${r.sampler.sampledThreads.join(', ')}` : `none: ${r.sampler.note}`}`);
-  lines.push(`precedence   each instant of an item counts once, for the first of: ${r.precedence.map((c) => CAUSE_NAMES[c]).join(' > ')}`);
+  lines.push(...samplerAndPrecedence(r));
   const s = r.spans;
   const type = r.options.span === null ? 'spans' : `${printable(r.options.span)} spans`;
   const min = r.options.minMs > 0 ? ` of at least ${r.options.minMs} ms` : '';
@@ -89,4 +91,18 @@ export function formatExplain(r: ExplainReport): string {
   lines.push(`event-loop stalls${min}: ${r.stalls.items.length} of ${r.stalls.count}`);
   r.stalls.items.forEach((item, i) => lines.push(...formatItem(item, i + 1), ''));
   return `${lines.join('\n').trimEnd()}\n`;
+}
+
+/** One item in three lines: title, verdict, and its shares on one line (for the report). */
+export function formatItemBrief(item: ExplainedItem, n: number): string[] {
+  const percents = roundedPercents(item.shares);
+  return [titleLine(item, n), `     ${printable(item.verdict.text)}`, `     ${item.shares.map((s, i) => `${CAUSE_NAMES[s.cause]} ${percents[i]!.toFixed(1)} %`).join(' · ')}`];
+}
+
+/** "CPU samples" and "precedence" lines, as explain and the report's section print them. */
+export function samplerAndPrecedence(r: ExplainReport): string[] {
+  return [
+    `CPU samples  ${r.sampler.present ? `threads ${r.sampler.sampledThreads.join(', ')}` : `none: ${r.sampler.note}`}`,
+    `precedence   each instant of an item counts once, for the first of: ${r.precedence.map((c) => CAUSE_NAMES[c]).join(' > ')}`,
+  ];
 }

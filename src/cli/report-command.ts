@@ -10,6 +10,7 @@ import { writeErr, writeOut } from './output.js';
 import { printable } from './printable.js';
 import type { SpanReport } from './span-tracker.js';
 import { ReportCharts } from './report/report-charts.js';
+import { explainSection } from './report/explain-section.js';
 import { buildReport, type Distribution, type ReportOptions, type TraceReport } from './trace-report.js';
 
 export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json] [--html OUT.html]   GC pauses, event-loop stalls and delay, spans, drops; --html: a page of charts';
@@ -46,6 +47,7 @@ export function formatReport(r: TraceReport): string {
     lines.push(`  thread ${String(d.threadId).padEnd(4)} ${d.intervals} intervals: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
   }
   lines.push('', ...spanLines(r.spans));
+  lines.push('', ...explainSection(r.explain));
   const dr = r.drops;
   lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${dr.ranges} ranges (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
   return `${lines.join('\n')}\n`;

@@ -1,3 +1,6 @@
+import { explainItems } from '../analysis/explain/explain-trace.js';
+import type { ExplainReport } from '../analysis/explain/explanation.js';
+import { SlowItemSelection } from '../analysis/explain/slow-items.js';
 import type { TraceEvent } from '../format/trace-event.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { type EventBatch, readTrace, type TraceSummary } from '../format/trace-reader.js';
@@ -67,7 +70,12 @@ export interface TraceReport {
   eventLoop: LoopDelay[];
   spans: SpanReport;
   drops: { dropped: number; ranges: number; byThread: Record<string, number> };
+  /** Where the slowest spans' and the stalls' time went (`tracepipe explain` with REPORT_EXPLAIN). */
+  explain: ExplainReport;
 }
+
+/** What the report's explain section covers: the 10 slowest spans of every type, every stall. */
+const REPORT_EXPLAIN = { top: 10, minMs: 0 };
 
 const TOP = 10;
 
@@ -116,6 +124,7 @@ export async function buildReport(path: string, options: ReportOptions, observe?
   const openStalls = new Map<number, number>();
   const delays = new Map<number, { p50: number[]; p99: number; max: number; util: number; intervalMs: number }>();
   const spans = new SpanTracker();
+  const slowItems = new SlowItemSelection(REPORT_EXPLAIN);
   let first = Infinity;
   let last = -Infinity;
   let events = 0;
@@ -154,6 +163,7 @@ export async function buildReport(path: string, options: ReportOptions, observe?
   try {
     for await (const batch of readTrace(path).batches()) {
       for (const e of batch.events) onEvent(e);
+      slowItems.addBatch(batch);
       observe?.(batch);
     }
   } catch (e) {
@@ -162,6 +172,7 @@ export async function buildReport(path: string, options: ReportOptions, observe?
     error = e.message;
   }
   const summary: TraceSummary = await readTrace(path).summary();
+  const explain = await explainItems(path, slowItems.finish(), REPORT_EXPLAIN, error);
   const wallNs = events > 0 ? last - first : 0;
   const { infoMs, warnMs } = options;
   const durations = (list: GcPauseRecord[]) => list.map((p) => p.durationMs);
@@ -205,5 +216,6 @@ export async function buildReport(path: string, options: ReportOptions, observe?
     })),
     spans: spans.report(),
     drops: { dropped: summary.dropped, ranges: summary.drops.length, byThread: dropsByThread },
+    explain,
   };
 }

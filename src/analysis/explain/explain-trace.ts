@@ -40,10 +40,7 @@ async function readPass(path: string, onBatch: (batch: EventBatch) => void): Pro
  */
 export async function explainTrace(path: string, options: ExplainOptions): Promise<ExplainReport> {
   const selection = new SlowItemSelection(options);
-  const error = await readPass(path, (batch) => {
-    for (const e of batch.events) selection.add(e);
-    for (const d of batch.drops) selection.addDropped(d.count);
-  });
+  const error = await readPass(path, (batch) => selection.addBatch(batch));
   return explainItems(path, selection.finish(), options, error);
 }
 

@@ -1,4 +1,5 @@
 import type { BlockEvent } from '../../format/events-block.js';
+import type { EventBatch } from '../../format/trace-reader.js';
 import { StallPairs } from '../runtime-intervals.js';
 import { EventRoles } from './event-roles.js';
 import type { ExplainOptions } from './explanation.js';
@@ -64,7 +65,7 @@ export class SlowItemSelection {
     this.minNs = options.minMs * 1e6;
   }
 
-  add(e: BlockEvent): void {
+  private add(e: BlockEvent): void {
     this.events++;
     const ts = e.timestampNs;
     if (ts < this.firstNs) this.firstNs = ts;
@@ -100,9 +101,10 @@ export class SlowItemSelection {
     }
   }
 
-  /** Events lost before they were written, as the reader places them. */
-  addDropped(count: number): void {
-    this.dropped += count;
+  /** A batch's events, and the events lost before they were written, as the reader places them. */
+  addBatch(batch: EventBatch): void {
+    for (const e of batch.events) this.add(e);
+    for (const d of batch.drops) this.dropped += d.count;
   }
 
   finish(): SlowItems {
