@@ -1,6 +1,5 @@
-import { explainItems } from '../analysis/explain/explain-trace.js';
+import { explainTrace } from '../analysis/explain/explain-trace.js';
 import type { ExplainReport } from '../analysis/explain/explanation.js';
-import { SlowItemSelection } from '../analysis/explain/slow-items.js';
 import type { TraceEvent } from '../format/trace-event.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { type EventBatch, readTrace, type TraceSummary } from '../format/trace-reader.js';
@@ -124,7 +123,6 @@ export async function buildReport(path: string, options: ReportOptions, observe?
   const openStalls = new Map<number, number>();
   const delays = new Map<number, { p50: number[]; p99: number; max: number; util: number; intervalMs: number }>();
   const spans = new SpanTracker();
-  const slowItems = new SlowItemSelection(REPORT_EXPLAIN);
   let first = Infinity;
   let last = -Infinity;
   let events = 0;
@@ -163,7 +161,6 @@ export async function buildReport(path: string, options: ReportOptions, observe?
   try {
     for await (const batch of readTrace(path).batches()) {
       for (const e of batch.events) onEvent(e);
-      slowItems.addBatch(batch);
       observe?.(batch);
     }
   } catch (e) {
@@ -172,7 +169,8 @@ export async function buildReport(path: string, options: ReportOptions, observe?
     error = e.message;
   }
   const summary: TraceSummary = await readTrace(path).summary();
-  const explain = await explainItems(path, slowItems.finish(), REPORT_EXPLAIN, error);
+  // Its own two skims of the trace: a fraction of this pass's time (BENCHMARKS.md, explain).
+  const explain = await explainTrace(path, REPORT_EXPLAIN);
   const wallNs = events > 0 ? last - first : 0;
   const { infoMs, warnMs } = options;
   const durations = (list: GcPauseRecord[]) => list.map((p) => p.durationMs);

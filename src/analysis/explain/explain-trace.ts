@@ -1,5 +1,5 @@
-import { TraceFormatError } from '../../format/format-error.js';
-import { type EventBatch, readTrace } from '../../format/trace-reader.js';
+import type { BlockEvent, RawPayload } from '../../format/events-block.js';
+import { readTrace } from '../../format/trace-reader.js';
 import { type CpuProfile, CpuProfileBuilder } from '../cpu-profile.js';
 import { gcPauseOf } from '../runtime-intervals.js';
 import { attribute, type CauseCover, largestShare } from './attribution.js';
@@ -9,7 +9,7 @@ import { CAUSES, type ExplainedItem, type ExplainOptions, type ExplainReport, ty
 import { GcShare } from './gc-share.js';
 import { IntervalUnion, measure } from './interval-set.js';
 import { indexBy, type OverlapIndex } from './overlap-index.js';
-import { type FinishedSpan, spanLabel } from './span-pairing.js';
+import type { FinishedSpan } from './span-pairing.js';
 import { type SpanItem, SpanRelations } from './span-relations.js';
 import { SlowItemSelection, type SlowItems, type StallRecord } from './slow-items.js';
 import { verdictText } from './verdict.js';
@@ -17,35 +17,28 @@ import { verdictText } from './verdict.js';
 /** An item of the second pass: a slow span or a stall, on its thread. */
 type Item = (({ readonly kind: 'span' } & FinishedSpan) | ({ readonly kind: 'stall' } & StallRecord)) & { readonly gc: GcShare };
 
-/**
- * Reads the whole trace once in stream order (no reorder window: every step below is indifferent to
- * the order of events, and the stream is the fastest way through it). A damaged trace yields its
- * intact part; the error is returned, as the report does.
- */
-async function readPass(path: string, onBatch: (batch: EventBatch) => void): Promise<string | undefined> {
-  try {
-    for await (const batch of readTrace(path).batches({ order: 'stream' })) onBatch(batch);
-  } catch (e) {
-    if (!(e instanceof TraceFormatError) || e.code === 'io' || e.code === 'not-a-trace' || e.code === 'unsupported-version') throw e;
-    return e.message;
-  }
-  return undefined;
+/** A skim of the whole trace (readTrace().skim): the error where it stopped early, if it did. */
+async function skimPass(path: string, onEvent: (e: BlockEvent, raw: RawPayload) => void): Promise<{ error?: string; dropped: number }> {
+  const r = await readTrace(path).skim(onEvent);
+  return { dropped: r.dropped, ...(r.error ? { error: r.error.message } : {}) };
 }
 
 /**
  * `tracepipe explain`: the first pass picks what to explain (SlowItemSelection), the second works out
- * where each one's time went (explainItems). Memory: what the two passes keep (the open spans, the
- * chosen items and every stall, and what overlaps the items: their GC pauses, children and samples),
- * never the trace.
+ * where each one's time went (explainItems). Both skim the trace in stream order (every step is
+ * indifferent to the order of events) and decode only the few events they need whole. Memory: what
+ * the two passes keep (the open spans, the chosen items and every stall, and what overlaps the items:
+ * their GC pauses, children and samples), never the trace.
  */
 export async function explainTrace(path: string, options: ExplainOptions): Promise<ExplainReport> {
   const selection = new SlowItemSelection(options);
-  const error = await readPass(path, (batch) => selection.addBatch(batch));
-  return explainItems(path, selection.finish(), options, error);
+  const first = await skimPass(path, (e, raw) => selection.add(e, raw));
+  selection.addDropped(first.dropped);
+  return explainItems(path, selection.finish(), options, first.error);
 }
 
 /** The second pass over `path`: GC pauses, samples and spans that overlap the items found in the first. */
-export async function explainItems(path: string, found: SlowItems, options: ExplainOptions, firstError?: string): Promise<ExplainReport> {
+async function explainItems(path: string, found: SlowItems, options: ExplainOptions, firstError: string | undefined): Promise<ExplainReport> {
   const minNs = options.minMs * 1e6;
   const items: Item[] = [
     ...found.spans.map((s) => ({ ...s, kind: 'span' as const, gc: new GcShare() })),
@@ -55,35 +48,36 @@ export async function explainItems(path: string, found: SlowItems, options: Expl
   const byThread = indexBy(items, (it) => it.threadId);
   const filter = new SampleFilter(items, found.sampledThreads);
   const builder = new CpuProfileBuilder();
-  const relations = new SpanRelations(spanItems);
   const roles = new EventRoles();
-  const error = await readPass(path, (batch) => {
-    for (const e of batch.events) {
-      const role = roles.of(e.type);
-      if (role === null) continue;
-      switch (role.kind) {
-        case 'gc-pause': {
-          const p = gcPauseOf(e);
-          byThread.get(p.threadId)?.forEach(p.startNs, p.startNs + p.durationNs, (it) => it.gc.add(p));
-          break;
-        }
-        case 'sampler':
-          if (e.name !== 'Sample' || filter.keeps(e.fields.thread as number, e.timestampNs)) builder.add(e);
-          break;
-        case 'span-begin':
-          relations.begin(e, role.span);
-          break;
-        case 'span-end':
-          relations.end(e);
-          break;
+  const relations = new SpanRelations(spanItems, roles.raw);
+  const second = await skimPass(path, (e, raw) => {
+    const role = roles.of(e.type);
+    if (role === null) return;
+    switch (role.kind) {
+      case 'gc-pause': {
+        const p = gcPauseOf(roles.decoded(e, raw));
+        byThread.get(p.threadId)?.forEach(p.startNs, p.startNs + p.durationNs, (it) => it.gc.add(p));
+        break;
       }
+      case 'sample':
+        if (filter.keeps(role.thread(raw), e.timestampNs)) builder.add(roles.decoded(e, raw));
+        break;
+      case 'sampler':
+        builder.add(roles.decoded(e, raw));
+        break;
+      case 'span-begin':
+        relations.begin(e, raw, role);
+        break;
+      case 'span-end':
+        relations.end(e, raw, role);
+        break;
     }
   });
   relations.finish(found.lastNs);
   const profile = builder.finish();
   const samplerPresent = found.sampledThreads.size > 0;
   const explain = new ItemExplainer(profile, samplerPresent, indexBy(found.stalls, (s) => s.threadId), relations);
-  const err = firstError ?? error;
+  const err = firstError ?? second.error;
   return {
     events: found.events,
     wallNs: found.lastNs - found.firstNs,
@@ -156,7 +150,7 @@ class ItemExplainer {
     const base = {
       kind: 'span' as const,
       span: it.span,
-      label: spanLabel(it.fields),
+      label: this.relations.labelOf(it),
       spanId: String(it.id),
       parentSpanId: String(it.parentId),
       error: it.error,

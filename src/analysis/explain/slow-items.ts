@@ -1,5 +1,4 @@
-import type { BlockEvent } from '../../format/events-block.js';
-import type { EventBatch } from '../../format/trace-reader.js';
+import type { BlockEvent, RawPayload } from '../../format/events-block.js';
 import { StallPairs } from '../runtime-intervals.js';
 import { EventRoles } from './event-roles.js';
 import type { ExplainOptions } from './explanation.js';
@@ -41,9 +40,9 @@ export function spanMatches(span: string, asked: string | undefined): boolean {
 
 /**
  * The first pass: pairs spans and keeps the slowest `top` of those asked for (a sorted list of at most
- * `top`), every stall, and what the samples need. Events may come in any order (the report feeds it
- * in timestamp order, explain in stream order): only pairs and maxima are kept. Memory: the open spans
- * (bounded, SpanPairing), the kept spans, the stalls.
+ * `top`), every stall, and what the samples need, from a skim of the trace (ids read where they lie,
+ * few events decoded). Only pairs and maxima are kept, so the order of events does not matter.
+ * Memory: the open spans (bounded, SpanPairing), the kept spans, the stalls.
  */
 export class SlowItemSelection {
   private readonly roles = new EventRoles();
@@ -65,7 +64,8 @@ export class SlowItemSelection {
     this.minNs = options.minMs * 1e6;
   }
 
-  private add(e: BlockEvent): void {
+  /** An event of the skim, and where its payload lies (during the call only). */
+  add(e: BlockEvent, raw: RawPayload): void {
     this.events++;
     const ts = e.timestampNs;
     if (ts < this.firstNs) this.firstNs = ts;
@@ -75,36 +75,38 @@ export class SlowItemSelection {
     switch (role.kind) {
       case 'span-begin':
         this.spanTypes.set(role.span, (this.spanTypes.get(role.span) ?? 0) + 1);
-        if (this.matches(role.span)) this.pairing.begin(e, role.span);
+        if (this.matches(role.span)) this.pairing.begin({ id: role.spanId(raw), parentId: role.parentSpanId(raw), span: role.span, threadId: e.threadId, startNs: ts, label: undefined });
         break;
       case 'span-end': {
         if (!this.matches(role.span)) break;
-        const s = this.pairing.end(e);
+        const s = this.pairing.end(role.spanId(raw), ts, role.error(raw) !== 0);
         if (s) this.finishedSpan(s);
         break;
       }
       case 'stall-start':
-        this.stallPairs.start(e);
+        this.stallPairs.start(this.roles.decoded(e, raw));
         break;
       case 'stall-end': {
-        const s = this.stallPairs.end(e);
+        const s = this.stallPairs.end(this.roles.decoded(e, raw));
         this.stalls.push({ threadId: s.threadId, startNs: s.startNs, endNs: s.startNs + s.durationNs, unfinished: false });
         break;
       }
+      case 'sample':
+        this.sampledThread(role.thread(raw)).samples++;
+        break;
       case 'sampler':
-        if (e.name === 'Sample') this.sampledThread(e.fields.thread as number).samples++;
-        else if (e.name === 'SamplerStarted') {
-          const t = this.sampledThread(e.fields.thread as number);
-          t.intervalNs = Math.max(t.intervalNs, (e.fields.intervalUs as number) * 1000);
+        if (e.name === 'SamplerStarted') {
+          const f = this.roles.raw.decode(e.type, raw);
+          const t = this.sampledThread(f.thread as number);
+          t.intervalNs = Math.max(t.intervalNs, (f.intervalUs as number) * 1000);
         }
         break;
     }
   }
 
-  /** A batch's events, and the events lost before they were written, as the reader places them. */
-  addBatch(batch: EventBatch): void {
-    for (const e of batch.events) this.add(e);
-    for (const d of batch.drops) this.dropped += d.count;
+  /** Events lost before they were written. */
+  addDropped(count: number): void {
+    this.dropped += count;
   }
 
   finish(): SlowItems {

@@ -1,4 +1,6 @@
-import type { BlockEvent } from '../../format/events-block.js';
+import type { BlockEvent, RawPayload } from '../../format/events-block.js';
+import type { RawPayloads } from '../../format/raw-payloads.js';
+import type { EventRole } from './event-roles.js';
 import type { ChildrenSummary, ConcurrencySummary, RelatedSpan } from './explanation.js';
 import { IntervalUnion, measure } from './interval-set.js';
 import { indexBy, type OverlapIndex } from './overlap-index.js';
@@ -6,8 +8,8 @@ import { type FinishedSpan, SpanPairing, spanLabel } from './span-pairing.js';
 
 /** A span being explained. */
 export interface SpanItem {
-  readonly id: bigint;
-  readonly parentId: bigint;
+  readonly id: number;
+  readonly parentId: number;
   readonly span: string;
   readonly startNs: number;
   readonly endNs: number;
@@ -27,45 +29,79 @@ interface Concurrency {
   before: number;
   /** The latest end of those that began before the item. */
   beforeEndNs: number;
-  longestBefore: RelatedSpan | undefined;
+  /** Named only once the pass is over: its label is decoded then. */
+  longestBefore: { readonly span: FinishedSpan; readonly unfinished: boolean } | undefined;
 }
 
 function related(s: FinishedSpan, unfinished: boolean): RelatedSpan {
-  return { span: s.span, label: spanLabel(s.fields), spanId: String(s.id), threadId: s.threadId, startNs: s.startNs, durationMs: (s.endNs - s.startNs) / 1e6, unfinished };
+  return { span: s.span, label: s.label?.() ?? '', spanId: String(s.id), threadId: s.threadId, startNs: s.startNs, durationMs: (s.endNs - s.startNs) / 1e6, unfinished };
 }
+
+type BeginRole = Extract<EventRole, { kind: 'span-begin' }>;
+type EndRole = Extract<EventRole, { kind: 'span-end' }>;
 
 /**
  * The second pass's view of the other spans: each item's direct children (what its time waited on)
- * and the other spans of its type that overlapped it (what it may have queued behind). Only spans
- * that can matter are paired: children of an item, and spans of an item's type that begin before the
- * last such item ends. Spans still open when the trace ends run to its last event.
+ * and the other spans of its type that overlapped it (what it may have queued behind), and the items'
+ * own labels. Only spans that can matter are paired: children of an item, and spans of an item's type
+ * that begin before the last such item ends; only those that may be named get their label (children,
+ * decoded as they begin, and spans of an item's type begun before the last such item began, from a
+ * copy of their payload when named). Spans still open when the trace ends run to its last event.
  */
 export class SpanRelations {
-  private readonly items: ReadonlyMap<bigint, SpanItem>;
+  private readonly items: ReadonlyMap<number, SpanItem>;
+  private readonly labels = new Map<number, string>();
   private readonly byType: ReadonlyMap<string, OverlapIndex<SpanItem>>;
-  private readonly reach = new Map<string, number>();
+  /** Per type: the latest start and the latest end of its items. */
+  private readonly latest = new Map<string, { startNs: number; endNs: number }>();
   private readonly pairing = new SpanPairing();
   private readonly children = new Map<SpanItem, Children>();
   private readonly concurrency = new Map<SpanItem, Concurrency>();
 
-  constructor(items: readonly SpanItem[]) {
+  constructor(
+    items: readonly SpanItem[],
+    private readonly raw: RawPayloads,
+  ) {
     this.items = new Map(items.map((it) => [it.id, it]));
     this.byType = indexBy(items, (it) => it.span);
-    for (const it of items) this.reach.set(it.span, Math.max(this.reach.get(it.span) ?? -Infinity, it.endNs));
+    for (const it of items) {
+      const l = this.latest.get(it.span);
+      this.latest.set(it.span, { startNs: Math.max(l?.startNs ?? -Infinity, it.startNs), endNs: Math.max(l?.endNs ?? -Infinity, it.endNs) });
+    }
   }
 
-  begin(e: BlockEvent, span: string): void {
-    if (this.items.has(e.fields.parentSpanId as bigint) || e.timestampNs < (this.reach.get(span) ?? -Infinity)) this.pairing.begin(e, span);
+  begin(e: BlockEvent, raw: RawPayload, role: BeginRole): void {
+    const id = role.spanId(raw);
+    const parentId = role.parentSpanId(raw);
+    const ts = e.timestampNs;
+    const latest = this.latest.get(role.span);
+    const child = this.items.has(parentId);
+    if (!child && !(latest && ts < latest.endNs)) return;
+    let label: (() => string) | undefined;
+    if (child || this.items.has(id)) {
+      const text = spanLabel(this.raw.decode(e.type, raw));
+      if (this.items.has(id)) this.labels.set(id, text);
+      label = () => text;
+    } else if (ts < latest!.startNs) {
+      const bytes = this.raw.copy(raw);
+      label = () => spanLabel(this.raw.decodeCopy(e.type, bytes));
+    }
+    this.pairing.begin({ id, parentId, span: role.span, threadId: e.threadId, startNs: ts, label });
   }
 
-  end(e: BlockEvent): void {
-    const s = this.pairing.end(e);
+  end(e: BlockEvent, raw: RawPayload, role: EndRole): void {
+    const s = this.pairing.end(role.spanId(raw), e.timestampNs, role.error(raw) !== 0);
     if (s) this.relate(s, false);
   }
 
   /** The trace ended at `lastNs`: spans still open run to it. */
   finish(lastNs: number): void {
-    for (const b of [...this.pairing.unfinished()]) this.relate({ ...b, endNs: Math.max(b.startNs, lastNs), error: false }, true);
+    for (const b of [...this.pairing.unfinished()]) this.relate({ id: b.id, parentId: b.parentId, span: b.span, threadId: b.threadId, startNs: b.startNs, label: b.label, endNs: Math.max(b.startNs, lastNs), error: false }, true);
+  }
+
+  /** An item's label, from its begin's fields ('' when its begin was not read again). */
+  labelOf(it: SpanItem): string {
+    return this.labels.get(it.id) ?? '';
   }
 
   childrenOf(it: SpanItem): { cover: number[]; summary: ChildrenSummary } {
@@ -80,7 +116,8 @@ export class SpanRelations {
     const c = this.concurrency.get(it);
     const until = Math.min(it.endNs, c?.beforeEndNs ?? -Infinity);
     const cover = until > it.startNs ? [it.startNs, until] : [];
-    const summary: ConcurrencySummary = { running: c?.running ?? 0, before: c?.before ?? 0, beforeMs: measure(cover) / 1e6, ...(c?.longestBefore ? { longestBefore: c.longestBefore } : {}) };
+    const first = c?.longestBefore;
+    const summary: ConcurrencySummary = { running: c?.running ?? 0, before: c?.before ?? 0, beforeMs: measure(cover) / 1e6, ...(first ? { longestBefore: related(first.span, first.unfinished) } : {}) };
     return { cover, summary };
   }
 
@@ -109,7 +146,7 @@ export class SpanRelations {
       c.before++;
       if (s.endNs > c.beforeEndNs) {
         c.beforeEndNs = s.endNs;
-        c.longestBefore = related(s, unfinished);
+        c.longestBefore = { span: s, unfinished };
       }
     });
   }
