@@ -76,15 +76,17 @@ export class SpanRelations {
     const ts = e.timestampNs;
     const latest = this.latest.get(role.span);
     const child = this.items.has(parentId);
-    if (!child && !(latest && ts < latest.endNs)) return;
+    if (!child && !this.items.has(id) && !(latest && ts < latest.endNs)) return;
     let label: (() => string) | undefined;
     if (child || this.items.has(id)) {
       const text = spanLabel(this.raw.decode(e.type, raw));
       if (this.items.has(id)) this.labels.set(id, text);
       label = () => text;
     } else if (ts < latest!.startNs) {
+      // The skim's event and payload are rewritten for the next event: keep a copy, and the type.
+      const { type } = e;
       const bytes = this.raw.copy(raw);
-      label = () => spanLabel(this.raw.decodeCopy(e.type, bytes));
+      label = () => spanLabel(this.raw.decodeCopy(type, bytes));
     }
     this.pairing.begin({ id, parentId, span: role.span, threadId: e.threadId, startNs: ts, label });
   }
