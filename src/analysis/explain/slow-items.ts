@@ -2,7 +2,8 @@ import type { BlockEvent, RawPayload } from '../../format/events-block.js';
 import { StallPairs } from '../runtime-intervals.js';
 import { EventRoles } from './event-roles.js';
 import type { ExplainOptions } from './explanation.js';
-import { type FinishedSpan, SpanPairing } from './span-pairing.js';
+import type { RawFieldReader } from '../../format/raw-payloads.js';
+import { finished, type FinishedSpan, type SpanBegin, SpanPairing } from './span-pairing.js';
 
 /** A stall of a thread's event loop. */
 export interface StallRecord {
@@ -79,8 +80,8 @@ export class SlowItemSelection {
         break;
       case 'span-end': {
         if (!this.matches(role.span)) break;
-        const s = this.pairing.end(role.spanId(raw), ts, role.error(raw) !== 0);
-        if (s) this.finishedSpan(s);
+        const b = this.pairing.end(role.spanId(raw));
+        if (b) this.finishedSpan(b, ts, raw, role.error);
         break;
       }
       case 'stall-start':
@@ -140,9 +141,10 @@ export class SlowItemSelection {
     return t;
   }
 
-  private finishedSpan(s: FinishedSpan): void {
+  /** Keeps the span if it is among the slowest so far; only a kept one is made a FinishedSpan. */
+  private finishedSpan(b: SpanBegin, endNs: number, raw: RawPayload, error: RawFieldReader): void {
     this.matching++;
-    const d = s.endNs - s.startNs;
+    const d = Math.max(0, endNs - b.startNs);
     const list = this.slowest;
     const top = this.options.top;
     if (d < this.minNs || (list.length === top && d <= list[top - 1]!.endNs - list[top - 1]!.startNs)) return;
@@ -154,7 +156,7 @@ export class SlowItemSelection {
       if (list[mid]!.endNs - list[mid]!.startNs >= d) lo = mid + 1;
       else hi = mid;
     }
-    list.splice(lo, 0, s);
+    list.splice(lo, 0, finished(b, endNs, error(raw) !== 0));
     if (list.length > top) list.pop();
   }
 }

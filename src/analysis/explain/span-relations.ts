@@ -4,7 +4,7 @@ import type { EventRole } from './event-roles.js';
 import type { ChildrenSummary, ConcurrencySummary, RelatedSpan } from './explanation.js';
 import { IntervalUnion, measure } from './interval-set.js';
 import { indexBy, type OverlapIndex } from './overlap-index.js';
-import { type FinishedSpan, SpanPairing, spanLabel } from './span-pairing.js';
+import { finished, type FinishedSpan, type SpanBegin, SpanPairing, spanLabel } from './span-pairing.js';
 
 /** A span being explained. */
 export interface SpanItem {
@@ -92,13 +92,13 @@ export class SpanRelations {
   }
 
   end(e: BlockEvent, raw: RawPayload, role: EndRole): void {
-    const s = this.pairing.end(role.spanId(raw), e.timestampNs, role.error(raw) !== 0);
-    if (s) this.relate(s, false);
+    const b = this.pairing.end(role.spanId(raw));
+    if (b) this.relate(b, e.timestampNs, false);
   }
 
   /** The trace ended at `lastNs`: spans still open run to it. */
   finish(lastNs: number): void {
-    for (const b of [...this.pairing.unfinished()]) this.relate({ id: b.id, parentId: b.parentId, span: b.span, threadId: b.threadId, startNs: b.startNs, label: b.label, endNs: Math.max(b.startNs, lastNs), error: false }, true);
+    for (const b of [...this.pairing.unfinished()]) this.relate(b, lastNs, true);
   }
 
   /** An item's label, from its begin's fields ('' when its begin was not read again). */
@@ -123,8 +123,12 @@ export class SpanRelations {
     return { cover, summary };
   }
 
-  private relate(s: FinishedSpan, unfinished: boolean): void {
-    const parent = this.items.get(s.parentId);
+  /** Counts a span that ended (or the trace did) where it matters: among its parent's children, and as a peer of the items of its type it overlapped. */
+  private relate(b: SpanBegin, endNs: number, unfinished: boolean): void {
+    const parent = this.items.get(b.parentId);
+    const peers = this.byType.get(b.span);
+    if (!parent && !peers) return;
+    const s = finished(b, endNs, false);
     if (parent) {
       let c = this.children.get(parent);
       if (!c) this.children.set(parent, (c = { cover: new IntervalUnion(), count: 0, top: [] }));
@@ -135,11 +139,11 @@ export class SpanRelations {
       const last = c.top[c.top.length - 1];
       if (c.top.length < TOP_CHILDREN || insideMs > last!.insideMs) {
         c.top.push({ ...related(s, unfinished), insideMs });
-        c.top.sort((a, b) => b.insideMs - a.insideMs).splice(TOP_CHILDREN);
+        c.top.sort((x, y) => y.insideMs - x.insideMs).splice(TOP_CHILDREN);
       }
     }
     // Its parent and its children are not its peers.
-    this.byType.get(s.span)?.forEach(s.startNs, s.endNs, (it) => {
+    peers?.forEach(s.startNs, s.endNs, (it) => {
       if (it.id === s.id || it.parentId === s.id || s.parentId === it.id) return;
       let c = this.concurrency.get(it);
       if (!c) this.concurrency.set(it, (c = { running: 0, before: 0, beforeEndNs: -Infinity, longestBefore: undefined }));
