@@ -16,6 +16,12 @@ if (await isMainThread()) {
   // Another copy of tracepipe that hosts this thread already runs its server: the same one.
   const host = foreignHost as { startDiagnosticServer?: typeof startDiagnosticServer } | undefined;
   await (host?.startDiagnosticServer ?? startDiagnosticServer)().catch((e: unknown) => warn('diagnostics server not started', e));
+  // Asked for: the main thread's CPU profiler made now, so that a sampler attached later starts warm
+  // and names the functions V8 inlined before it (docs/PROVIDERS.md, "Names of optimized code").
+  if (process.env.TRACEPIPE_CPU_READY === '1') {
+    const { loadNativeAddon } = await import('./providers/native-addon.js');
+    loadNativeAddon<{ prepare(): void }>('cpu_sampler').addon?.prepare();
+  }
   const { TRACEPIPE_ENABLE: enable, TRACEPIPE_FLIGHT_RECORDER: recorder } = process.env;
   if (enable || recorder) {
     // Through the public entry, which defines the built-in providers: sessions naming them then get their events.

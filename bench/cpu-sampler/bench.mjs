@@ -8,7 +8,7 @@ import { interleavedRounds, runVariant } from '../support/variant-process.mjs';
 
 const WORKLOAD = fileURLToPath(new URL('./workload.mjs', import.meta.url));
 const REGISTER = new URL('../../dist/register.js', import.meta.url).href;
-const ROUNDS = 7;
+const ROUNDS = 5;
 
 export const description = 'issue 22: what Runtime.CpuSampler costs a real program (the TypeScript compiler checking this project), at 1 ms and 100 µs, against node --cpu-prof at the same intervals';
 

@@ -2,11 +2,12 @@
 // handed to JavaScript (on that thread, or on the main thread's watchdog while the main thread's loop
 // is blocked) as (time, stack id) pairs over interned frames and stacks.
 //
-// V8 hands out samples only when a profile stops, and stopping the last profile loses the samples its
-// processor thread has not handled yet. So profiles overlap: every kRotateMs a new profile starts and
-// the one before last stops; the samples of the stopped one that are newer than those already taken
-// are queued. Each sample reaches every profile running when V8 processes it, with the same timestamp,
-// so one full period of overlap leaves no gap and the timestamps tell the duplicates.
+// V8 hands out samples only when a profile stops. So profiles follow each other: every kRotateMs the
+// next profile starts, then the current one stops and its samples newer than those already taken are
+// queued. A profile that is not the last one running stops at once, and the samples V8's processor
+// thread has not handled yet go to the profiles still running when it does, so the next one gets
+// them: starting it first leaves no gap (and the last profile's stop lets the processor finish).
+// A sample handled while both run reaches both with the same timestamp: the times tell duplicates.
 //
 // Stopping a profile must happen on the profiled thread. A process-wide rotation thread asks for it
 // with Isolate::RequestInterrupt, which runs while JavaScript runs, even JavaScript that never yields;
@@ -41,12 +42,12 @@ constexpr int kRotateMs = 100;
 constexpr size_t kMaxQueued = 1 << 17;
 // Distinct stacks the process-wide table holds (each 8 bytes, plus its index entry).
 constexpr size_t kMaxStacks = 1 << 21;
-// Rotations in a row that find no new sample while the thread used this much CPU (and this many
-// intervals' worth) in each: V8's profiler has stopped sampling, and is replaced. One such rotation
-// can be a processor thread running late under load; three are not.
-constexpr double kStuckCpuMs = 20;
-constexpr double kStuckIntervals = 20;
-constexpr int kStuckRotations = 3;
+// No new sample for this long while the thread used this much CPU (and this many intervals' worth):
+// V8's profiler has stopped sampling, and is replaced. Empty rotations alone can be V8's sampler and
+// processor threads starved of CPU on a loaded machine, where a replacement would not help.
+constexpr double kStuckMs = 1000;
+constexpr double kStuckCpuMs = 100;
+constexpr double kStuckIntervals = 100;
 
 struct Frame {
   std::string name;
@@ -70,18 +71,18 @@ struct ThreadSampler {
   v8::Isolate* isolate = nullptr;
   uint32_t threadId = 0;
   v8::CpuProfiler* profiler = nullptr;
+  // The profiler made ahead by prepare(), logging code as it is created; kept when sampling stops.
+  v8::CpuProfiler* prepared = nullptr;
   int intervalUs = 1000;
-  // The two profiles running: `older` stops at the next rotation, `newer` one rotation later.
-  v8::ProfilerId older = 0;
-  v8::ProfilerId newer = 0;
-  bool hasOlder = false;
-  bool hasNewer = false;
+  // The profile running, stopped at the next rotation once the next one has started.
+  v8::ProfilerId current = 0;
+  bool hasCurrent = false;
   int64_t lastTakenUs = std::numeric_limits<int64_t>::min();
   uint64_t lastRotationNs = 0;
   double lastCpuMs = 0;
   // Test hook: the next N rotations find their profile empty, as a stuck profiler's would be.
   int forgetRotations = 0;
-  int emptyRotations = 0;
+  // Since the last rotation that found samples: the thread's CPU time and the time.
   double emptyCpuMs = 0;
   double emptyMs = 0;
   std::atomic<bool> sampling{false};
@@ -230,24 +231,36 @@ void StopAndCollect(ThreadSampler* s, v8::ProfilerId id, size_t* collected) {
 }
 
 void NewProfiler(ThreadSampler* s) {
-  s->profiler = v8::CpuProfiler::New(s->isolate, v8::kDebugNaming, v8::kLazyLogging);
+  // A function inlined into an optimized caller is a frame of its own only with detailed source
+  // positions (what the inspector turns on too); code optimized before this keeps to its caller.
+  v8::CpuProfiler::UseDetailedSourcePositionsForProfiling(s->isolate);
+  // A prepared profiler has logged code all along: it starts warm, and knows what was inlined.
+  s->profiler = s->prepared != nullptr ? s->prepared : v8::CpuProfiler::New(s->isolate, v8::kDebugNaming, v8::kLazyLogging);
   s->profiler->SetSamplingInterval(s->intervalUs);
-  s->hasOlder = false;
-  s->hasNewer = StartProfile(s, &s->newer);
+  // V8's sampler thread busy-waits for exact intervals unless told otherwise; it sleeps instead.
+  s->profiler->SetUsePreciseSampling(false);
+  s->hasCurrent = StartProfile(s, &s->current);
 }
 
-// Stops both profiles (queuing their last samples), then disposes of the profiler.
-void DisposeProfiler(ThreadSampler* s) {
+// Stops both profiles (queuing their last samples), then disposes of the profiler, but for a
+// prepared one that is to stay (`keepPrepared`: sampling may start again).
+void DisposeProfiler(ThreadSampler* s, bool keepPrepared) {
   if (s->profiler == nullptr) return;
   size_t collected = 0;
-  if (s->hasOlder) StopAndCollect(s, s->older, &collected);
-  if (s->hasNewer) StopAndCollect(s, s->newer, &collected);
-  s->hasOlder = s->hasNewer = false;
+  if (s->hasCurrent) StopAndCollect(s, s->current, &collected);
+  s->hasCurrent = false;
+  if (s->profiler == s->prepared) {
+    if (keepPrepared) {
+      s->profiler = nullptr;
+      return;
+    }
+    s->prepared = nullptr;
+  }
   s->profiler->Dispose();
   s->profiler = nullptr;
 }
 
-// On the sampled thread: start the next profile, then stop the one before last.
+// On the sampled thread: start the next profile, then stop the current one.
 void Rotate(ThreadSampler* s, bool force) {
   if (!s->sampling.load() || s->profiler == nullptr) return;
   const uint64_t now = uv_hrtime();
@@ -256,26 +269,25 @@ void Rotate(ThreadSampler* s, bool force) {
   v8::ProfilerId next = 0;
   const bool started = StartProfile(s, &next);
   size_t collected = 0;
-  if (s->hasOlder) StopAndCollect(s, s->older, &collected);
-  s->older = s->newer;
-  s->hasOlder = s->hasNewer;
-  s->newer = next;
-  s->hasNewer = started;
+  const bool hadCurrent = s->hasCurrent;
+  if (hadCurrent) StopAndCollect(s, s->current, &collected);
+  s->current = next;
+  s->hasCurrent = started;
   const double cpuMs = ThreadCpuMs();
   const double usedMs = cpuMs - s->lastCpuMs;
   const double elapsedMs = static_cast<double>(now - s->lastRotationNs) / 1e6;
-  const bool empty = collected == 0 && s->hasOlder && usedMs >= kStuckCpuMs && usedMs * 1000 >= kStuckIntervals * s->intervalUs;
-  s->emptyRotations = empty ? s->emptyRotations + 1 : 0;
+  const bool empty = collected == 0 && hadCurrent;
   s->emptyCpuMs = empty ? s->emptyCpuMs + usedMs : 0;
   s->emptyMs = empty ? s->emptyMs + elapsedMs : 0;
   s->lastCpuMs = cpuMs;
   s->lastRotationNs = now;
-  if (s->emptyRotations >= kStuckRotations) {
+  if (s->emptyMs >= kStuckMs && s->emptyCpuMs >= kStuckCpuMs && s->emptyCpuMs * 1000 >= kStuckIntervals * s->intervalUs) {
     char reason[160];
     snprintf(reason, sizeof reason, "no sample in %.0f ms while the thread used %.0f ms of CPU", s->emptyMs, s->emptyCpuMs);
     const double lostCpuMs = s->emptyCpuMs;
-    s->emptyRotations = 0;
-    DisposeProfiler(s);
+    s->emptyCpuMs = s->emptyMs = 0;
+    s->forgetRotations = 0;
+    DisposeProfiler(s, false);
     NewProfiler(s);
     std::lock_guard<std::mutex> lock(s->mu);
     s->restarts.emplace_back(reason);
@@ -306,6 +318,14 @@ struct IsolateData {
   ThreadSampler* sampler = nullptr;
 };
 
+ThreadSampler* SamplerOf(IsolateData* data, v8::Isolate* isolate) {
+  if (data->sampler == nullptr) {
+    data->sampler = new ThreadSampler();
+    data->sampler->isolate = isolate;
+  }
+  return data->sampler;
+}
+
 ThreadSampler* Sampler(const v8::FunctionCallbackInfo<v8::Value>& info) {
   return static_cast<IsolateData*>(info.Data().As<v8::External>()->Value())->sampler;
 }
@@ -325,11 +345,7 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if (info.Length() < 2 || !info[0]->IsUint32() || !info[1]->IsInt32()) return Throw(isolate, "start needs (threadId, intervalUs)");
   const int intervalUs = info[1]->Int32Value(context).FromJust();
   if (intervalUs < 1) return Throw(isolate, "intervalUs must be at least 1");
-  if (data->sampler == nullptr) {
-    data->sampler = new ThreadSampler();
-    data->sampler->isolate = isolate;
-  }
-  ThreadSampler* s = data->sampler;
+  ThreadSampler* s = SamplerOf(data, isolate);
   s->threadId = info[0]->Uint32Value(context).FromJust();
   s->intervalUs = intervalUs;
   if (s->profiler == nullptr) {
@@ -355,7 +371,7 @@ void Stop(const v8::FunctionCallbackInfo<v8::Value>& info) {
   StopRotating(s);
   s->sampling.store(false);
   v8::HandleScope scope(info.GetIsolate());
-  DisposeProfiler(s);
+  DisposeProfiler(s, true);
 }
 
 // rotate(): from the thread's own timer, when its loop turns; nothing when an interrupt just did it.
@@ -459,7 +475,20 @@ void Waiting(const v8::FunctionCallbackInfo<v8::Value>& info) {
   info.GetReturnValue().Set(out);
 }
 
-// forgetSamples(n): for tests of the stuck-profiler case, the next n rotations of this thread find no sample.
+// prepare(): makes this thread's profiler now, logging code as V8 creates it, with the positions that
+// tell an inlined function from its caller. A sampler started later (an attach) then starts warm (no
+// cold start: the code map is there) and names functions inlined before it started, at the price of
+// the code map's memory from now on.
+void Prepare(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  ThreadSampler* s = SamplerOf(static_cast<IsolateData*>(info.Data().As<v8::External>()->Value()), isolate);
+  if (s->prepared != nullptr || s->profiler != nullptr) return;
+  v8::CpuProfiler::UseDetailedSourcePositionsForProfiling(isolate);
+  s->prepared = v8::CpuProfiler::New(isolate, v8::kDebugNaming, v8::kEagerLogging);
+}
+
+// forgetSamples(n): for tests of the stuck-profiler case, the next n rotations of this thread find no
+// sample, or until its profiler is replaced.
 void ForgetSamples(const v8::FunctionCallbackInfo<v8::Value>& info) {
   ThreadSampler* s = Sampler(info);
   if (s != nullptr && info.Length() > 0 && info[0]->IsInt32()) s->forgetRotations = info[0]->Int32Value(info.GetIsolate()->GetCurrentContext()).FromJust();
@@ -474,7 +503,11 @@ void Cleanup(void* arg) {
   // Disposing a profiler leaves its profiles' processor thread running (V8 only checks that none
   // runs): stopped first, or it signals a thread that is gone.
   v8::HandleScope scope(s->isolate);
-  DisposeProfiler(s);
+  DisposeProfiler(s, false);
+  if (s->prepared != nullptr) {
+    s->prepared->Dispose();
+    s->prepared = nullptr;
+  }
 }
 
 }  // namespace
@@ -493,4 +526,5 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   method("take", Take);
   method("waiting", Waiting);
   method("forgetSamples", ForgetSamples);
+  method("prepare", Prepare);
 }

@@ -1,4 +1,5 @@
 import type { TraceEvent } from '../format/trace-event.js';
+import { withSourceMaps, type SourceMapSummary } from './source-maps.js';
 
 /** A function as V8's profiler names it (Runtime.CpuSampler/Frame). Line and column are 1-based, 0 when unknown. */
 export interface CpuFrame {
@@ -6,6 +7,8 @@ export interface CpuFrame {
   readonly url: string;
   readonly line: number;
   readonly column: number;
+  /** Where V8 saw the function, when a source map put this frame at its original location (withSourceMaps). */
+  readonly generated?: CpuFrame;
 }
 
 /** V8's own entries: time not spent in a JavaScript or native function of the program. */
@@ -38,6 +41,14 @@ export interface CpuProfile {
   readonly lost: Readonly<Record<string, number>>;
   /** Sampler restarts (Runtime.CpuSampler/SamplerRestarted). */
   readonly restarts: number;
+  /** Set when source maps were applied (withSourceMaps): what was mapped and what could not be. */
+  readonly sourceMaps?: SourceMapSummary;
+}
+
+/** How views want the profile finished. */
+export interface ViewOptions {
+  /** Frames of source-mapped scripts at their original location (default true; `--no-source-maps` turns it off). */
+  readonly sourceMaps?: boolean;
 }
 
 /**
@@ -113,6 +124,16 @@ export class CpuProfileBuilder {
       lost: this.lost,
       restarts: this.restarts,
     };
+  }
+
+  /**
+   * The profile as every view (exports, report) shows it: `finish()`, then source maps applied unless
+   * `sourceMaps` is false. Views call this one, so their frames agree (a view that takes frames as
+   * they come maps each with a SourceMapper instead); their notes include sourceMapNotes(profile.sourceMaps).
+   */
+  finishForViews(options: ViewOptions = {}): CpuProfile {
+    const profile = this.finish();
+    return options.sourceMaps === false ? profile : withSourceMaps(profile);
   }
 
   private thread(thread: number): { ts: number[]; stack: number[]; intervalNs: number } {

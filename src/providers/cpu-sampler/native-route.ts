@@ -31,6 +31,8 @@ export interface NativeSampler {
    * with samples left (a worker terminated while it never yielded).
    */
   waiting(ms: number): number[];
+  /** Makes this thread's profiler now, logging code as it is created (TRACEPIPE_CPU_READY=1 at start-up). */
+  prepare(): void;
   /** Tests only: the next n rotations find no sample, as a stuck profiler's would. */
   forgetSamples(n: number): void;
 }
