@@ -103,6 +103,7 @@ export function formatItemBrief(item: ExplainedItem, n: number): string[] {
 export function samplerAndPrecedence(r: ExplainReport): string[] {
   return [
     `CPU samples  ${r.sampler.present ? `threads ${r.sampler.sampledThreads.join(', ')}` : `none: ${r.sampler.note}`}`,
+    ...r.sampler.sourceMaps.map((n) => `             ${n}`),
     `precedence   each instant of an item counts once, for the first of: ${r.precedence.map((c) => CAUSE_NAMES[c]).join(' > ')}`,
   ];
 }

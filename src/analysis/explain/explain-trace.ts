@@ -2,6 +2,7 @@ import type { BlockEvent, RawPayload } from '../../format/events-block.js';
 import { readTrace } from '../../format/trace-reader.js';
 import { type CpuProfile, CpuProfileBuilder } from '../cpu-profile.js';
 import { gcPauseOf } from '../runtime-intervals.js';
+import { sourceMapNotes } from '../source-maps.js';
 import { attribute, type CauseCover, largestShare } from './attribution.js';
 import { cpuShare, functionsWithin, idleFrames, NO_SAMPLER_NOTE, SampleFilter } from './cpu-share.js';
 import { EventRoles } from './event-roles.js';
@@ -74,7 +75,8 @@ async function explainItems(path: string, found: SlowItems, options: ExplainOpti
     }
   });
   relations.finish(found.lastNs);
-  const profile = builder.finish();
+  // As every view of the samples shows them: source-mapped frames at their original location.
+  const profile = builder.finishForViews();
   const samplerPresent = found.sampledThreads.size > 0;
   const explain = new ItemExplainer(profile, samplerPresent, indexBy(found.stalls, (s) => s.threadId), relations);
   const err = firstError ?? second.error;
@@ -90,6 +92,7 @@ async function explainItems(path: string, found: SlowItems, options: ExplainOpti
       present: samplerPresent,
       sampledThreads: [...found.sampledThreads.keys()].sort((a, b) => a - b),
       ...(samplerPresent ? {} : { note: NO_SAMPLER_NOTE }),
+      sourceMaps: profile.sourceMaps ? sourceMapNotes(profile.sourceMaps) : [],
     },
     spanTypes: Object.fromEntries([...found.spanTypes].sort((a, b) => b[1] - a[1])),
     spans: {

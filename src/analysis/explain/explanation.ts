@@ -152,6 +152,8 @@ export interface ExplainReport {
     readonly present: boolean;
     readonly sampledThreads: readonly number[];
     readonly note?: string;
+    /** What source maps did to the functions' names and places (frames are shown at their original location where a map gives one). */
+    readonly sourceMaps: readonly string[];
   };
   /** Span begins per span type ("Provider/Span"), every type in the trace, the most first. */
   readonly spanTypes: Readonly<Record<string, number>>;
