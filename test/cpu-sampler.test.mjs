@@ -167,6 +167,18 @@ test('a flight recorder dump after an uncaught exception holds the samples of th
   assert.equal(ourShares(profile)[0].name, 'hotLoop');
 });
 
+test('a flight recorder dump on its signal holds the samples up to the signal, on the fallback route too (which writes once a second)', { timeout: 120_000 }, async (t) => {
+  const dir = await tempDir(t);
+  for (const route of NATIVE ? ['native', 'inspector'] : ['inspector']) {
+    const r = await run(['signal', '600', dir], { env: route === 'inspector' ? { TRACEPIPE_GC_HOOK: '0' } : {} });
+    assert.equal(r.code, 0, r.err);
+    const { profile } = await profileOf(r.out.trim());
+    const main = profile.threads.get(0);
+    const hot = [...(main?.stack ?? [])].filter((s) => s >= 0 && profile.frames[profile.stackFrame[s]].functionName === 'hotLoop').length;
+    assert.ok(hot > 20, `${route}: ${hot} samples of hotLoop in the dump`);
+  }
+});
+
 test('collect --pid on a process that stalls 300 ms at a time: the stalls are spent in the function that causes them, even in a file cut short by SIGKILL of the tool', { timeout: 120_000 }, async (t) => {
   // Ready at start-up (TRACEPIPE_CPU_READY=1): the attach starts warm, and names the stall's function
   // though V8 inlined it into Node's timer loop before the attach (docs/PROVIDERS.md).

@@ -64,6 +64,8 @@ struct Tables {
   std::unordered_map<std::string, uint32_t> frameIds;
   std::vector<uint32_t> stacks;  // frame id, parent stack id; stack id = index / 2 + 1
   std::unordered_map<uint64_t, uint32_t> stackIds;
+  // kMaxStacks, lowered by tests (limitStacks).
+  size_t maxStacks = kMaxStacks;
 };
 Tables& tables = *new Tables();
 
@@ -121,6 +123,8 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+// The frame id of `node`, or UINT32_MAX for a new frame once the stack table is full: no stack could
+// use it, and the table would otherwise grow with every new function sampled (code made at run time).
 uint32_t FrameIdLocked(const v8::CpuProfileNode* node) {
   const char* name = node->GetFunctionNameStr();
   const char* url = node->GetScriptResourceNameStr();
@@ -136,6 +140,7 @@ uint32_t FrameIdLocked(const v8::CpuProfileNode* node) {
   key += std::to_string(frame.column);
   auto it = tables.frameIds.find(key);
   if (it != tables.frameIds.end()) return it->second;
+  if (tables.stacks.size() / 2 >= tables.maxStacks) return UINT32_MAX;
   tables.frames.push_back(std::move(frame));
   const uint32_t id = static_cast<uint32_t>(tables.frames.size());
   tables.frameIds.emplace(std::move(key), id);
@@ -162,11 +167,11 @@ uint32_t StackIdLocked(const v8::CpuProfileNode* node, std::unordered_map<const 
     }
     const uint32_t frame = FrameIdLocked(*it);
     const uint64_t key = (static_cast<uint64_t>(frame) << 32) | parent;
-    auto found = tables.stackIds.find(key);
+    auto found = frame == UINT32_MAX ? tables.stackIds.end() : tables.stackIds.find(key);
     uint32_t id;
     if (found != tables.stackIds.end()) {
       id = found->second;
-    } else if (tables.stacks.size() / 2 >= kMaxStacks) {
+    } else if (frame == UINT32_MAX || tables.stacks.size() / 2 >= tables.maxStacks) {
       id = UINT32_MAX;
     } else {
       tables.stacks.push_back(frame);
@@ -347,12 +352,21 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if (intervalUs < 1) return Throw(isolate, "intervalUs must be at least 1");
   ThreadSampler* s = SamplerOf(data, isolate);
   s->threadId = info[0]->Uint32Value(context).FromJust();
+  const bool retune = s->profiler != nullptr && intervalUs != s->intervalUs;
   s->intervalUs = intervalUs;
   if (s->profiler == nullptr) {
     v8::HandleScope scope(isolate);
     NewProfiler(s);
     s->lastRotationNs = uv_hrtime();
     s->lastCpuMs = ThreadCpuMs();
+  } else if (retune && s->sampling.load()) {
+    // V8 rounds each profile's interval up to a multiple of the profiler's base interval (the one
+    // given at NewProfiler): without a new base, a finer interval asked for later never applies. V8
+    // reads the base only as a profile starts or stops, so it is set now and the next profile,
+    // started at once, samples at the new interval (the running one keeps its own until it stops).
+    s->profiler->SetSamplingInterval(intervalUs);
+    v8::HandleScope scope(isolate);
+    Rotate(s, true);
   }
   s->sampling.store(true);
   std::lock_guard<std::mutex> lock(registry.mu);
@@ -494,6 +508,13 @@ void ForgetSamples(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if (s != nullptr && info.Length() > 0 && info[0]->IsInt32()) s->forgetRotations = info[0]->Int32Value(info.GetIsolate()->GetCurrentContext()).FromJust();
 }
 
+// limitStacks(n): for tests of a full stack table, the process-wide table holds at most n stacks.
+void LimitStacks(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  if (info.Length() < 1 || !info[0]->IsUint32()) return;
+  std::lock_guard<std::mutex> lock(tables.mu);
+  tables.maxStacks = info[0]->Uint32Value(info.GetIsolate()->GetCurrentContext()).FromJust();
+}
+
 void Cleanup(void* arg) {
   IsolateData* data = static_cast<IsolateData*>(arg);
   ThreadSampler* s = data->sampler;
@@ -527,4 +548,5 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   method("waiting", Waiting);
   method("forgetSamples", ForgetSamples);
   method("prepare", Prepare);
+  method("limitStacks", LimitStacks);
 }

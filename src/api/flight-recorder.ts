@@ -114,6 +114,8 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
   };
   const onSignal = (): void => {
     const path = flightDumpPath(dir);
+    // As for dump() and a crash: what providers hold back (CPU samples up to now) goes in first.
+    threadSessions.flushProviders();
     session.dump(path, { newFile: true }).then((r) => report(path, r), (e: unknown) => report(path, { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, error: (e as Error).message }));
   };
   // A listener of the application's own for the signal means the application decides what it does

@@ -35,6 +35,8 @@ export interface NativeSampler {
   prepare(): void;
   /** Tests only: the next n rotations find no sample, as a stuck profiler's would. */
   forgetSamples(n: number): void;
+  /** Tests only: the process-wide stack table holds at most n stacks from now on. */
+  limitStacks(n: number): void;
 }
 
 const loaded = loadNativeAddon<NativeSampler>('cpu_sampler');

@@ -1,5 +1,5 @@
 import { threadOriginNs } from '../../buffers/clock.js';
-import { runtimeCpuSampler } from './cpu-sampler-provider.js';
+import { runtimeCpuSampler, samplerSessionChanges } from './cpu-sampler-provider.js';
 
 /**
  * Frames and stacks by id (1-based): the native tables mirrored (ids are process-wide), or interned
@@ -88,6 +88,8 @@ export class SampleWriter {
   private readonly frameAt = new Map<number, number>();
   private readonly stackAt = new Map<number, number>();
   private writtenSinceMs = performance.now();
+  /** samplerSessionChanges() when this writer last defined everything again (-1: never). */
+  private seenSessionChanges = -1;
   /** CLOCK_MONOTONIC µs of this thread's performance.now() origin. */
   private readonly originUs = Number(threadOriginNs()) / 1000;
   private readonly pending: number[] = [];
@@ -104,7 +106,13 @@ export class SampleWriter {
   /** `times` are µs of CLOCK_MONOTONIC (V8's sample times), `stacks` ids in the table. */
   write(thread: number, times: ArrayLike<number>, stacks: ArrayLike<number>): void {
     if (!runtimeCpuSampler.Sample.enabled) return;
-    if (performance.now() - this.writtenSinceMs >= REDEFINE_MS) this.forgetDefinitions();
+    // Also on a thread that does not sample (the watchdog writing the main thread's samples), whose
+    // forgetDefinitions() nobody calls when a session joins.
+    const changes = samplerSessionChanges();
+    if (changes !== this.seenSessionChanges || performance.now() - this.writtenSinceMs >= REDEFINE_MS) {
+      this.seenSessionChanges = changes;
+      this.forgetDefinitions();
+    }
     for (let i = 0; i < times.length; i++) {
       const atMs = (times[i]! - this.originUs) / 1000;
       const stack = stacks[i]!;

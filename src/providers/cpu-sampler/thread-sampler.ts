@@ -49,8 +49,12 @@ function nativeRoute(sampler: NonNullable<typeof nativeSampler>, intervalUs: num
   };
 }
 
+/** The fallback's warning is given once per process, not at every session start. */
+let warnedMissing = false;
+
 function inspectorRoute(intervalUs: number): Route {
-  if (nativeSamplerMissing && isMainThread) {
+  if (nativeSamplerMissing && isMainThread && !warnedMissing) {
+    warnedMissing = true;
     process.emitWarning(`tracepipe: Runtime.CpuSampler runs without its native sampler (${nativeSamplerMissing}): samples are written when the event loop turns, with a gap of a few ms each second (docs/PROVIDERS.md)`);
   }
   const inspector = new InspectorRoute(threadId, intervalUs);
