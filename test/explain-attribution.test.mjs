@@ -62,6 +62,7 @@ test('overlapping causes are split by precedence: GC, stall, children, CPU, queu
   assert.equal(item.cpu.sampled, true);
   assert.equal(item.cpu.samples, 1000);
   assert.equal(item.cpu.onCpuMs, 200);
+  assert.equal(item.cpu.offCpuMs, 800);
   assert.deepEqual(item.cpu.functions[0], { function: 'work (app.js:3)', caller: 'handle (app.js:10)', selfMs: 200, selfSamples: 200, percent: 20 });
 
   // The stall itself: GC first, then CPU (none: idle samples), the rest blocked with no CPU sample.

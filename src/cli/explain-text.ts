@@ -44,7 +44,7 @@ function detail(item: ExplainedItem, cause: Cause): string {
     case 'cpu': {
       const c = item.cpu;
       if (!c.sampled) return printable(c.note ?? '');
-      return `${c.samples} samples${c.functions.length > 0 ? `; top self: ${functionList(c.functions.slice(0, 3))}` : ''}`;
+      return `${c.samples} samples, ${ms(c.onCpuMs)} on CPU and ${ms(c.offCpuMs)} off (before the causes above)${c.functions.length > 0 ? `; top self: ${functionList(c.functions.slice(0, 3))}` : ''}`;
     }
     case 'children': {
       const c = item.children!;

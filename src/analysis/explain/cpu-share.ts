@@ -142,9 +142,10 @@ export function cpuShare(profile: CpuProfile, idle: ReadonlySet<number>, sampler
   const t = profile.threads.get(threadId);
   if (!t || !sampledAround(t, fromNs, toNs)) {
     const note = samplerPresent ? `thread ${threadId} was not sampled during it` : NO_SAMPLER_NOTE;
-    return { cover: [], summary: { sampled: false, note, samples: 0, onCpuMs: 0, functions: [] } };
+    return { cover: [], summary: { sampled: false, note, samples: 0, onCpuMs: 0, offCpuMs: 0, functions: [] } };
   }
   const cover = cpuCover(profile, idle, t, fromNs, toNs);
   const [lo, hi] = sampleRange(t, fromNs, toNs);
-  return { cover, summary: { sampled: true, samples: hi - lo, onCpuMs: measure(cover) / 1e6, functions: functionsWithin(profile, idle, t, [fromNs, toNs], toNs - fromNs) } };
+  const onCpuNs = measure(cover);
+  return { cover, summary: { sampled: true, samples: hi - lo, onCpuMs: onCpuNs / 1e6, offCpuMs: (toNs - fromNs - onCpuNs) / 1e6, functions: functionsWithin(profile, idle, t, [fromNs, toNs], toNs - fromNs) } };
 }

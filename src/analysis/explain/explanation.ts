@@ -63,6 +63,8 @@ export interface CpuSummary {
   readonly samples: number;
   /** Time inside the interval covered by samples that were not (idle), before precedence. */
   readonly onCpuMs: number;
+  /** The rest of the interval, before precedence: no sample, or an (idle) one (waiting: I/O, timers, locks). */
+  readonly offCpuMs: number;
   /** The top functions by self time inside the interval. */
   readonly functions: readonly FunctionShare[];
 }
