@@ -11,7 +11,7 @@ export { CsvWriter, type CsvTable } from './export/csv-writer.js';
 export type { AnalyzeModule } from './cli/analyze-loader.js';
 export { SqlError, type TraceDatabase, type QueryResult, type QueryColumn, type QueryValue, type TableSchema, type LoadedTrace, type LoadProgress } from './cli/query/query-engine.js';
 export { ThreadNames, isThreadInfo } from './export/runtime-view.js';
-export type { ReportPageData, TimeSeries } from './cli/report/report-page-data.js';
+export type { ReportPageData, TimeSeries, CpuFlameData, CpuFlameThread } from './cli/report/report-page-data.js';
 export type { TraceReport } from './cli/trace-report.js';
 export type { EventBatch, PlacedDrop } from './format/trace-reader.js';
 export type { BlockEvent } from './format/events-block.js';

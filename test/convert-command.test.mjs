@@ -132,7 +132,7 @@ test('the default output sits beside the input; the summary names it', async () 
 /** Every user mistake: an exit code, and one `tracepipe: ...` line on stderr. */
 test('mistakes get one line and exit 2; unreadable inputs exit 1 and create nothing', async () => {
   assertOneLine(await cli(['convert', good]), 2, /^tracepipe: usage: tracepipe convert FILE --to /);
-  assertOneLine(await cli(['convert', good, '--to', 'svg']), 2, /^tracepipe: --to must be one of perfetto, chrome, ctf, jsonl, csv, parquet, not 'svg'$/);
+  assertOneLine(await cli(['convert', good, '--to', 'svg']), 2, /^tracepipe: --to must be one of perfetto, chrome, ctf, jsonl, csv, speedscope, parquet, not 'svg'$/);
   assertOneLine(await cli(['convert', good, '--to', 'ctf', '-o', '-']), 2, /writes a directory of files; give -o DIR/);
   assertOneLine(await cli(['convert', good, '--to', 'jsonl', '-o', good]), 2, /would overwrite the input/);
   const full = join(dir, 'full');
@@ -143,7 +143,7 @@ test('mistakes get one line and exit 2; unreadable inputs exit 1 and create noth
   assertOneLine(await cli(['convert', join(dir, 'nope.tptrace'), '--to', 'chrome', '-o', join(dir, 'nope.json')]), 1, /^tracepipe: no such file: /);
   const notTrace = join(dir, 'not-a-trace.txt');
   await writeFile(notTrace, 'hello, world\n');
-  for (const format of FORMATS) {
+  for (const format of [...FORMATS, 'speedscope']) {
     const out = join(dir, `not-${format}`);
     assertOneLine(await cli(['convert', notTrace, '--to', format, '-o', out]), 1, /^tracepipe: not a tracepipe trace \(bad magic number\)$/);
     await assert.rejects(stat(out), { code: 'ENOENT' }, `${format}: nothing written`);

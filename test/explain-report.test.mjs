@@ -73,10 +73,9 @@ test('report --html: each explained item links to its place on the timeline, whi
   assert.equal(shown.timeline.focus, null, 'without an address the charts show the whole trace');
 
   // Following an item's link: every time chart shows its interval, with a margin, and marks it.
-  const charts = await page.evaluate(() => window.tracepipeReport.charts.length);
   await page.click('#explain .explain-item:nth-of-type(1) a');
   await page.waitForFunction(() => window.tracepipeReport.timeline.focus !== null, null, { timeout: 10_000 });
-  await page.waitForFunction((n) => window.tracepipeReport.drawn.focusMarks >= n, charts - 1, { timeout: 10_000 });
+  await page.waitForFunction(() => window.tracepipeReport.timeline.charts >= 3 && window.tracepipeReport.drawn.focusMarks >= window.tracepipeReport.timeline.charts, null, { timeout: 10_000 });
   const first = await page.evaluate(() => ({ hash: location.hash, ...window.tracepipeReport.timeline }));
   assert.equal(first.hash, shown.explain.links[0]);
   assert.deepEqual(first.focus, [items[0].startNs / 1e9, items[0].endNs / 1e9]);

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { readTrace, runtimeEventLoop, runtimeGC, runtimeGCHeap } from '../dist/index.js';
 import { ReportCharts } from '../dist/cli/report/report-charts.js';
 import { CountSeries, MAX_BUCKETS, MinMaxSeries, TimeGrid } from '../dist/cli/report/time-grid.js';
-import { buildReport } from '../dist/cli/trace-report.js';
+import { readReport } from '../dist/cli/trace-report.js';
 import { writeTrace } from './helpers/trace-builder.mjs';
 
 const SEED = Number(process.env.TRACEPIPE_TEST_SEED ?? 15);
@@ -76,8 +76,8 @@ test('ReportCharts holds every pause (time order, kind, duration), stall and dro
   const { drops } = await writeTrace(file, [runtimeGC.GCPause, runtimeGCHeap.HeapStats, runtimeEventLoop.StallStart, runtimeEventLoop.StallEnd], events, { finalSeq: { 1: 200 } });
   const charts = new ReportCharts();
   const options = { infoMs: 10, warnMs: 50 };
-  const report = await buildReport(file, options, (b) => charts.add(b));
-  const data = charts.data(file, report, 'text', options);
+  const { report, profile } = await readReport(file, options, (b) => charts.add(b));
+  const data = charts.data(file, report, 'text', options, profile);
   const pauses = events.filter((e) => e.type === runtimeGC.GCPause);
   assert.deepEqual(
     data.pauses.startS.map((s, i) => [s, data.pauses.durationMs[i], data.pauses.kinds[data.pauses.kind[i]], data.pauses.thread[i], data.pauses.heapAfterMB[i]]),
@@ -97,4 +97,5 @@ test('ReportCharts holds every pause (time order, kind, duration), stall and dro
   assert.equal(data.trace.events, events.length);
   const summary = await readTrace(file).summary();
   assert.equal(report.drops.ranges, summary.drops.length);
+  assert.deepEqual(data.cpu, { functions: [], urls: [], threads: [] }, 'no CPU samples, no flame graph');
 });

@@ -1,20 +1,22 @@
 // `tracepipe report --html` in a real browser: headless Chromium (Debian package `chromium`, installed
 // by .ci/run) driven by playwright-core opens the page of a real traced workload (the TypeScript
 // compiler type-checking this repository) and of the fixture trace with forced drops. No console
-// error, no request, and what the charts drew equals the trace (`tracepipe stats` and `dump`).
-// A screenshot goes to the test's temp dir; TRACEPIPE_UPDATE_SCREENSHOT=1 also writes docs/report.png.
+// error, no request, and what the charts drew equals the trace (`tracepipe stats` and `dump`); the
+// flame graph's tooltip on the hottest function gives `report --json`'s figures. A screenshot goes to
+// the test's temp dir; TRACEPIPE_UPDATE_SCREENSHOT=1 also writes docs/report.png and
+// docs/report-flame-graph.png.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { cli, countByKey, dumpJsonl, richTrace } from './helpers/convert-helpers.mjs';
+import { chromiumPath, flameGraphPicture, hoverFlameBar, openPage } from './helpers/report-page.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const WORKLOAD = fileURLToPath(new URL('./fixtures/tsc-workload.mjs', import.meta.url));
-const PROVIDERS = 'Runtime.GC,Runtime.GCHeap:0x3:5:IntervalSec=0.05,Runtime.EventLoop:0x3:5:IntervalSec=0.05;StallMs=20,Runtime.Process';
+const PROVIDERS = 'Runtime.GC,Runtime.GCHeap:0x3:5:IntervalSec=0.05,Runtime.EventLoop:0x3:5:IntervalSec=0.05;StallMs=20,Runtime.Process,Runtime.CpuSampler';
 
 let dir;
 before(async () => {
@@ -22,54 +24,15 @@ before(async () => {
 });
 after(() => rm(dir, { recursive: true, force: true }));
 
-/** Chromium's path; fails under CI (which installs it), skips with the reason elsewhere. */
-function chromiumPath(t) {
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    const why = 'chromium is not installed (Debian package chromium)';
-    if (process.env.CI === 'true') throw new Error(`${why}; CI must install it (.ci/run)`);
-    t.skip(why);
-    return undefined;
-  }
-}
-
-/** Opens `html` in headless Chromium; resolves with the console errors, the requests, what the page drew, and a screenshot at `png`. */
-async function openPage(executablePath, html, png) {
-  const { chromium } = await import('playwright-core');
-  // As root (CI, these machines) Chromium's sandbox cannot start.
-  const browser = await chromium.launch({ executablePath, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [], timeout: 60_000 });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors = [];
-    const requests = [];
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('request', (r) => requests.push(r.url()));
-    const url = pathToFileURL(html).href;
-    await page.goto(url, { waitUntil: 'load', timeout: 60_000 });
-    // The page script sets window.tracepipeReport when it has drawn everything; an error stops it.
-    await page.waitForFunction(() => window.tracepipeReport !== undefined, null, { timeout: 60_000 }).catch((e) => {
-      throw new Error(`the page did not finish drawing (${e.message}); its errors: ${errors.join(' | ') || 'none'}`);
-    });
-    const report = await page.evaluate(() => window.tracepipeReport);
-    const timing = await page.evaluate(() => performance.getEntriesByType('navigation')[0].loadEventEnd);
-    await page.screenshot({ path: png, fullPage: true });
-    return { errors, requests: requests.filter((r) => r !== url), report, loadMs: timing };
-  } finally {
-    await browser.close();
-  }
-}
-
 /** The page of `file` and the trace's own account of it (stats, dump). */
-async function pageOf(t, executablePath, file, name) {
+async function pageOf(t, executablePath, file, name, interact) {
   const html = join(dir, `${name}.html`);
   const r = await cli(['report', file, '--html', html], { timeoutMs: 120_000 });
   assert.equal(r.code, 0, r.stderr);
   const stats = JSON.parse((await cli(['stats', file, '--json'])).stdout);
   const dump = await dumpJsonl(file);
   const png = join(dir, `${name}.png`);
-  const page = await openPage(executablePath, html, png);
+  const page = await openPage(executablePath, html, png, interact);
   t.diagnostic(`${name}: screenshot ${png}, page loaded in ${page.loadMs.toFixed(0)} ms, rendered in ${page.report.renderedMs.toFixed(0)} ms`);
   return { stats, dump, page, png };
 }
@@ -111,10 +74,34 @@ test('the report of a real workload (tsc type-checking this repository) opens wi
   const file = join(dir, 'tsc.tptrace');
   const r = await cli(['collect', '--providers', PROVIDERS, '-o', file, '--', process.execPath, WORKLOAD, join(ROOT, 'tsconfig.json'), '2'], { timeoutMs: 240_000 });
   assert.equal(r.code, 0, r.stderr);
-  const got = await pageOf(t, executablePath, file, 'tsc');
+  const { cpu } = JSON.parse((await cli(['report', file, '--json'])).stdout);
+  // The function with the most self time on the main thread, its widest bar hovered: the tooltip gives report --json's figures.
+  const hottest = cpu.threads.find((x) => x.thread === 0).bySelf[0];
+  const got = await pageOf(t, executablePath, file, 'tsc', async (page) => {
+    const shown = await page.evaluate(() => window.tracepipeReport.flameGraph.thread);
+    const node = await page.evaluate((name) => {
+      const { data } = window.tracepipeReport;
+      const n = data.cpu.threads.find((x) => x.thread === 0).nodes;
+      let best = -1;
+      n.function.forEach((f, i) => {
+        if (data.cpu.functions[f] === name && (best < 0 || n.totalMs[i] > n.totalMs[best])) best = i;
+      });
+      return best;
+    }, hottest.function);
+    const tip = await hoverFlameBar(page, node);
+    if (process.env.TRACEPIPE_UPDATE_SCREENSHOT === '1') await flameGraphPicture(page, join(ROOT, 'docs', 'report-flame-graph.png'), node);
+    return { shown, tip };
+  });
   assert.ok(got.page.report.drawn.gcPauseBars > 10, 'the compiler collected garbage');
   assert.ok(got.page.report.drawn.stallSpans + got.page.report.drawn.unfinishedStallSpans > 0, 'its synchronous checks stalled the loop');
   assertPageMatches(got);
+  // The compiler's own deep stacks: many bars, the main thread shown first (the only one sampled).
+  assert.ok(got.page.report.drawn.flameFrames > 50, `flame graph bars: ${got.page.report.drawn.flameFrames}`);
+  const { shown, tip } = got.page.interaction;
+  assert.equal(shown, 0);
+  assert.equal(tip[0], hottest.function);
+  const text = tip.join(' ');
+  assert.ok(text.includes(`self ${hottest.selfMs.toFixed(2)} ms (${hottest.selfPercent.toFixed(1)} %`) && text.includes(`total ${hottest.totalMs.toFixed(2)} ms (${hottest.totalPercent.toFixed(1)} %`), `${text} | ${JSON.stringify(hottest)}`);
   if (process.env.TRACEPIPE_UPDATE_SCREENSHOT === '1') await copyFile(got.png, join(ROOT, 'docs', 'report.png'));
 });
 

@@ -201,3 +201,86 @@ export async function writeExplainTrace(file, { events: wanted, seed = 1 }) {
   close();
   return { events: written };
 }
+
+const SAMPLER_TYPES = [
+  { provider: 'Runtime.CpuSampler', name: 'Frame', id: 1, version: 0, level: 4, keywords: 0n, fields: [['frameId', 'u32'], ['functionName', 'string'], ['url', 'string'], ['line', 'u32'], ['column', 'u32']] },
+  { provider: 'Runtime.CpuSampler', name: 'Stack', id: 2, version: 0, level: 4, keywords: 0n, fields: [['stackId', 'u32'], ['frameId', 'u32'], ['parentId', 'u32']] },
+  { provider: 'Runtime.CpuSampler', name: 'Sample', id: 3, version: 0, level: 4, keywords: 0n, fields: [['stackId', 'u32'], ['thread', 'u32']] },
+  { provider: 'Runtime.CpuSampler', name: 'SamplerStarted', id: 4, version: 0, level: 4, keywords: 0n, fields: [['thread', 'u32'], ['intervalUs', 'u32'], ['route', 'string']] },
+];
+
+/**
+ * CPU samples as Runtime.CpuSampler writes them (docs/FORMAT.md, "CPU samples"): `samples` samples
+ * 1 ms apart on each of `threads` threads, each thread writing its own; `stacks` distinct stacks per
+ * thread, paths of up to `depth` frames through a tree of 1,000 functions in 50 scripts, picked
+ * skewed (a few hot stacks, a long tail). Frames and stacks are defined before first use, and again
+ * every 5 s of samples, as the sampler writes them again.
+ */
+export function writeSampleTrace(file, { samples, threads = 1, stacks = 5_000, depth = 30, seed = 1 }) {
+  const rnd = seededRandom(seed);
+  const { w, flush, close } = traceFile(file, 'Runtime.CpuSampler');
+  SAMPLER_TYPES.forEach((t, i) => w.metadata(i + 1, t));
+  const enc = new TextEncoder();
+  const buf = new Uint8Array(256);
+  const view = new DataView(buf.buffer);
+  // A stack is a path of frame ids (the outermost first); stack k extends a shorter one, so they share prefixes.
+  const paths = [[1]];
+  while (paths.length < stacks) {
+    const base = paths[Math.floor(rnd() * paths.length)];
+    paths.push(base.length < depth ? [...base, 1 + Math.floor(rnd() * 1000)] : [...base.slice(0, depth - 1), 1 + Math.floor(rnd() * 1000)]);
+  }
+  const seq = new Array(threads).fill(0);
+  let events = 0;
+  const emit = (typeId, thread, ts, length) => {
+    w.event(typeId, thread, seq[thread]++, ts, buf, 0, length);
+    events++;
+  };
+  const u32s = (...v) => v.forEach((x, i) => view.setUint32(i * 4, x, true));
+  for (let thread = 0; thread < threads; thread++) {
+    view.setUint32(0, thread, true);
+    view.setUint32(4, 1000, true);
+    view.setUint32(8, 4, true);
+    buf.set(enc.encode('test'), 12);
+    emit(4, thread, 1000, 16);
+  }
+  let defined = new Array(threads).fill(null);
+  for (let i = 0; i < samples; i++) {
+    if (i % 5000 === 0) defined = defined.map(() => ({ frames: new Set(), stacks: new Map() }));
+    for (let thread = 0; thread < threads; thread++) {
+      const ts = 1_000_000 + i * 1_000_000 + thread * 1000;
+      const d = defined[thread];
+      const path = paths[Math.floor(paths.length * rnd() ** 3)];
+      let parent = 0;
+      for (let k = 0; k < path.length; k++) {
+        const frame = path[k];
+        if (!d.frames.has(frame)) {
+          d.frames.add(frame);
+          const name = enc.encode(`fn${frame}`);
+          const url = enc.encode(`file:///app/lib/module${frame % 50}.js`);
+          // The fixed part (frameId, the two strings' lengths, line, column), then the strings' bytes.
+          u32s(frame, name.length, url.length, 10 + frame, 1 + (frame % 80));
+          buf.set(name, 20);
+          buf.set(url, 20 + name.length);
+          emit(1, thread, ts, 20 + name.length + url.length);
+        }
+        const key = `${parent}:${frame}`;
+        let id = d.stacks.get(key);
+        if (id === undefined) {
+          id = d.stacks.size + 1;
+          d.stacks.set(key, id);
+          u32s(id, frame, parent);
+          emit(2, thread, ts, 12);
+        }
+        parent = id;
+      }
+      u32s(parent, thread);
+      emit(3, thread, ts, 8);
+    }
+    if (i % 4096 === 4095) flush();
+  }
+  const endTs = 1_000_000 + samples * 1_000_000;
+  w.sequencePoint(endTs, 0, seq.map((nextSeq, threadId) => ({ threadId, nextSeq, dropped: 0 })));
+  w.end({ events, dropped: 0, endTimeNs: endTs, maxLatenessNs: 0, threads, eventTypes: SAMPLER_TYPES.length });
+  close();
+  return { events };
+}

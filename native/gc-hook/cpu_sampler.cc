@@ -69,12 +69,30 @@ struct Tables {
 };
 Tables& tables = *new Tables();
 
+// A frame as the profiler names it: V8 keeps one copy of each name and URL for a profiler's life, so
+// their addresses tell frames apart without reading the strings (a sampler's cache, emptied with its profiler).
+struct FrameKey {
+  const char* name;
+  const char* url;
+  int line;
+  int column;
+  bool operator==(const FrameKey& o) const { return name == o.name && url == o.url && line == o.line && column == o.column; }
+};
+struct FrameKeyHash {
+  size_t operator()(const FrameKey& k) const {
+    return std::hash<const void*>()(k.name) ^ (std::hash<const void*>()(k.url) * 31) ^ (static_cast<size_t>(k.line) * 1000003) ^ static_cast<size_t>(k.column);
+  }
+};
+using FrameCache = std::unordered_map<FrameKey, uint32_t, FrameKeyHash>;
+
 struct ThreadSampler {
   v8::Isolate* isolate = nullptr;
   uint32_t threadId = 0;
   v8::CpuProfiler* profiler = nullptr;
   // The profiler made ahead by prepare(), logging code as it is created; kept when sampling stops.
   v8::CpuProfiler* prepared = nullptr;
+  // The profiler's frames already interned (its names' addresses are its own).
+  FrameCache frameCache;
   int intervalUs = 1000;
   // The profile running, stopped at the next rotation once the next one has started.
   v8::ProfilerId current = 0;
@@ -123,13 +141,24 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+uint32_t InternFrameLocked(const char* name, const char* url, int line, int column);
+
 // The frame id of `node`, or UINT32_MAX for a new frame once the stack table is full: no stack could
 // use it, and the table would otherwise grow with every new function sampled (code made at run time).
-uint32_t FrameIdLocked(const v8::CpuProfileNode* node) {
+uint32_t FrameIdLocked(const v8::CpuProfileNode* node, FrameCache& cache) {
   const char* name = node->GetFunctionNameStr();
   const char* url = node->GetScriptResourceNameStr();
   const int line = node->GetLineNumber();
   const int column = node->GetColumnNumber();
+  const FrameKey seen{name, url, line, column};
+  auto cached = cache.find(seen);
+  if (cached != cache.end()) return cached->second;
+  const uint32_t id = InternFrameLocked(name, url, line, column);
+  if (id != UINT32_MAX) cache.emplace(seen, id);
+  return id;
+}
+
+uint32_t InternFrameLocked(const char* name, const char* url, int line, int column) {
   Frame frame{name ? name : "", url ? url : "", static_cast<uint32_t>(line > 0 ? line : 0), static_cast<uint32_t>(column > 0 ? column : 0)};
   std::string key = frame.name;
   key.push_back('\0');
@@ -149,7 +178,7 @@ uint32_t FrameIdLocked(const v8::CpuProfileNode* node) {
 
 // The stack id of `node` (0 for V8's root, which is no frame of the program), or UINT32_MAX when the
 // table is full. `memo` holds this profile's nodes already resolved.
-uint32_t StackIdLocked(const v8::CpuProfileNode* node, std::unordered_map<const v8::CpuProfileNode*, uint32_t>& memo) {
+uint32_t StackIdLocked(const v8::CpuProfileNode* node, std::unordered_map<const v8::CpuProfileNode*, uint32_t>& memo, FrameCache& cache) {
   std::vector<const v8::CpuProfileNode*> chain;
   uint32_t parent = 0;
   for (const v8::CpuProfileNode* n = node; n != nullptr && n->GetParent() != nullptr; n = n->GetParent()) {
@@ -165,7 +194,7 @@ uint32_t StackIdLocked(const v8::CpuProfileNode* node, std::unordered_map<const 
       memo.emplace(*it, UINT32_MAX);
       continue;
     }
-    const uint32_t frame = FrameIdLocked(*it);
+    const uint32_t frame = FrameIdLocked(*it, cache);
     const uint64_t key = (static_cast<uint64_t>(frame) << 32) | parent;
     auto found = frame == UINT32_MAX ? tables.stackIds.end() : tables.stackIds.find(key);
     uint32_t id;
@@ -202,7 +231,7 @@ size_t Collect(ThreadSampler* s, v8::CpuProfile* profile) {
       const int64_t at = profile->GetSampleTimestamp(i);
       if (at <= s->lastTakenUs) continue;
       s->lastTakenUs = at;
-      const uint32_t id = StackIdLocked(profile->GetSample(i), memo);
+      const uint32_t id = StackIdLocked(profile->GetSample(i), memo, s->frameCache);
       if (id == UINT32_MAX) {
         tableFull++;
         continue;
@@ -263,6 +292,7 @@ void DisposeProfiler(ThreadSampler* s, bool keepPrepared) {
   }
   s->profiler->Dispose();
   s->profiler = nullptr;
+  s->frameCache.clear();
 }
 
 // On the sampled thread: start the next profile, then stop the current one.
@@ -528,6 +558,7 @@ void Cleanup(void* arg) {
   if (s->prepared != nullptr) {
     s->prepared->Dispose();
     s->prepared = nullptr;
+    s->frameCache.clear();
   }
 }
 

@@ -6,7 +6,7 @@ import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
 import { printable } from './printable.js';
 
-export const explainUsage = 'tracepipe explain FILE [--top N] [--span Name] [--min-ms N] [--json]   why the slowest spans and every event-loop stall took their time: GC, stalls, CPU, children, queueing';
+export const explainUsage = 'tracepipe explain FILE [--top N] [--span Name] [--min-ms N] [--json] [--no-source-maps]   why the slowest spans and every event-loop stall took their time: GC, stalls, children, CPU, queueing';
 
 function count(text: string | undefined, flag: string, fallback: number): number {
   if (text === undefined) return fallback;
@@ -26,12 +26,12 @@ export async function explainCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { top: { type: 'string' }, span: { type: 'string' }, 'min-ms': { type: 'string' }, json: { type: 'boolean', default: false } },
+    options: { top: { type: 'string' }, span: { type: 'string' }, 'min-ms': { type: 'string' }, json: { type: 'boolean', default: false }, 'no-source-maps': { type: 'boolean', default: false } },
   });
   if (positionals.length !== 1) throw new CliError(`usage: ${explainUsage}`);
   const span = values.span;
   if (span !== undefined && (span === '' || span.endsWith('/'))) throw new CliError(`--span needs a span type ("Provider/Span", or "Span"), not '${span}'`);
-  const options = { top: count(values.top, '--top', 10), minMs: milliseconds(values['min-ms'], '--min-ms'), ...(span !== undefined ? { span } : {}) };
+  const options = { top: count(values.top, '--top', 10), minMs: milliseconds(values['min-ms'], '--min-ms'), sourceMaps: !values['no-source-maps'], ...(span !== undefined ? { span } : {}) };
   const report = await explainTrace(positionals[0]!, options);
   if (span !== undefined && report.spans.matching + report.spans.unfinished + report.spans.endsWithoutBegin === 0) {
     const types = Object.keys(report.spanTypes);

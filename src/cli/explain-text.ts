@@ -3,7 +3,7 @@ import { spanTitle } from '../analysis/explain/verdict.js';
 import { formatNs } from './format-time.js';
 import { printable } from './printable.js';
 
-const CAUSE_NAMES: Record<Cause, string> = { gc: 'GC', stall: 'stall', cpu: 'on CPU', children: 'children', queued: 'queued', unexplained: 'unexplained' };
+const CAUSE_NAMES: Record<Cause, string> = { gc: 'GC', stall: 'stall', cpu: 'CPU', children: 'children', queued: 'queued', unexplained: 'unexplained' };
 const ms = (v: number): string => `${v.toFixed(2)} ms`;
 
 /**

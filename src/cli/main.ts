@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import './no-pretenuring.js'; // first: before the tools allocate
 import { ExportTargetError } from '../export/export-output.js';
+import { ExportInputError } from '../export/export-writer.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { GcdumpFileError } from '../heap/gcdump-file.js';
 import { CliError } from './cli-error.js';
@@ -60,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
 /** Mistakes a user can fix, as opposed to bugs: they get one line and no stack trace. */
 function userError(e: unknown): { message: string; exitCode: number } | undefined {
   if (e instanceof CliError) return { message: e.message, exitCode: e.exitCode };
-  if (e instanceof TraceFormatError || e instanceof GcdumpFileError) return { message: e.message, exitCode: 1 };
+  if (e instanceof TraceFormatError || e instanceof GcdumpFileError || e instanceof ExportInputError) return { message: e.message, exitCode: 1 };
   if (e instanceof ExportTargetError) return { message: e.message, exitCode: 2 };
   if (e instanceof SessionError || e instanceof ProviderSpecError || e instanceof RangeError) return { message: (e as Error).message, exitCode: 2 };
   const code = (e as { code?: string })?.code;

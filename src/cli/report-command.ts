@@ -9,11 +9,12 @@ import { stringify } from './json-value.js';
 import { writeErr, writeOut } from './output.js';
 import { printable } from './printable.js';
 import type { SpanReport } from './span-tracker.js';
+import { cpuSectionLines, onCpuLine } from './report/cpu-section.js';
 import { ReportCharts } from './report/report-charts.js';
 import { explainSection } from './report/explain-section.js';
-import { buildReport, type Distribution, type ReportOptions, type TraceReport } from './trace-report.js';
+import { buildReport, readReport, type Distribution, type ReportOptions, type TraceReport } from './trace-report.js';
 
-export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json] [--html OUT.html]   GC pauses, event-loop stalls and delay, spans, drops; --html: a page of charts';
+export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json] [--html OUT.html] [--no-source-maps]   GC pauses, event-loop stalls and delay, spans, CPU samples, drops; --html: a page of charts and a flame graph';
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
@@ -41,12 +42,16 @@ export function formatReport(r: TraceReport): string {
   }
   const s = r.stalls;
   lines.push('', `event-loop stalls (Runtime.EventLoop): ${s.count}${s.count ? `, ${ms(s.totalMs)} in total` : ''}${s.unfinished ? `, ${s.unfinished} still going when the trace ended` : ''}`);
-  for (const x of s.longest) lines.push(`    ended ${(x.timeNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(x.thread).padEnd(4)} ${ms(x.durationMs).padStart(11)}`);
+  for (const x of s.longest) {
+    lines.push(`    ended ${(x.timeNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(x.thread).padEnd(4)} ${ms(x.durationMs).padStart(11)}`);
+    if (x.onCpu) lines.push(`      ${onCpuLine(x.onCpu, x.thread)}`);
+  }
   lines.push('', `event-loop delay (Runtime.EventLoop):${r.eventLoop.length ? '' : ' none recorded'}`);
   for (const d of r.eventLoop) {
     lines.push(`  thread ${String(d.threadId).padEnd(4)} ${d.intervals} intervals: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
   }
   lines.push('', ...spanLines(r.spans));
+  lines.push('', ...cpuSectionLines(r.cpu));
   lines.push('', ...explainSection(r.explain));
   const dr = r.drops;
   lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${dr.ranges} ranges (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
@@ -64,6 +69,13 @@ function spanLines(s: SpanReport): string[] {
     const w = Math.max(8, ...rows.map((x) => x.span.length));
     lines.push(`  ${'span'.padEnd(w)} ${'count'.padStart(9)} ${['total', 'self', 'p50', 'p99', 'max'].map((h) => h.padStart(12)).join(' ')} ${'errors'.padStart(7)}`);
     for (const x of rows) lines.push(`  ${x.span.padEnd(w)} ${String(x.count).padStart(9)} ${[x.totalMs, x.selfMs, x.p50Ms, x.p99Ms, x.maxMs].map((v) => ms(v).padStart(12)).join(' ')} ${String(x.errors).padStart(7)}`);
+  }
+  if (s.slowest.length > 0) {
+    lines.push(`  slowest ${s.slowest.length}:`);
+    for (const x of s.slowest) {
+      lines.push(`    began ${(x.startNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(x.threadId).padEnd(4)} ${ms(x.durationMs).padStart(11)}  ${printable(x.span)}${x.error ? '  (error)' : ''}`);
+      if (x.onCpu) lines.push(`      ${onCpuLine(x.onCpu, x.threadId)}`);
+    }
   }
   if (s.setAside > 0) lines.push(`  ${s.setAside.toLocaleString('en-US')} of the unfinished were set aside while more than 65,536 spans were open at once (or their id was begun again); an end that came for one counts as an end without a begin`);
   if (s.unfinished > 0) {
@@ -84,15 +96,16 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, 'info-ms': { type: 'string' }, 'warn-ms': { type: 'string' }, html: { type: 'string' } },
+    options: { json: { type: 'boolean', default: false }, 'info-ms': { type: 'string' }, 'warn-ms': { type: 'string' }, html: { type: 'string' }, 'no-source-maps': { type: 'boolean', default: false } },
   });
   if (positionals.length !== 1) throw new CliError(`usage: ${reportUsage}`);
   const infoMs = milliseconds(values['info-ms'], '--info-ms', 10);
   const warnMs = milliseconds(values['warn-ms'], '--warn-ms', 50);
   if (warnMs < infoMs) throw new CliError(`--warn-ms (${warnMs}) must not be below --info-ms (${infoMs})`);
   const file = positionals[0]!;
-  if (values.html !== undefined) return htmlReport(file, values.html, { infoMs, warnMs });
-  const report = await buildReport(file, { infoMs, warnMs });
+  const options: ReportOptions = { infoMs, warnMs, sourceMaps: !values['no-source-maps'] };
+  if (values.html !== undefined) return htmlReport(file, values.html, options);
+  const report = await buildReport(file, options);
   await writeOut(values.json ? `${stringify(report, 2)}\n` : formatReport(report));
   return report.complete ? 0 : 1;
 }
@@ -103,15 +116,15 @@ async function htmlReport(file: string, out: string, options: ReportOptions): Pr
   const analyze = await loadAnalyze('tracepipe report --html');
   const started = performance.now();
   const charts = new ReportCharts();
-  const report = await buildReport(file, options, (batch) => charts.add(batch));
-  const page = await analyze.renderReportPage(charts.data(file, report, formatReport(report), options));
+  const { report, profile } = await readReport(file, options, (batch) => charts.add(batch));
+  const page = await analyze.renderReportPage(charts.data(file, report, formatReport(report), options, profile));
   try {
     await writePrivateFile(out, page);
   } catch (e) {
     throw new CliError(`cannot write ${out}: ${(e as Error).message}`);
   }
   const s = (performance.now() - started) / 1000;
-  await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${report.events.toLocaleString('en-US')} events in ${s.toFixed(2)} s: ${report.gc.all.count} GC pauses, ${report.stalls.count} stalls, ${report.drops.ranges} drop ranges\n`);
+  await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${report.events.toLocaleString('en-US')} events in ${s.toFixed(2)} s: ${report.gc.all.count} GC pauses, ${report.stalls.count} stalls, ${(report.cpu?.samples ?? 0).toLocaleString('en-US')} CPU samples, ${report.drops.ranges} drop ranges\n`);
   if (!report.complete) writeErr(`tracepipe: ${report.error ?? 'incomplete trace'}; the page covers the intact part\n`);
   return report.complete ? 0 : 1;
 }

@@ -2,6 +2,7 @@ import type { TraceEvent } from '../format/trace-event.js';
 import { OldestEntry } from '../analysis/oldest-entry.js';
 import { eventRole, type TypeRole } from '../schema/type-role.js';
 import { percentile } from './percentile.js';
+import type { OnCpu } from './report/cpu-section.js';
 
 /** One span name's figures over a trace (durations in ms). */
 export interface SpanStats {
@@ -26,6 +27,18 @@ export interface UnfinishedSpan {
   openMs: number;
 }
 
+/** A finished span, among the slowest. */
+export interface SlowSpan {
+  span: string;
+  threadId: number;
+  /** Since the trace origin. */
+  startNs: number;
+  durationMs: number;
+  error: boolean;
+  /** What its thread ran meanwhile, when the trace has CPU samples (trace-report.ts adds it). */
+  onCpu?: OnCpu;
+}
+
 export interface SpanReport {
   finished: number;
   errors: number;
@@ -47,6 +60,8 @@ export interface SpanReport {
   topBySelf: string[];
   /** The oldest unfinished spans (up to 10). */
   oldestUnfinished: UnfinishedSpan[];
+  /** The longest finished spans of any name (up to 10), the longest first. */
+  slowest: SlowSpan[];
 }
 
 /** Spans held open at most: past that the oldest is set aside, counted as unfinished. */
@@ -103,6 +118,8 @@ export class SpanTracker {
   private readonly byName = new Map<string, Accumulated>();
   /** The first TOP spans set aside: the oldest among them. */
   private readonly oldestSetAside: UnfinishedSpan[] = [];
+  /** The TOP longest finished spans, the longest first. */
+  private readonly slowest: SlowSpan[] = [];
   private setAside = 0;
   private endsWithoutBegin = 0;
   private lastNs = 0;
@@ -183,6 +200,18 @@ export class SpanTracker {
     a.durationsMs.push(durationNs / 1e6);
     a.selfMs += (durationNs - Math.min(s.covered, Math.max(0, durationNs))) / 1e6;
     if (error) a.errors++;
+    this.keepIfSlow(s, durationNs, error);
+  }
+
+  private keepIfSlow(s: OpenSpan, durationNs: number, error: boolean): void {
+    const list = this.slowest;
+    const durationMs = durationNs / 1e6;
+    if (list.length === TOP && durationMs <= list[TOP - 1]!.durationMs) return;
+    // Among equals, the one that ended first stays ahead.
+    let at = list.length;
+    while (at > 0 && list[at - 1]!.durationMs < durationMs) at--;
+    list.splice(at, 0, { span: s.span, threadId: s.threadId, startNs: s.startNs, durationMs, error });
+    if (list.length > TOP) list.pop();
   }
 
   /** Stops tracking `s` (set aside): it counts as unfinished, and as a child running to its parent's end. */
@@ -232,6 +261,7 @@ export class SpanTracker {
       topByTotal: top((s) => s.totalMs),
       topBySelf: top((s) => s.selfMs),
       oldestUnfinished: oldest.map((u) => ({ ...u, openMs: (this.lastNs - u.startNs) / 1e6 })),
+      slowest: this.slowest.map((x) => ({ ...x })),
     };
   }
 }

@@ -3,7 +3,9 @@ import type { ExplainReport } from '../analysis/explain/explanation.js';
 import type { TraceEvent } from '../format/trace-event.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { type EventBatch, readTrace, type TraceSummary } from '../format/trace-reader.js';
+import { type CpuProfile, CpuProfileBuilder } from '../analysis/cpu-profile.js';
 import { percentile } from './percentile.js';
+import { cpuSection, onCpu, type CpuSection, type OnCpu } from './report/cpu-section.js';
 import { SpanTracker, type SpanReport } from './span-tracker.js';
 
 export interface ReportOptions {
@@ -11,6 +13,8 @@ export interface ReportOptions {
   readonly infoMs: number;
   /** Pauses at least this long (ms) count as 'warn'. */
   readonly warnMs: number;
+  /** CPU frames of source-mapped scripts at their original location (default true; `--no-source-maps`). */
+  readonly sourceMaps?: boolean;
 }
 
 export interface Distribution {
@@ -37,6 +41,8 @@ export interface StallRecord {
   timeNs: number;
   thread: number;
   durationMs: number;
+  /** What the stalled thread ran during it, when the trace has CPU samples. */
+  onCpu?: OnCpu;
 }
 
 export interface LoopDelay {
@@ -69,6 +75,8 @@ export interface TraceReport {
   eventLoop: LoopDelay[];
   spans: SpanReport;
   drops: { dropped: number; ranges: number; byThread: Record<string, number> };
+  /** The top functions by CPU samples (Runtime.CpuSampler); absent when the trace has none. */
+  cpu?: CpuSection;
   /** Where the slowest spans' and the stalls' time went (`tracepipe explain` with REPORT_EXPLAIN). */
   explain: ExplainReport;
 }
@@ -112,17 +120,23 @@ function keepLargest<T>(list: T[], item: T, by: (t: T) => number, n: number): vo
 }
 
 /**
- * What happened over a trace: GC pauses, event-loop stalls and delay, spans, lost events. `observe`
- * sees each batch of events (in timestamp order) after the report has: the HTML report's charts
- * are collected in the same pass.
+ * What happened over a trace: GC pauses, event-loop stalls and delay, spans, lost events, CPU samples.
+ * `observe` sees each batch of events (in timestamp order) after the report has: the HTML report's
+ * charts are collected in the same pass.
  */
 export async function buildReport(path: string, options: ReportOptions, observe?: (batch: EventBatch) => void): Promise<TraceReport> {
+  return (await readReport(path, options, observe)).report;
+}
+
+/** buildReport, with the CPU profile it was made from (for views that draw the samples themselves). */
+export async function readReport(path: string, options: ReportOptions, observe?: (batch: EventBatch) => void): Promise<{ report: TraceReport; profile: CpuProfile }> {
   const pauses: GcPauseRecord[] = [];
   const stalls: StallRecord[] = [];
   const longestStalls: StallRecord[] = [];
   const openStalls = new Map<number, number>();
   const delays = new Map<number, { p50: number[]; p99: number; max: number; util: number; intervalMs: number }>();
   const spans = new SpanTracker();
+  const cpu = new CpuProfileBuilder();
   let first = Infinity;
   let last = -Infinity;
   let events = 0;
@@ -133,6 +147,7 @@ export async function buildReport(path: string, options: ReportOptions, observe?
     if (e.timestampNs < first) first = e.timestampNs;
     if (e.timestampNs > last) last = e.timestampNs;
     spans.add(e);
+    if (cpu.add(e)) return;
     const f = e.fields as Record<string, unknown>;
     if (e.provider === 'Runtime.GC' && e.name === 'GCPause') {
       // The thread whose heap was collected (the watchdog writes the main thread's pauses during stalls).
@@ -170,7 +185,7 @@ export async function buildReport(path: string, options: ReportOptions, observe?
   }
   const summary: TraceSummary = await readTrace(path).summary();
   // Its own two skims of the trace: a fraction of this pass's time (BENCHMARKS.md, explain).
-  const explain = await explainTrace(path, REPORT_EXPLAIN);
+  const explain = await explainTrace(path, { ...REPORT_EXPLAIN, sourceMaps: options.sourceMaps });
   const wallNs = events > 0 ? last - first : 0;
   const { infoMs, warnMs } = options;
   const durations = (list: GcPauseRecord[]) => list.map((p) => p.durationMs);
@@ -182,8 +197,16 @@ export async function buildReport(path: string, options: ReportOptions, observe?
   const aboveWarn = pauses.filter((p) => p.durationMs >= warnMs).length;
   const dropsByThread: Record<string, number> = {};
   for (const [t, s] of Object.entries(summary.threads)) if (s.dropped > 0) dropsByThread[t] = s.dropped;
+  const profile = cpu.finishForViews({ sourceMaps: options.sourceMaps });
+  const spanReport = spans.report();
+  // What was on CPU during each stall listed (on the stalled thread) and each slowest span (on its own thread).
+  const withOnCpu = <T>(item: T, thread: number, fromNs: number, toNs: number): T => {
+    const c = onCpu(profile, thread, fromNs, toNs);
+    return c ? { ...item, onCpu: c } : item;
+  };
+  const section = cpuSection(profile);
 
-  return {
+  const report: TraceReport = {
     wallNs,
     events,
     complete: summary.complete && error === undefined,
@@ -201,7 +224,7 @@ export async function buildReport(path: string, options: ReportOptions, observe?
     stalls: {
       count: stalls.length,
       totalMs: stalls.reduce((s, x) => s + x.durationMs, 0),
-      longest: longestStalls,
+      longest: longestStalls.map((x) => withOnCpu(x, x.thread, x.timeNs - Math.round(x.durationMs * 1e6), x.timeNs)),
       unfinished: [...openStalls.values()].reduce((s, n) => s + n, 0),
     },
     eventLoop: [...delays].map(([threadId, d]) => ({
@@ -212,8 +235,10 @@ export async function buildReport(path: string, options: ReportOptions, observe?
       maxMs: d.max,
       meanUtilization: d.intervalMs > 0 ? d.util / d.intervalMs : 0,
     })),
-    spans: spans.report(),
+    spans: { ...spanReport, slowest: spanReport.slowest.map((x) => withOnCpu(x, x.threadId, x.startNs, x.startNs + Math.round(x.durationMs * 1e6))) },
     drops: { dropped: summary.dropped, ranges: summary.drops.length, byThread: dropsByThread },
+    ...(section ? { cpu: section } : {}),
     explain,
   };
+  return { report, profile };
 }

@@ -38,3 +38,8 @@ export interface ExportWriter {
   /** Closes whatever is open; what was written stays for inspection. */
   abort(): Promise<void>;
 }
+
+/** The input holds nothing the format can carry (e.g. no CPU samples for a profile format): a user mistake, reported in one line. */
+export class ExportInputError extends Error {
+  override readonly name = 'ExportInputError';
+}

@@ -1,3 +1,5 @@
+import { CpuProfileBuilder, framesOf, frameName, NO_FRAME, UNRESOLVED_FRAME, UNRESOLVED_STACK } from '../analysis/cpu-profile.js';
+import { SourceMapper, sourceMapNotes } from '../analysis/source-maps.js';
 import type { BlockEvent } from '../format/events-block.js';
 import type { DecodedFields } from '../format/payload-codec.js';
 import type { TraceHeader } from '../format/stream-header.js';
@@ -7,7 +9,7 @@ import { codeGenerationAllowed } from '../schema/code-generation.js';
 import type { FieldType } from '../schema/field-type.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
 import { FLUSH_BYTES } from './export-output.js';
-import type { ExportEnd } from './export-writer.js';
+import type { ExportEnd, ExportFiles } from './export-writer.js';
 import { hex } from './text-writer.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 import { counterFields, counterGroup, processLabel, type Slice, type TimelineRole } from './runtime-view.js';
@@ -19,7 +21,7 @@ import { TimelineWriter, type TypeView } from './timeline-writer.js';
 const Trace = { packet: 1 } as const;
 const Packet = {
   clockSnapshot: 6, timestamp: 8, sequenceId: 10, trackEvent: 11, internedData: 12, sequenceFlags: 13,
-  chromeEvents: 5, trackDescriptor: 60, firstPacketOnSequence: 87,
+  chromeEvents: 5, trackDescriptor: 60, perfSample: 66, firstPacketOnSequence: 87,
 } as const;
 const SEQ_INCREMENTAL_STATE_CLEARED = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE = 2;
@@ -34,12 +36,22 @@ const Event = {
   SLICE_BEGIN: 1, SLICE_END: 2, INSTANT: 3, COUNTER: 4,
 } as const;
 const Annotation = { nameIid: 1, bool: 2, uint: 3, int: 4, double: 5, string: 6 } as const;
-const Interned = { categories: 1, eventNames: 2, annotationNames: 3, iid: 1, name: 2 } as const;
+const Interned = {
+  categories: 1, eventNames: 2, annotationNames: 3, functionNames: 5, frames: 6, callstacks: 7, sourcePaths: 18,
+  iid: 1, name: 2,
+} as const;
+// profiling/profile_common.proto (Frame, Callstack) and profile_packet.proto (PerfSample).
+const InternedString = { iid: 1, str: 2 } as const;
+const Frame = { iid: 1, functionNameId: 2, sourcePathIid: 5, lineNumber: 6 } as const;
+const Callstack = { iid: 1, frameIds: 2 } as const;
+const PerfSample = { pid: 2, tid: 3, callstackIid: 4 } as const;
 const Metadata = { metadata: 2, name: 1, stringValue: 2, intValue: 4, jsonValue: 5 } as const;
 
 /** One trusted sequence carries everything: interning state is per sequence. */
 const SEQUENCE = 1;
 const PROCESS_TRACK = 1;
+/** The frame key of UNRESOLVED_FRAME, the one frame of a sample whose stack the stream never defined. */
+const UNRESOLVED = -1;
 const TWO32 = 4294967296n;
 
 type FieldValue = DecodedFields[string];
@@ -153,6 +165,15 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
   private readonly names = new Interner();
   private readonly categories = new Interner();
   private readonly annotationNames = new Interner();
+  /** The sampler's frames and stacks, merged across writers as in every view; samples go out as read. */
+  private readonly cpu = new CpuProfileBuilder((thread, timestampNs, stack) => this.perfSample(thread, timestampNs, stack));
+  /** Frames go out as they come, so each is put at its original location as it is interned. */
+  private readonly sourceMaps = new SourceMapper();
+  private readonly functionNames = new Interner();
+  private readonly sourcePaths = new Interner();
+  /** Perfetto iids of the profile's frames and stacks written so far (the frame UNRESOLVED stands in for unresolved stacks). */
+  private readonly frameIids = new Map<number, number>();
+  private readonly callstackIids = new Map<number, number>();
   private readonly dropName = this.names.iid('dropped events');
   private readonly flowName = this.names.iid('span flow');
   private readonly tracepipeCategory = this.categories.iid('tracepipe');
@@ -334,6 +355,89 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
     this.closeTrackEvent();
   }
 
+  protected override cpuSample(e: BlockEvent): void {
+    this.cpu.add(e);
+  }
+
+  /**
+   * A sample as a PerfSample packet at its own time, its thread named by pid and tid, and the frames
+   * and callstack it is the first to use interned in the same packet. The trace processor puts
+   * PerfSample and StreamingProfilePacket samples in the same table and the UI draws either as a
+   * callstack track under the sampled thread's, with a flame graph for a selected range. PerfSample
+   * is the one that fits: its timestamp is the packet's, in nanoseconds on the trace clock, and it
+   * names its thread itself, so every sample stays on the one sequence whose interned data the frames
+   * share. StreamingProfilePacket gives microsecond deltas from a ThreadDescriptor's reference time
+   * (deprecated in its proto) and takes its thread from the sequence, so it would need a sequence,
+   * with its own interned frames, per thread.
+   */
+  private perfSample(thread: number, timestampNs: number, stack: number): void {
+    // The thread's descriptor names the thread the samples are drawn under.
+    this.threadTrack(thread, timestampNs);
+    const pb = this.pb;
+    this.packet(timestampNs);
+    pb.uint(Packet.sequenceFlags, SEQ_NEEDS_INCREMENTAL_STATE);
+    // A sample of no frame has no callstack: Perfetto counts it, on no function.
+    const callstack = stack === NO_FRAME ? 0 : this.callstack(stack);
+    pb.begin(Packet.perfSample);
+    pb.uint(PerfSample.pid, this.header!.pid);
+    pb.uint(PerfSample.tid, this.threads.tid(thread));
+    if (callstack > 0) pb.uint(PerfSample.callstackIid, callstack);
+    pb.end();
+    pb.end();
+  }
+
+  /**
+   * A stack's callstack iid. The first time, the packet's interned data gets the callstack (its frames
+   * the outermost first, as Perfetto reads them) and the frames, names and source paths it is the first
+   * to use. A frame carries its function's name, script URL and line (Perfetto frames have no column),
+ * at its original location where a source map gives one.
+   */
+  private callstack(stack: number): number {
+    let iid = this.callstackIids.get(stack);
+    if (iid !== undefined) return iid;
+    iid = this.callstackIids.size + 1;
+    this.callstackIids.set(stack, iid);
+    const table = this.cpu.stackTable();
+    const frames = stack === UNRESOLVED_STACK ? [UNRESOLVED] : framesOf(table, stack).reverse();
+    const fresh: Array<[number, number, number, number]> = [];
+    const frameIds = frames.map((f) => {
+      let id = this.frameIids.get(f);
+      if (id === undefined) {
+        id = this.frameIids.size + 1;
+        this.frameIids.set(f, id);
+        const frame = f === UNRESOLVED ? undefined : this.sourceMaps.map(table.frames[f]!);
+        const name = this.functionNames.iid(frame ? frameName(frame) : UNRESOLVED_FRAME);
+        fresh.push([id, name, frame?.url ? this.sourcePaths.iid(frame.url) : 0, frame?.line ?? 0]);
+      }
+      return id;
+    });
+    const pb = this.pb;
+    pb.begin(Packet.internedData);
+    for (const [field, interner] of [[Interned.functionNames, this.functionNames], [Interned.sourcePaths, this.sourcePaths]] as const) {
+      for (const [id, str] of interner.fresh) {
+        pb.begin(field);
+        pb.uint(InternedString.iid, id);
+        pb.str(InternedString.str, str);
+        pb.end();
+      }
+      interner.fresh = [];
+    }
+    for (const [id, name, sourcePath, line] of fresh) {
+      pb.begin(Interned.frames);
+      pb.uint(Frame.iid, id);
+      pb.uint(Frame.functionNameId, name);
+      if (sourcePath > 0) pb.uint(Frame.sourcePathIid, sourcePath);
+      if (line > 0) pb.uint(Frame.lineNumber, line);
+      pb.end();
+    }
+    pb.begin(Interned.callstacks);
+    pb.uint(Callstack.iid, iid);
+    for (const id of frameIds) pb.uint(Callstack.frameIds, id);
+    pb.end();
+    pb.end();
+    return iid;
+  }
+
   protected renamed(threadId: number, timestampNs: number): void {
     // A thread without a track yet gets its name when it gets one.
     const uuid = this.threadTracks.get(threadId);
@@ -383,6 +487,12 @@ export class PerfettoWriter extends TimelineWriter<PerfettoView> {
     this.annotation(this.annotationNames.iid('fromSeq'), 'u32', d.fromSeq);
     this.annotation(this.annotationNames.iid('toSeq'), 'u32', d.toSeq);
     this.closeTrackEvent();
+  }
+
+  override async finish(end: ExportEnd): Promise<ExportFiles> {
+    const files = await super.finish(end);
+    const notes = this.frameIids.size > 0 ? sourceMapNotes(this.sourceMaps.summary()) : [];
+    return notes.length > 0 ? { ...files, notes } : files;
   }
 
   protected end(end: ExportEnd): void {

@@ -11,10 +11,11 @@ import { gcPauseOf, isGcPauseType, isStallEndType, isStallStartType, StallPairs,
 /**
  * How tracepipe's runtime events show on a timeline (Perfetto, Chrome's trace viewer): GC pauses and
  * event-loop stalls as slices, heap and loop figures as counters, thread names from the process
- * rundown; spans (span-slices.ts) as slices and counters as counters. Every other event is an instant
+ * rundown; spans (span-slices.ts) as slices and counters as counters; the CPU sampler's frames,
+ * stacks and samples as callstack samples where the format has them. Every other event is an instant
  * on the thread that wrote it.
  */
-export type TimelineRole = 'gc-pause' | 'stall-start' | 'stall-end' | 'span-begin' | 'span-end' | 'counter' | 'instant';
+export type TimelineRole = 'gc-pause' | 'stall-start' | 'stall-end' | 'span-begin' | 'span-end' | 'counter' | 'cpu-sample' | 'instant';
 
 type FieldValue = DecodedFields[string];
 
@@ -29,6 +30,12 @@ export function timelineRole(t: StreamEventType): TimelineRole {
       return isStallStartType(t) ? 'stall-start' : 'instant';
     case 'Runtime.EventLoop/StallEnd':
       return isStallEndType(t) ? 'stall-end' : 'instant';
+    case 'Runtime.CpuSampler/Frame':
+      return typeHasFields(t, { frameId: ['u32'], functionName: ['string'], url: ['string'], line: ['u32'], column: ['u32'] }) ? 'cpu-sample' : 'instant';
+    case 'Runtime.CpuSampler/Stack':
+      return typeHasFields(t, { stackId: ['u32'], frameId: ['u32'], parentId: ['u32'] }) ? 'cpu-sample' : 'instant';
+    case 'Runtime.CpuSampler/Sample':
+      return typeHasFields(t, { stackId: ['u32'], thread: ['u32'] }) ? 'cpu-sample' : 'instant';
     case 'Runtime.GCHeap/HeapStats':
     case 'Runtime.GCHeap/HeapSpace':
     case 'Runtime.EventLoop/Delay':

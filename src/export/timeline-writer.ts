@@ -77,6 +77,8 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
         return;
       case 'counter':
         return this.counter(e, v);
+      case 'cpu-sample':
+        return this.cpuSample(e, v);
       case 'instant':
         this.instant(e, v);
         if (v.threadInfo) {
@@ -114,6 +116,10 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
   protected abstract spanSlice(s: SpanSlice, flows: readonly SpanFlow[]): void;
   protected abstract counter(e: BlockEvent, v: V): void;
   protected abstract instant(e: BlockEvent, v: V): void;
+  /** A CPU sampler's frame, stack or sample: an instant, in a format without callstack samples. */
+  protected cpuSample(e: BlockEvent, v: V): void {
+    this.instant(e, v);
+  }
   protected abstract drop(d: PlacedDrop): void;
   /** The rundown named a thread (or named it anew). */
   protected abstract renamed(threadId: number, timestampNs: number): void;

@@ -56,7 +56,7 @@ function number(v) {
   return /^-?[\d.]+(e[-+]?\d+)?$/.test(v) ? Number(v) : undefined;
 }
 
-const REPEATED = new Set(['packet', 'clocks', 'cmdline', 'category_iids', 'debug_annotations', 'flow_ids', 'terminating_flow_ids', 'event_categories', 'event_names', 'debug_annotation_names', 'metadata']);
+const REPEATED = new Set(['packet', 'clocks', 'cmdline', 'category_iids', 'debug_annotations', 'flow_ids', 'terminating_flow_ids', 'event_categories', 'event_names', 'debug_annotation_names', 'metadata', 'source_paths', 'function_names', 'frames', 'callstacks', 'frame_ids']);
 
 /** protoc --decode's text format into objects; repeated fields (as Perfetto declares them) are arrays. */
 export function parseProtoText(text) {

@@ -1,4 +1,5 @@
-import { callersOf, type CpuProfile, frameLabel, functionTimes, IDLE_FRAME, MAX_WEIGHT_INTERVALS, sampleRange, type ThreadSamples } from '../cpu-profile.js';
+import { cpuDuring } from '../cpu-during.js';
+import { callersOf, type CpuProfile, frameLabel, IDLE_FRAME, MAX_WEIGHT_INTERVALS, sampleRange, samplesCovering, type ThreadSamples } from '../cpu-profile.js';
 import type { CpuSummary, FunctionShare } from './explanation.js';
 import { type Intervals, measure } from './interval-set.js';
 import type { Span } from './overlap-index.js';
@@ -78,12 +79,13 @@ export function idleFrames(profile: CpuProfile): Set<number> {
 
 /**
  * The time in [fromNs, toNs) the thread was on CPU by its samples: each sample stands for the time
- * to its next one (its weight), and counts unless its innermost frame is (idle). A sample without a
- * stack (V8 gave only its root, or its definition was lost) counts as on CPU in no known function.
+ * to its next one (its weight; samplesCovering, as every view counts it), and counts unless its
+ * innermost frame is (idle). A sample without a stack (V8 gave only its root, or its definition was
+ * lost) counts as on CPU in no known function.
  */
 export function cpuCover(profile: CpuProfile, idle: ReadonlySet<number>, t: ThreadSamples, fromNs: number, toNs: number): number[] {
   const cover: number[] = [];
-  const [lo, hi] = sampleRange(t, fromNs - t.intervalNs * MAX_WEIGHT_INTERVALS, toNs);
+  const [lo, hi] = samplesCovering(t, fromNs, toNs);
   for (let i = lo; i < hi; i++) {
     const stack = t.stack[i]!;
     if (stack >= 0 && idle.has(profile.stackFrame[stack]!)) continue;
@@ -107,14 +109,15 @@ export function sampledAround(t: ThreadSamples | undefined, fromNs: number, toNs
 }
 
 /**
- * The top functions by self time over `ranges` of the thread's samples (functionTimes per range,
- * added up), (idle) left out, each with the function it was most often called from.
+ * The top functions by self time over `ranges` of the thread's samples (cpuDuring per range, the
+ * report's own figures, added up), (idle) left out, each with the function it was most often called
+ * from.
  */
 export function functionsWithin(profile: CpuProfile, idle: ReadonlySet<number>, t: ThreadSamples, ranges: Intervals, durationNs: number): FunctionShare[] {
   const self = new Map<number, { ns: number; samples: number }>();
   for (let i = 0; i < ranges.length; i += 2) {
-    for (const f of functionTimes(profile, [t], ranges[i]!, ranges[i + 1]!).functions) {
-      if (f.selfSamples === 0 || idle.has(f.frame)) continue;
+    for (const f of cpuDuring(profile, t.thread, ranges[i]!, ranges[i + 1]!).functions) {
+      if (idle.has(f.frame)) continue;
       const s = self.get(f.frame);
       if (s) {
         s.ns += f.selfNs;
@@ -145,7 +148,7 @@ export function cpuShare(profile: CpuProfile, idle: ReadonlySet<number>, sampler
     return { cover: [], summary: { sampled: false, note, samples: 0, onCpuMs: 0, offCpuMs: 0, functions: [] } };
   }
   const cover = cpuCover(profile, idle, t, fromNs, toNs);
-  const [lo, hi] = sampleRange(t, fromNs, toNs);
+  const [lo, hi] = samplesCovering(t, fromNs, toNs);
   const onCpuNs = measure(cover);
   return { cover, summary: { sampled: true, samples: hi - lo, onCpuMs: onCpuNs / 1e6, offCpuMs: (toNs - fromNs - onCpuNs) / 1e6, functions: functionsWithin(profile, idle, t, [fromNs, toNs], toNs - fromNs) } };
 }

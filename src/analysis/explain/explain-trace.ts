@@ -76,7 +76,7 @@ async function explainItems(path: string, found: SlowItems, options: ExplainOpti
   });
   relations.finish(found.lastNs);
   // As every view of the samples shows them: source-mapped frames at their original location.
-  const profile = builder.finishForViews();
+  const profile = builder.finishForViews({ sourceMaps: options.sourceMaps });
   const samplerPresent = found.sampledThreads.size > 0;
   const explain = new ItemExplainer(profile, samplerPresent, indexBy(found.stalls, (s) => s.threadId), relations);
   const err = firstError ?? second.error;

@@ -59,7 +59,7 @@ export interface CpuSummary {
   readonly sampled: boolean;
   /** Why there is no CPU attribution, when there is none. */
   readonly note?: string;
-  /** Samples taken inside the interval, (idle) ones included. */
+  /** Samples whose time overlaps the interval, (idle) ones included (as cpuDuring counts them). */
   readonly samples: number;
   /** Time inside the interval covered by samples that were not (idle), before precedence. */
   readonly onCpuMs: number;
@@ -137,6 +137,8 @@ export interface ExplainOptions {
   readonly span?: string;
   /** Only spans and stalls at least this long. */
   readonly minMs: number;
+  /** CPU frames of source-mapped scripts at their original location (default true; `--no-source-maps`). */
+  readonly sourceMaps?: boolean;
 }
 
 export interface ExplainReport {

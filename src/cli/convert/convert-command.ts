@@ -11,7 +11,7 @@ import { ConvertProgressLine } from './convert-progress.js';
 import { CONVERT_FORMATS } from './convert-formats.js';
 
 const names = Object.keys(CONVERT_FORMATS).join('|');
-export const convertUsage = `tracepipe convert FILE --to ${names} [-o OUT]   for Perfetto, chrome://tracing, babeltrace2, DuckDB (docs/CONVERT.md)`;
+export const convertUsage = `tracepipe convert FILE --to ${names} [-o OUT]   for Perfetto, chrome://tracing, speedscope, babeltrace2, DuckDB (docs/CONVERT.md)`;
 
 /**
  * A conversion allocates and drops objects at a high rate, and V8 grows an isolate's young generation

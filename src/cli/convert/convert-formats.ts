@@ -4,6 +4,7 @@ import { CtfWriter } from '../../export/ctf-writer.js';
 import type { ExportFiles, ExportWriter } from '../../export/export-writer.js';
 import { JsonlWriter } from '../../export/jsonl-writer.js';
 import { PerfettoWriter } from '../../export/perfetto-writer.js';
+import { SpeedscopeWriter } from '../../export/speedscope-writer.js';
 import { loadAnalyze } from '../analyze-loader.js';
 
 export interface ConvertFormat {
@@ -26,6 +27,7 @@ export const CONVERT_FORMATS: Readonly<Record<string, ConvertFormat>> = {
   ctf: { output: 'directory', suffix: '-ctf', create: (p) => new CtfWriter(p) },
   jsonl: { output: 'file', suffix: '.jsonl', create: (p) => new JsonlWriter(p) },
   csv: { output: 'directory', suffix: '-csv', create: (p) => new CsvWriter(p) },
+  speedscope: { output: 'file', suffix: '.speedscope.json', create: (p) => new SpeedscopeWriter(p) },
   parquet: {
     output: 'directory',
     suffix: '-parquet',

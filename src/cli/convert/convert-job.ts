@@ -1,5 +1,6 @@
 import { convertTrace, type ConvertProgress, type ConvertResult } from '../../export/convert-trace.js';
 import { ExportTargetError } from '../../export/export-output.js';
+import { ExportInputError } from '../../export/export-writer.js';
 import { TraceFormatError, type TraceErrorCode } from '../../format/format-error.js';
 import { CliError } from '../cli-error.js';
 import { CONVERT_FORMATS } from './convert-formats.js';
@@ -16,6 +17,7 @@ export type WireError =
   | { readonly kind: 'trace'; readonly code: TraceErrorCode; readonly message: string; readonly offset: number }
   | { readonly kind: 'cli'; readonly message: string; readonly exitCode: number }
   | { readonly kind: 'target'; readonly message: string }
+  | { readonly kind: 'input'; readonly message: string }
   | { readonly kind: 'other'; readonly message: string; readonly stack: string | undefined };
 
 export interface JobResult extends Omit<ConvertResult, 'error'> {
@@ -31,6 +33,7 @@ export function toWire(e: unknown): WireError {
   if (e instanceof TraceFormatError) return { kind: 'trace', code: e.code, message: e.message, offset: e.offset };
   if (e instanceof CliError) return { kind: 'cli', message: e.message, exitCode: e.exitCode };
   if (e instanceof ExportTargetError) return { kind: 'target', message: e.message };
+  if (e instanceof ExportInputError) return { kind: 'input', message: e.message };
   const err = e instanceof Error ? e : new Error(String(e));
   return { kind: 'other', message: err.message, stack: err.stack };
 }
@@ -40,6 +43,7 @@ export function fromWire(w: WireError): Error {
     case 'trace': return new TraceFormatError(w.code, w.message, w.offset);
     case 'cli': return new CliError(w.message, w.exitCode);
     case 'target': return new ExportTargetError(w.message);
+    case 'input': return new ExportInputError(w.message);
     case 'other': {
       const e = new Error(w.message);
       e.stack = w.stack;

@@ -1,9 +1,11 @@
+import type { CpuProfile } from '../../analysis/cpu-profile.js';
 import { gcPauseSlice, StallSlices, timelineRole } from '../../export/runtime-view.js';
 import type { BlockEvent } from '../../format/events-block.js';
 import type { TraceHeader } from '../../format/stream-header.js';
 import type { StreamEventType } from '../../format/trace-event.js';
 import type { EventBatch } from '../../format/trace-reader.js';
 import type { ReportOptions, TraceReport } from '../trace-report.js';
+import { cpuFlameData } from './cpu-flame-data.js';
 import type { ReportPageData, TimeSeries } from './report-page-data.js';
 import { CountSeries, MinMaxSeries, TimeGrid } from './time-grid.js';
 
@@ -135,8 +137,8 @@ export class ReportCharts {
     }
   }
 
-  /** The page's data, once the whole trace went through `add`. */
-  data(file: string, report: TraceReport, reportText: string, options: ReportOptions): ReportPageData {
+  /** The page's data, once the whole trace went through `add`; `profile`: the CPU samples buildReport read (readReport). */
+  data(file: string, report: TraceReport, reportText: string, options: ReportOptions, profile: CpuProfile): ReportPageData {
     const h = this.header;
     const order = (starts: readonly number[]) => starts.map((_, i) => i).sort((a, b) => starts[a]! - starts[b]!);
     const p = this.pauses;
@@ -183,6 +185,7 @@ export class ReportCharts {
       spaces: this.spaces.all(MB),
       loopDelay: this.delay.all(1),
       loopUtilization: this.utilization.all(1),
+      cpu: cpuFlameData(profile),
       report,
       reportText,
     };

@@ -62,7 +62,46 @@ export interface ReportPageData {
   readonly loopDelay: readonly TimeSeries[];
   /** Runtime.EventLoop/Delay utilisation (%), per thread. */
   readonly loopUtilization: readonly TimeSeries[];
+  /** CPU samples (Runtime.CpuSampler) as a call tree per sampled thread, for the flame graph. */
+  readonly cpu: CpuFlameData;
   /** The text report's figures, and its text (tables) as `tracepipe report` prints it. */
   readonly report: TraceReport;
   readonly reportText: string;
+}
+
+/**
+ * One sampled thread's call tree (src/analysis/call-tree.ts), times in ms. Nodes are in depth-first
+ * order, each node's children by total time, the largest first; `parent` is an index into the same
+ * arrays, -1 for the outermost frames. Nodes are frames on a path of calls: a function called along
+ * two paths is two nodes, and `functions` has its figures over all of them (as the text report's).
+ */
+export interface CpuFlameThread {
+  readonly thread: number;
+  readonly samples: number;
+  readonly sampledMs: number;
+  /** Sampled time in no node: a stack the trace does not define, or a sample V8 gave no frame for. */
+  readonly noStackMs: number;
+  readonly noStackSamples: number;
+  readonly nodes: {
+    /** Index into CpuFlameData.functions. */
+    readonly function: readonly number[];
+    readonly parent: readonly number[];
+    readonly selfMs: readonly number[];
+    readonly totalMs: readonly number[];
+    readonly selfSamples: readonly number[];
+    readonly totalSamples: readonly number[];
+  };
+  /** Per function of the thread (functionTimes): self and total time over every path it was on. */
+  readonly functions: { readonly function: readonly number[]; readonly selfMs: readonly number[]; readonly totalMs: readonly number[] };
+  /** Nodes past the MAX_FLAME_NODES with the most total time: not sent, their time left blank under their parent. */
+  readonly omittedNodes: number;
+  readonly omittedMs: number;
+}
+
+export interface CpuFlameData {
+  /** Functions as the text report names them ("name (file.js:12)"), and their script URLs. */
+  readonly functions: readonly string[];
+  readonly urls: readonly string[];
+  /** Sampled threads, by thread id. */
+  readonly threads: readonly CpuFlameThread[];
 }

@@ -15,7 +15,7 @@ declare global {
 
 /** Stalls shown at most (the longest), as in the text report. */
 const STALLS = 10;
-const CAUSE_NAMES: Record<string, string> = { gc: 'GC', stall: 'stall', children: 'children', cpu: 'on CPU', queued: 'queued', unexplained: 'unexplained' };
+const CAUSE_NAMES: Record<string, string> = { gc: 'GC', stall: 'stall', children: 'children', cpu: 'CPU', queued: 'queued', unexplained: 'unexplained' };
 const CAUSE_COLOURS: Record<string, string> = { gc: '#dc2626', stall: '#f59e0b', children: '#2563eb', cpu: '#16a34a', queued: '#7c3aed', unexplained: '#9ca3af' };
 
 const explain = (JSON.parse(document.getElementById('tracepipe-data')!.textContent!) as ReportPageData).report.explain;

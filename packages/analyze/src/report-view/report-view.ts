@@ -1,6 +1,7 @@
 // The HTML report's page script (runs in the browser; inlined into the page with uPlot, which it
 // finds as a global). It lays out what ReportPageData holds: every GC pause, stall and drop range as
-// it is, the sampled series as the report's maker downsampled them. What it drew is counted on
+// it is, the sampled series as the report's maker downsampled them, the CPU samples as a flame graph
+// (flame-graph.ts, inlined before this script). What it drew is counted on
 // `window.tracepipeReport.drawn`, with the data, for tests.
 import type { ReportPageData, TimeSeries } from 'tracepipe/export';
 
@@ -9,6 +10,8 @@ interface Drawn {
   stallSpans: number;
   unfinishedStallSpans: number;
   dropMarkers: number;
+  /** Bars of the flame graph, for the thread shown. */
+  flameFrames: number;
   /** Time charts that marked the addressed interval at their last draw. */
   focusMarks: number;
 }
@@ -17,17 +20,19 @@ interface Drawn {
 interface Timeline {
   view: [number, number];
   focus: [number, number] | null;
+  /** The charts over time that the address moves. */
+  charts: number;
 }
 
 declare global {
   interface Window {
     /** renderedMs: the page script's own time; readyAtMs: since navigation began, when every chart was drawn. */
-    tracepipeReport: { data: ReportPageData; drawn: Drawn; charts: string[]; timeline: Timeline; renderedMs: number; readyAtMs: number };
+    tracepipeReport: { data: ReportPageData; drawn: Drawn; charts: string[]; timeline: Timeline; renderedMs: number; readyAtMs: number; flameGraph: FlameGraph | null };
   }
 }
 
 const data = JSON.parse(document.getElementById('tracepipe-data')!.textContent!) as ReportPageData;
-const drawn: Drawn = { gcPauseBars: 0, stallSpans: 0, unfinishedStallSpans: 0, dropMarkers: 0, focusMarks: 0 };
+const drawn: Drawn = { gcPauseBars: 0, stallSpans: 0, unfinishedStallSpans: 0, dropMarkers: 0, flameFrames: 0, focusMarks: 0 };
 const charts: string[] = [];
 const main = document.getElementById('report')!;
 
@@ -48,7 +53,7 @@ const endS = Math.max(
 );
 const X_RANGE: [number, number] = [0, endS > 0 ? endS : 1];
 const FOCUS_FILL = 'rgba(37, 99, 235, 0.18)';
-const timeline: Timeline = { view: X_RANGE, focus: null };
+const timeline: Timeline = { view: X_RANGE, focus: null, charts: 0 };
 /** Every chart over time, so that the address moves them all. */
 const timeCharts: uPlot[] = [];
 
@@ -345,6 +350,19 @@ function rates(): void {
   resizers.push((w) => u.setSize({ width: w, height: 300 }));
 }
 
+/** The CPU samples of one thread (chosen when several were sampled) as a flame graph; hover and click in flame-graph.ts. */
+function flameGraph(): FlameGraph | null {
+  const s = section('CPU: flame graph', 'Runtime.CpuSampler: where one thread spent its sampled time. Each bar is a function on a path of calls, as wide as its total time (itself and what it called), its callees under it, the widest first; the top bar is all the samples. Hover a bar for its self and total time; click it to zoom into it, the top bar to zoom out. The text report below lists the top functions, and what was on CPU during each stall and slowest span.');
+  if (data.cpu.threads.length === 0) {
+    s.querySelector('.note')!.textContent += ' No CPU samples in this trace (enable Runtime.CpuSampler, or collect with --profile cpu).';
+    return null;
+  }
+  const graph = new FlameGraph(s, data.cpu, (bars) => (drawn.flameFrames = bars));
+  resizers.push(() => graph.draw());
+  charts.push('CPU: flame graph');
+  return graph;
+}
+
 function textReport(): void {
   const s = section('The text report', '`tracepipe report` of the same trace: its tables.');
   const pre = document.createElement('pre');
@@ -371,6 +389,7 @@ function showAddress(): void {
   timeline.focus = focus;
   timeline.view = focus ? [focus[0] - margin, focus[1] + margin] : X_RANGE;
   drawn.focusMarks = 0;
+  timeline.charts = timeCharts.length;
   for (const u of timeCharts) u.setScale('x', { min: timeline.view[0], max: timeline.view[1] });
   if (focus) timeCharts[0]?.root.parentElement?.scrollIntoView({ block: 'start' });
 }
@@ -384,8 +403,9 @@ lineChart('Heap', 'Runtime.GCHeap/HeapStats: used and total heap per thread (MB)
 lineChart('Heap spaces', 'Runtime.GCHeap/HeapSpace: used size of each heap space per thread (MB).', data.spaces, 'MB');
 lineChart('Event loop', 'Runtime.EventLoop/Delay: delay p50, p99 and max (ms, left) and utilisation (%, right, dashed) per thread; stalls shaded.', data.loopDelay, 'delay (ms)', { extra: data.loopUtilization, extraUnit: 'utilisation (%)' });
 rates();
+const flame = flameGraph();
 textReport();
 addEventListener('resize', () => resizers.forEach((r) => r(width())));
 addEventListener('hashchange', showAddress);
 if (location.hash) showAddress();
-window.tracepipeReport = { data, drawn, charts, timeline, renderedMs: performance.now() - started, readyAtMs: performance.now() };
+window.tracepipeReport = { data, drawn, charts, timeline, renderedMs: performance.now() - started, readyAtMs: performance.now(), flameGraph: flame };
