@@ -77,6 +77,26 @@ test('a fetch made while serving a request is the request span’s child; http c
   }
 });
 
+test('requests in turn on one keep-alive connection are each a root span, not the child of the one before', { timeout: 30_000 }, async () => {
+  const { server, base } = await listen(async (req, res) => {
+    await new Promise((r) => setTimeout(r, 1));
+    res.end('ok');
+  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const get = (path) => new Promise((resolve, reject) => http.get(`${base}${path}`, { agent }, (r) => r.resume().on('end', resolve)).on('error', reject));
+  try {
+    const spans = await record('Node.Channels:0x10:5', async () => {
+      for (const path of ['/1', '/2', '/3', '/4']) await get(path);
+    });
+    const served = spans.filter((s) => s.name === 'Node.Channels/HttpServer');
+    assert.deepEqual(served.map((s) => s.begin.url), ['/1', '/2', '/3', '/4']);
+    assert.deepEqual(served.map((s) => s.begin.parentSpanId), [0n, 0n, 0n, 0n], 'no request inherits the span of an earlier one on its connection');
+  } finally {
+    agent.destroy();
+    server.close();
+  }
+});
+
 test('named TracingChannels become spans current inside the traced function; others are left alone', { timeout: 30_000 }, async () => {
   const query = diagnosticsChannel.tracingChannel('test:query');
   const op = diagnosticsChannel.tracingChannel('test:op');

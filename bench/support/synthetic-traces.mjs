@@ -117,6 +117,91 @@ export function writeTypesTrace(file, { types, threads = 1, perType = 1 }) {
   return { events };
 }
 
+/**
+ * A server's trace for explain, written in time order with the runtime providers' own event types
+ * (their payloads encoded by the generated writers): `events` events or a few more, over events/10
+ * ms. Two threads, each serving Node.Channels/HttpServer requests (about 2 a ms in all, lengths
+ * log-normal, a few seconds at most, each with a Fetch child over most of it) and sampled every 1 ms
+ * by Runtime.CpuSampler (40 frames and 80 stacks, defined again every 5 s as the provider does); a
+ * scavenge every ~20 ms and a mark-compact every ~2 s per thread; a main-thread stall of 100–400 ms
+ * every ~3 s, written by the watchdog (thread 2).
+ */
+export async function writeExplainTrace(file, { events: wanted, seed = 1 }) {
+  const { nodeChannels, runtimeCpuSampler, runtimeEventLoop, runtimeGC } = await import('../../dist/index.js');
+  const { generateWriter } = await import('../../dist/schema/event-writer.js');
+  const { computePayloadLayout } = await import('../../dist/schema/payload-layout.js');
+  const { fakeRecordTarget, recordAt0 } = await import('../../test/helpers/fake-record-target.mjs');
+  const rnd = seededRandom(seed);
+  const { Frame, Stack, Sample, SamplerStarted } = runtimeCpuSampler;
+  const types = [nodeChannels.HttpServer.beginType, nodeChannels.HttpServer.endType, nodeChannels.Fetch.beginType, nodeChannels.Fetch.endType, runtimeGC.GCPause, runtimeEventLoop.StallStart, runtimeEventLoop.StallEnd, Frame, Stack, Sample, SamplerStarted];
+  const { w, flush, close } = traceFile(file, 'Node.Channels:0x10,Runtime.GC,Runtime.EventLoop,Runtime.CpuSampler');
+  const target = fakeRecordTarget(1 << 16);
+  const writers = new Map();
+  types.forEach((d, i) => {
+    w.metadata(i + 1, d);
+    writers.set(d, { id: i + 1, write: generateWriter(computePayloadLayout(d.fields), 1, { now: () => 0 }, false, (k) => { throw new Error(`${d.name}: ${k}`); }) });
+  });
+  const seq = [0, 0, 0];
+  let written = 0;
+  let ts = 0;
+  const emit = (type, thread, ...values) => {
+    const t = writers.get(type);
+    t.write.call({ _targets: [target] }, ...values);
+    const r = recordAt0(target);
+    w.event(t.id, thread, seq[thread]++, (ts += 1000), target.u8, r.payloadStart, r.payloadLength);
+    if (++written % 4096 === 0) flush();
+  };
+  const define = (writer) => {
+    for (let f = 1; f <= 40; f++) emit(Frame, writer, f, `handler${f}`, `file:///srv/app/route${f % 8}.js`, 10 * f, 3);
+    for (let s = 1; s <= 80; s++) emit(Stack, writer, s, 1 + (s % 40), s > 40 ? s - 40 : 0);
+  };
+  const durationMs = Math.ceil(wanted / 10);
+  /** Ends due at each ms, for requests that began earlier: [ms] → [thread, root id, child id]. */
+  const due = new Map();
+  let nextId = 1n;
+  let stallEnd = -1;
+  let nextStall = 3000;
+  for (const thread of [0, 1]) emit(SamplerStarted, thread, thread, 1000, 'native');
+  for (let ms = 0; ms < durationMs; ms++) {
+    ts = ms * 1e6;
+    if (ms % 5000 === 0) for (const writer of [0, 1]) define(writer);
+    for (const [thread, root, child] of due.get(ms) ?? []) {
+      emit(nodeChannels.Fetch.endType, thread, child, false, '', 200, 512);
+      emit(nodeChannels.HttpServer.endType, thread, root, false, '', 200, 2048);
+    }
+    due.delete(ms);
+    // About 2 requests a ms: 0–4 of them, each on one of the two threads.
+    for (let n = Math.floor(rnd() * 5); n > 0; n--) {
+      const thread = rnd() < 0.5 ? 0 : 1;
+      const root = nextId++;
+      const child = nextId++;
+      emit(nodeChannels.HttpServer.beginType, thread, root, 0n, 'GET', `/items/${root}`);
+      emit(nodeChannels.Fetch.beginType, thread, child, root, 'GET', 'http://db.internal', `/query/${child}`);
+      // Log-normal lengths: a few ms typically, seconds rarely (at most 3 s).
+      const length = Math.min(3000, 1 + Math.round(Math.exp(1.2 + 1.1 * Math.sqrt(-2 * Math.log(rnd() || 1e-9)) * Math.cos(2 * Math.PI * rnd()))));
+      const end = ms + length;
+      if (!due.has(end)) due.set(end, []);
+      due.get(end).push([thread, root, child]);
+    }
+    for (const thread of [0, 1]) {
+      if (rnd() < 0.05) emit(runtimeGC.GCPause, thread, BigInt(Math.round(3e5 + rnd() * 2e6)), 'scavenge', 0, 5e7, thread, 0);
+      if (rnd() < 0.0005) emit(runtimeGC.GCPause, thread, BigInt(Math.round(2e7 + rnd() * 6e7)), 'mark-compact', 0, 4e7, thread, 0);
+      emit(Sample, thread, 1 + Math.floor(rnd() * 80), thread);
+    }
+    if (ms === nextStall) stallEnd = ms + 100 + Math.floor(rnd() * 300);
+    if (ms === nextStall + 100) emit(runtimeEventLoop.StallStart, 2, 0, 100);
+    if (ms === stallEnd) {
+      emit(runtimeEventLoop.StallEnd, 2, 0, stallEnd - nextStall);
+      nextStall = ms + 2000 + Math.floor(rnd() * 2000);
+    }
+  }
+  // Requests still open at the end stay unfinished, as in a trace stopped while serving.
+  w.sequencePoint(ts, 0, seq.map((nextSeq, threadId) => ({ threadId, nextSeq, dropped: 0 })));
+  w.end({ events: written, dropped: 0, endTimeNs: ts, maxLatenessNs: 0, threads: 3, eventTypes: types.length });
+  close();
+  return { events: written };
+}
+
 const SAMPLER_TYPES = [
   { provider: 'Runtime.CpuSampler', name: 'Frame', id: 1, version: 0, level: 4, keywords: 0n, fields: [['frameId', 'u32'], ['functionName', 'string'], ['url', 'string'], ['line', 'u32'], ['column', 'u32']] },
   { provider: 'Runtime.CpuSampler', name: 'Stack', id: 2, version: 0, level: 4, keywords: 0n, fields: [['stackId', 'u32'], ['frameId', 'u32'], ['parentId', 'u32']] },

@@ -385,3 +385,21 @@ export function frameLabel(frame: CpuFrame): string {
   const file = frame.url.slice(frame.url.lastIndexOf('/') + 1);
   return frame.line > 0 ? `${name} (${file}:${frame.line})` : `${name} (${file})`;
 }
+
+/**
+ * Who called `frame` when it was the innermost frame, over `t`'s samples in [fromNs, toNs) (each for
+ * the part of its time inside, as functionTimes counts it): self time per calling frame (-1: it was
+ * outermost), the largest first.
+ */
+export function callersOf(profile: CpuProfile, t: ThreadSamples, frame: number, fromNs = -Infinity, toNs = Infinity): { frame: number; selfNs: number }[] {
+  const byCaller = new Map<number, number>();
+  const [lo, hi] = samplesCovering(t, fromNs, toNs);
+  for (let i = lo; i < hi; i++) {
+    const s = t.stack[i]!;
+    if (s < 0 || profile.stackFrame[s] !== frame) continue;
+    const parent = profile.stackParent[s]!;
+    const caller = parent < 0 ? -1 : profile.stackFrame[parent]!;
+    byCaller.set(caller, (byCaller.get(caller) ?? 0) + coveredNs(t, i, fromNs, toNs));
+  }
+  return [...byCaller].map(([f, selfNs]) => ({ frame: f, selfNs })).sort((a, b) => b.selfNs - a.selfNs);
+}

@@ -12,6 +12,7 @@ import { collectCommand, collectUsage } from './collect-command.js';
 import { convertCommand, convertUsage } from './convert/convert-command.js';
 import { demoCommand, demoUsage } from './demo-command.js';
 import { dumpCommand, dumpUsage } from './dump-command.js';
+import { explainCommand, explainUsage } from './explain-command.js';
 import { gcdumpCommand, gcdumpUsage } from './gcdump/gcdump-command.js';
 import { reportCommand, reportUsage } from './report-command.js';
 import { psCommand, psUsage } from './ps-command.js';
@@ -26,6 +27,7 @@ const commands: Record<string, { run: Command; usage: string }> = {
   dump: { run: dumpCommand, usage: dumpUsage },
   stats: { run: statsCommand, usage: statsUsage },
   report: { run: reportCommand, usage: reportUsage },
+  explain: { run: explainCommand, usage: explainUsage },
   convert: { run: convertCommand, usage: convertUsage },
   query: { run: queryCommand, usage: queryUsage },
   demo: { run: demoCommand, usage: demoUsage },

@@ -11,6 +11,7 @@ import { printable } from './printable.js';
 import type { SpanReport } from './span-tracker.js';
 import { cpuSectionLines, onCpuLine } from './report/cpu-section.js';
 import { ReportCharts } from './report/report-charts.js';
+import { explainSection } from './report/explain-section.js';
 import { buildReport, readReport, type Distribution, type ReportOptions, type TraceReport } from './trace-report.js';
 
 export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json] [--html OUT.html] [--no-source-maps]   GC pauses, event-loop stalls and delay, spans, CPU samples, drops; --html: a page of charts and a flame graph';
@@ -51,6 +52,7 @@ export function formatReport(r: TraceReport): string {
   }
   lines.push('', ...spanLines(r.spans));
   lines.push('', ...cpuSectionLines(r.cpu));
+  lines.push('', ...explainSection(r.explain));
   const dr = r.drops;
   lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${dr.ranges} ranges (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
   return `${lines.join('\n')}\n`;

@@ -1,3 +1,5 @@
+import { explainTrace } from '../analysis/explain/explain-trace.js';
+import type { ExplainReport } from '../analysis/explain/explanation.js';
 import type { TraceEvent } from '../format/trace-event.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { type EventBatch, readTrace, type TraceSummary } from '../format/trace-reader.js';
@@ -75,7 +77,12 @@ export interface TraceReport {
   drops: { dropped: number; ranges: number; byThread: Record<string, number> };
   /** The top functions by CPU samples (Runtime.CpuSampler); absent when the trace has none. */
   cpu?: CpuSection;
+  /** Where the slowest spans' and the stalls' time went (`tracepipe explain` with REPORT_EXPLAIN). */
+  explain: ExplainReport;
 }
+
+/** What the report's explain section covers: the 10 slowest spans of every type, every stall. */
+const REPORT_EXPLAIN = { top: 10, minMs: 0 };
 
 const TOP = 10;
 
@@ -177,6 +184,8 @@ export async function readReport(path: string, options: ReportOptions, observe?:
     error = e.message;
   }
   const summary: TraceSummary = await readTrace(path).summary();
+  // Its own two skims of the trace: a fraction of this pass's time (BENCHMARKS.md, explain).
+  const explain = await explainTrace(path, { ...REPORT_EXPLAIN, sourceMaps: options.sourceMaps });
   const wallNs = events > 0 ? last - first : 0;
   const { infoMs, warnMs } = options;
   const durations = (list: GcPauseRecord[]) => list.map((p) => p.durationMs);
@@ -229,6 +238,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
     spans: { ...spanReport, slowest: spanReport.slowest.map((x) => withOnCpu(x, x.threadId, x.startNs, x.startNs + Math.round(x.durationMs * 1e6))) },
     drops: { dropped: summary.dropped, ranges: summary.drops.length, byThread: dropsByThread },
     ...(section ? { cpu: section } : {}),
+    explain,
   };
   return { report, profile };
 }

@@ -6,6 +6,7 @@ import type { StreamEventType } from '../format/trace-event.js';
 import type { FieldType } from '../schema/field-type.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
 import { COUNTER_SUFFIX, typeRole } from '../schema/type-role.js';
+import { gcPauseOf, isGcPauseType, isStallEndType, isStallStartType, StallPairs, typeHasFields } from '../analysis/runtime-intervals.js';
 
 /**
  * How tracepipe's runtime events show on a timeline (Perfetto, Chrome's trace viewer): GC pauses and
@@ -18,27 +19,23 @@ export type TimelineRole = 'gc-pause' | 'stall-start' | 'stall-end' | 'span-begi
 
 type FieldValue = DecodedFields[string];
 
-function hasFields(t: StreamEventType, wanted: Record<string, readonly FieldType[]>): boolean {
-  return Object.entries(wanted).every(([name, types]) => t.layout.fields.some((f) => f.name === name && types.includes(f.type)));
-}
-
 const NUMBER: readonly FieldType[] = ['bool', 'u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'u64', 'i64', 'f32', 'f64'];
 
 /** Roles go by the provider's documented fields; a type that lacks them (another version) is an instant. */
 export function timelineRole(t: StreamEventType): TimelineRole {
   switch (t.key) {
     case 'Runtime.GC/GCPause':
-      return hasFields(t, { durationNs: ['u64'], kind: ['string'] }) ? 'gc-pause' : 'instant';
+      return isGcPauseType(t) ? 'gc-pause' : 'instant';
     case 'Runtime.EventLoop/StallStart':
-      return hasFields(t, { thread: ['u32'], blockedMs: ['f64'] }) ? 'stall-start' : 'instant';
+      return isStallStartType(t) ? 'stall-start' : 'instant';
     case 'Runtime.EventLoop/StallEnd':
-      return hasFields(t, { thread: ['u32'], durationMs: ['f64'] }) ? 'stall-end' : 'instant';
+      return isStallEndType(t) ? 'stall-end' : 'instant';
     case 'Runtime.CpuSampler/Frame':
-      return hasFields(t, { frameId: ['u32'], functionName: ['string'], url: ['string'], line: ['u32'], column: ['u32'] }) ? 'cpu-sample' : 'instant';
+      return typeHasFields(t, { frameId: ['u32'], functionName: ['string'], url: ['string'], line: ['u32'], column: ['u32'] }) ? 'cpu-sample' : 'instant';
     case 'Runtime.CpuSampler/Stack':
-      return hasFields(t, { stackId: ['u32'], frameId: ['u32'], parentId: ['u32'] }) ? 'cpu-sample' : 'instant';
+      return typeHasFields(t, { stackId: ['u32'], frameId: ['u32'], parentId: ['u32'] }) ? 'cpu-sample' : 'instant';
     case 'Runtime.CpuSampler/Sample':
-      return hasFields(t, { stackId: ['u32'], thread: ['u32'] }) ? 'cpu-sample' : 'instant';
+      return typeHasFields(t, { stackId: ['u32'], thread: ['u32'] }) ? 'cpu-sample' : 'instant';
     case 'Runtime.GCHeap/HeapStats':
     case 'Runtime.GCHeap/HeapSpace':
     case 'Runtime.EventLoop/Delay':
@@ -78,49 +75,36 @@ export interface Slice {
   readonly args: readonly SliceArg[];
 }
 
-/** The thread a runtime event is about (the watchdog writes the main thread's pauses and stalls). */
-function subjectThread(e: BlockEvent): number {
-  return typeof e.fields.thread === 'number' ? e.fields.thread : e.threadId;
-}
-
 /** A GC pause: its true start (the event's timestamp), its exact duration, its kind as the name. */
 export function gcPauseSlice(e: BlockEvent): Slice {
   const args: SliceArg[] = [];
   for (const f of e.type.layout.fields) if (f.name !== 'kind' && f.name !== 'thread') args.push([f.name, f.type, e.fields[f.name]!]);
-  return { threadId: subjectThread(e), startNs: e.timestampNs, durationNs: Number(e.fields.durationNs), name: String(e.fields.kind), category: e.provider, args };
+  const p = gcPauseOf(e);
+  return { threadId: p.threadId, startNs: p.startNs, durationNs: p.durationNs, name: p.kind, category: e.provider, args };
 }
 
-const msToNs = (ms: FieldValue): number => Math.round(Number(ms) * 1e6);
-
-/**
- * Pairs StallStart and StallEnd per stalled thread. A stall runs from the last heartbeat before it
- * (StallStart's time minus blockedMs) for durationMs, the gap between the heartbeats around it.
- */
+/** Stalls as slices: StallStart and StallEnd paired per stalled thread (StallPairs). */
 export class StallSlices {
-  private readonly open = new Map<number, BlockEvent>();
+  private readonly pairs = new StallPairs();
 
   start(e: BlockEvent): void {
-    this.open.set(subjectThread(e), e);
+    this.pairs.start(e);
   }
 
   end(e: BlockEvent): Slice {
-    const threadId = subjectThread(e);
-    const start = this.open.get(threadId);
-    this.open.delete(threadId);
-    const durationNs = msToNs(e.fields.durationMs);
-    const startNs = start ? start.timestampNs - msToNs(start.fields.blockedMs) : e.timestampNs - durationNs;
+    const { threadId, startNs, durationNs } = this.pairs.end(e);
     return { threadId, startNs, durationNs, name: 'stall', category: e.provider, args: [['durationMs', 'f64', e.fields.durationMs!]] };
   }
 
   /** Stalls still going when the trace ended. */
   unfinished(): Slice[] {
-    return [...this.open].map(([threadId, s]) => ({
+    return this.pairs.unfinished().map(({ threadId, startNs, start }) => ({
       threadId,
-      startNs: s.timestampNs - msToNs(s.fields.blockedMs),
+      startNs,
       durationNs: undefined,
       name: 'stall',
-      category: s.provider,
-      args: [['blockedMs', 'f64', s.fields.blockedMs!]],
+      category: start.provider,
+      args: [['blockedMs', 'f64', start.fields.blockedMs!]],
     }));
   }
 }
@@ -179,5 +163,5 @@ function threadLabel(threadId: number, name: string, role: string): string {
 
 /** Whether `e` is the rundown's description of a thread. */
 export function isThreadInfo(t: StreamEventType): boolean {
-  return t.key === 'Runtime.Process/Thread' && hasFields(t, { threadId: ['u32'], role: ['string'] });
+  return t.key === 'Runtime.Process/Thread' && typeHasFields(t, { threadId: ['u32'], role: ['string'] });
 }

@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { BLOCK_HEADER_SIZE, BlockKind, blockChecksum, END_OF_STREAM_PAYLOAD } from './block.js';
-import type { BlockEvent } from './events-block.js';
+import type { BlockEvent, RawPayload } from './events-block.js';
 import { TraceFormatError, type TraceErrorCode } from './format-error.js';
 import { addDropReasons, type DropReasonCounts, noDropReasons } from './drop-reason.js';
 import { LossTracker, type DropRange } from './loss-tracker.js';
@@ -81,8 +81,26 @@ export interface BatchOptions {
   readonly order?: 'timestamp' | 'stream';
 }
 
+/** What a skim went through: its events, what was lost, and where and why it stopped early. */
+export interface SkimResult {
+  readonly header: TraceHeader | undefined;
+  readonly events: number;
+  readonly dropped: number;
+  /** True when the stream ended with its end-of-stream block. */
+  readonly complete: boolean;
+  readonly error?: { code: TraceErrorCode; message: string; offset: number };
+}
+
 export interface TraceReadable extends AsyncIterable<TraceEvent> {
   summary(): Promise<TraceSummary>;
+  /**
+   * Every event in stream order, its fields not decoded: `onEvent` gets the event (empty fields) and
+   * where its payload lies, during the call only (RawPayloads reads fields there, or decodes it),
+   * with each payload's fixed part checked. For tools that read a few fields of most events and
+   * decode few, at several times the speed of batches(). Damage is reported, not thrown, as by
+   * summary(); a handler's own error ends the skim.
+   */
+  skim(onEvent: (e: BlockEvent, payload: RawPayload) => void): Promise<SkimResult>;
   /**
    * The events in batches (at most 1,024 each), with their types and the losses they reveal:
    * for tools that go through millions of events, where a promise per event costs more than the
@@ -239,6 +257,7 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
       return readBatches(order);
     },
     summary: () => summarize(chunks()),
+    skim: (onEvent: (e: BlockEvent, payload: RawPayload) => void) => skim(chunks(), onEvent),
   };
 
   async function* readBatches(order: 'timestamp' | 'stream'): AsyncGenerator<EventBatch> {
@@ -335,6 +354,34 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
 
 function tooManyThreads(offset: number): TraceFormatError {
   return new TraceFormatError('limit', `trace exceeds a reader limit: more than ${MAX_THREADS} threads at byte ${offset}`, offset);
+}
+
+async function skim(chunks: AsyncIterable<Uint8Array>, onEvent: (e: BlockEvent, payload: RawPayload) => void): Promise<SkimResult> {
+  const loss = new LossTracker();
+  let header: TraceHeader | undefined;
+  let events = 0;
+  const parser: TraceParser = new TraceParser(
+    {
+      header: (h) => (header = h),
+      event: (e, payload) => {
+        events++;
+        loss.observe(e.threadId, e.sequence);
+        if (loss.threads > MAX_THREADS) throw tooManyThreads(parser.offset);
+        onEvent(e, payload);
+      },
+      sequencePoint: (sp) => loss.progress(sp),
+    },
+    false,
+  );
+  try {
+    for await (const chunk of chunks) parser.push(chunk);
+    parser.finish();
+  } catch (e) {
+    if (!(e instanceof TraceFormatError) || e.code === 'io' || e.code === 'not-a-trace' || e.code === 'unsupported-version') throw e;
+    return { header, events, dropped: loss.dropped, complete: false, error: { code: e.code, message: e.message, offset: e.offset } };
+  }
+  loss.finish();
+  return { header, events, dropped: loss.dropped, complete: true };
 }
 
 /** Counts without decoding fields or ordering: one pass, memory bounded by the reader limits. Damage is reported, not thrown. */

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Level } from '../schema/level.js';
 import { defineProvider } from '../schema/provider.js';
-import { enterSpan } from '../schema/span-context.js';
+import { currentSpanId, enterSpan } from '../schema/span-context.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { TracingChannelBridge } from './tracing-channel-bridge.js';
 
@@ -70,6 +70,8 @@ const now = () => performance.now();
  * objects keep their shapes.
  */
 interface ServerSocketState {
+  /** The span current where the connection's first request began: every request of the connection begins there. */
+  readonly context: number;
   readonly startedMs: number[];
   /** The same requests' spans (0: none). */
   readonly spans: number[];
@@ -92,9 +94,14 @@ function bytesWrittenBy(socket: Socket): number {
 const http: Record<string, Handler> = {
   'http.server.request.start': (m) => {
     const { request, socket } = m as { request: IncomingMessage; socket: Socket };
-    const span = nodeChannels.HttpServer.begin(request.method ?? '', request.url ?? '');
     const state = serverSockets.get(socket);
-    if (state === undefined) serverSockets.set(socket, { startedMs: [now()], spans: [span], writtenMark: bytesWrittenBy(socket) });
+    // Node parses every request of a keep-alive connection in the connection's own async context,
+    // which the previous request's enterSpan (below) changed: without going back to where the
+    // connection began, each request would be the child of the one before it.
+    if (state !== undefined && currentSpanId() !== state.context) enterSpan(state.context);
+    const context = currentSpanId();
+    const span = nodeChannels.HttpServer.begin(request.method ?? '', request.url ?? '');
+    if (state === undefined) serverSockets.set(socket, { context, startedMs: [now()], spans: [span], writtenMark: bytesWrittenBy(socket) });
     else {
       state.startedMs.push(now());
       state.spans.push(span);

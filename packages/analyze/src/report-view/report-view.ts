@@ -12,17 +12,27 @@ interface Drawn {
   dropMarkers: number;
   /** Bars of the flame graph, for the thread shown. */
   flameFrames: number;
+  /** Time charts that marked the addressed interval at their last draw. */
+  focusMarks: number;
+}
+
+/** What the time charts show: the whole trace, or the interval the address names and its margin (seconds). */
+interface Timeline {
+  view: [number, number];
+  focus: [number, number] | null;
+  /** The charts over time that the address moves. */
+  charts: number;
 }
 
 declare global {
   interface Window {
     /** renderedMs: the page script's own time; readyAtMs: since navigation began, when every chart was drawn. */
-    tracepipeReport: { data: ReportPageData; drawn: Drawn; charts: string[]; renderedMs: number; readyAtMs: number; flameGraph: FlameGraph | null };
+    tracepipeReport: { data: ReportPageData; drawn: Drawn; charts: string[]; timeline: Timeline; renderedMs: number; readyAtMs: number; flameGraph: FlameGraph | null };
   }
 }
 
 const data = JSON.parse(document.getElementById('tracepipe-data')!.textContent!) as ReportPageData;
-const drawn: Drawn = { gcPauseBars: 0, stallSpans: 0, unfinishedStallSpans: 0, dropMarkers: 0, flameFrames: 0 };
+const drawn: Drawn = { gcPauseBars: 0, stallSpans: 0, unfinishedStallSpans: 0, dropMarkers: 0, flameFrames: 0, focusMarks: 0 };
 const charts: string[] = [];
 const main = document.getElementById('report')!;
 
@@ -42,6 +52,10 @@ const endS = Math.max(
   ...data.rates.x.map((x) => x + data.rates.bucketS),
 );
 const X_RANGE: [number, number] = [0, endS > 0 ? endS : 1];
+const FOCUS_FILL = 'rgba(37, 99, 235, 0.18)';
+const timeline: Timeline = { view: X_RANGE, focus: null, charts: 0 };
+/** Every chart over time, so that the address moves them all. */
+const timeCharts: uPlot[] = [];
 
 function section(title: string, note: string): HTMLElement {
   const s = document.createElement('section');
@@ -69,7 +83,7 @@ function clipToPlot(u: uPlot): CanvasRenderingContext2D {
 
 /** Options every time chart shares: the full width, the trace's time range, a cursor that follows across charts. */
 function timeChart(height: number, axes: uPlot.Axis[], series: uPlot.Series[], hooks: uPlot.Hooks.Arrays, scales: uPlot.Scales = {}): uPlot.Options {
-  return { width: width(), height, cursor: { sync: { key: 'time' } }, scales: { x: { time: false, range: X_RANGE }, ...scales }, axes: [timeAxis, ...axes], series: [{ label: 's' }, ...series], hooks };
+  return { width: width(), height, cursor: { sync: { key: 'time' } }, scales: { x: { time: false, range: () => timeline.view }, ...scales }, axes: [timeAxis, ...axes], series: [{ label: 's' }, ...series], hooks };
 }
 
 /** Red-shaded stall spans behind a time chart's lines (all threads' stalls). */
@@ -92,6 +106,10 @@ function shadeStalls(u: uPlot): void {
     span(s, X_RANGE[1], UNFINISHED_FILL);
     unfinished++;
   });
+  if (timeline.focus) {
+    span(timeline.focus[0], timeline.focus[1], FOCUS_FILL);
+    drawn.focusMarks++;
+  }
   ctx.restore();
   drawn.stallSpans = spans;
   drawn.unfinishedStallSpans = unfinished;
@@ -129,6 +147,7 @@ function lineChart(title: string, note: string, series: readonly TimeSeries[], u
     s,
   );
   charts.push(title);
+  timeCharts.push(u);
   resizers.push((w) => u.setSize({ width: w, height: 260 }));
 }
 
@@ -204,6 +223,7 @@ function pauseTimeline(): void {
   );
   u.over.append(tip);
   charts.push('GC pauses');
+  timeCharts.push(u);
   resizers.push((w) => u.setSize({ width: w, height: 280 }));
 }
 
@@ -326,6 +346,7 @@ function rates(): void {
     s,
   );
   charts.push('Events per second');
+  timeCharts.push(u);
   resizers.push((w) => u.setSize({ width: w, height: 300 }));
 }
 
@@ -349,6 +370,30 @@ function textReport(): void {
   s.append(pre);
 }
 
+/**
+ * The timeline's address: `#t=FROM,TO` (seconds since the trace began, as the time axes count) shows
+ * every time chart from a little before FROM to a little after TO, with the interval marked; without
+ * it they show the whole trace. The "why it was slow" section links each item to its own.
+ */
+function readAddress(): [number, number] | null {
+  const m = /^#t=([^,]+),([^,]+)$/.exec(location.hash);
+  if (!m) return null;
+  const from = Number(m[1]);
+  const to = Number(m[2]);
+  return Number.isFinite(from) && Number.isFinite(to) && to >= from ? [from, to] : null;
+}
+
+function showAddress(): void {
+  const focus = readAddress();
+  const margin = focus ? Math.max((focus[1] - focus[0]) / 2, 0.001) : 0;
+  timeline.focus = focus;
+  timeline.view = focus ? [focus[0] - margin, focus[1] + margin] : X_RANGE;
+  drawn.focusMarks = 0;
+  timeline.charts = timeCharts.length;
+  for (const u of timeCharts) u.setScale('x', { min: timeline.view[0], max: timeline.view[1] });
+  if (focus) timeCharts[0]?.root.parentElement?.scrollIntoView({ block: 'start' });
+}
+
 const started = performance.now();
 document.getElementById('subtitle')!.textContent = `${data.trace.file} · pid ${data.trace.pid} on ${data.trace.hostname} · node ${data.trace.nodeVersion} · began ${data.trace.startedAt} · ${data.trace.events.toLocaleString('en-US')} events over ${data.trace.durationS.toFixed(3)} s · ${data.report.gc.all.count} GC pauses · ${data.report.stalls.count} stalls · ${data.report.drops.dropped.toLocaleString('en-US')} events dropped`;
 pauseTimeline();
@@ -361,4 +406,6 @@ rates();
 const flame = flameGraph();
 textReport();
 addEventListener('resize', () => resizers.forEach((r) => r(width())));
-window.tracepipeReport = { data, drawn, charts, renderedMs: performance.now() - started, readyAtMs: performance.now(), flameGraph: flame };
+addEventListener('hashchange', showAddress);
+if (location.hash) showAddress();
+window.tracepipeReport = { data, drawn, charts, timeline, renderedMs: performance.now() - started, readyAtMs: performance.now(), flameGraph: flame };

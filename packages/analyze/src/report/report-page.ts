@@ -9,6 +9,8 @@ const UPLOT_STYLES = 'uplot/dist/uPlot.min.css';
 /** The page script (src/report-view, compiled for the browser), and the flame graph's classic script it uses. */
 const VIEW_SCRIPT = new URL('../report-view/report-view.js', import.meta.url);
 const FLAME_SCRIPT = new URL('../report-view/flame-graph.js', import.meta.url);
+/** The "why it was slow" section's script, run after the page script. */
+const EXPLAIN_SCRIPT = new URL('../report-view/explain-view.js', import.meta.url);
 
 const STYLES = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; color: #111827; background: #fff; }
@@ -20,6 +22,12 @@ section { margin-top: 22px; position: relative; }
 h2 { font-size: 16px; margin: 0 0 2px; }
 .note { color: #4b5563; margin: 0 0 8px; font-size: 13px; }
 pre { background: #f9fafb; border: 1px solid #e5e7eb; padding: 12px; overflow-x: auto; font-size: 12px; }
+.explain-item { margin: 10px 0; }
+.explain-item .when { color: #4b5563; font-size: 13px; }
+.explain-item .verdict { margin: 2px 0 4px; }
+.shares { display: flex; height: 10px; max-width: 720px; background: #f3f4f6; }
+.legend span { margin-right: 14px; padding-left: 4px; font-size: 13px; }
+h3 { font-size: 14px; margin: 16px 0 2px; }
 .tip { position: absolute; display: none; pointer-events: none; z-index: 10; background: #111827; color: #f9fafb; padding: 4px 8px; border-radius: 4px; font-size: 12px; white-space: nowrap; }
 `;
 
@@ -37,11 +45,12 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => `&#${c.cha
  * with no network (its Content-Security-Policy forbids any request).
  */
 export async function renderReportPage(data: ReportPageData): Promise<string> {
-  const [uplotScript, uplotStyles, view, flame] = await Promise.all([
+  const [uplotScript, uplotStyles, view, flame, explainView] = await Promise.all([
     readFile(require.resolve(UPLOT_SCRIPT), 'utf8'),
     readFile(require.resolve(UPLOT_STYLES), 'utf8'),
     readFile(VIEW_SCRIPT, 'utf8'),
     readFile(FLAME_SCRIPT, 'utf8'),
+    readFile(EXPLAIN_SCRIPT, 'utf8'),
   ]);
   // JSON in a script element: every '<' escaped, so no string in the trace can close it.
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
@@ -62,6 +71,7 @@ export async function renderReportPage(data: ReportPageData): Promise<string> {
 <script>${inlined(uplotScript, UPLOT_SCRIPT)}</script>
 <script>${inlined(flame, 'the flame graph script')}</script>
 <script type="module">${inlined(view, 'the page script')}</script>
+<script type="module">${inlined(explainView, 'the explain section script')}</script>
 </body>
 </html>
 `;
