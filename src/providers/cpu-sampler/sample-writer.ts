@@ -96,8 +96,8 @@ export class SampleWriter {
 
   constructor(readonly table: StackTable) {}
 
-  /** The next samples will define everything again (the set of sessions changed: a new one has none). */
-  forgetDefinitions(): void {
+  /** The next samples will define everything again. */
+  private forgetDefinitions(): void {
     this.frameAt.clear();
     this.stackAt.clear();
     this.writtenSinceMs = performance.now();
@@ -106,8 +106,7 @@ export class SampleWriter {
   /** `times` are µs of CLOCK_MONOTONIC (V8's sample times), `stacks` ids in the table. */
   write(thread: number, times: ArrayLike<number>, stacks: ArrayLike<number>): void {
     if (!runtimeCpuSampler.Sample.enabled) return;
-    // Also on a thread that does not sample (the watchdog writing the main thread's samples), whose
-    // forgetDefinitions() nobody calls when a session joins.
+    // After the set of sessions changed (a new one has seen no definition), on every writing thread.
     const changes = samplerSessionChanges();
     if (changes !== this.seenSessionChanges || performance.now() - this.writtenSinceMs >= REDEFINE_MS) {
       this.seenSessionChanges = changes;

@@ -18,7 +18,6 @@ interface Route {
   flush(): void;
   /** Ends sampling and writes the last samples. */
   stop(): void;
-  forgetDefinitions(): void;
 }
 
 function nativeRoute(sampler: NonNullable<typeof nativeSampler>, intervalUs: number): Route {
@@ -45,7 +44,6 @@ function nativeRoute(sampler: NonNullable<typeof nativeSampler>, intervalUs: num
       sampler.stop();
       samples.writeFor(threadId);
     },
-    forgetDefinitions: () => samples.writer.forgetDefinitions(),
   };
 }
 
@@ -67,7 +65,6 @@ function inspectorRoute(intervalUs: number): Route {
       ticking.stop();
       inspector.stop();
     },
-    forgetDefinitions: () => inspector.writer.forgetDefinitions(),
   };
 }
 
@@ -86,8 +83,7 @@ export function configureSampling(intervalUs: number | undefined): void {
   if (!route) route = nativeSampler ? nativeRoute(nativeSampler, intervalUs) : inspectorRoute(intervalUs);
   else if (intervalUs !== currentUs) route.setInterval(intervalUs);
   currentUs = intervalUs;
-  // A session that joins has seen no definition yet, and learns the sampling from here.
-  route.forgetDefinitions();
+  // A session that joins learns the sampling from here (its writers define everything again: SampleWriter).
   runtimeCpuSampler.SamplerStarted.write(threadId, intervalUs, route.name);
 }
 
