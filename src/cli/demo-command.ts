@@ -1,21 +1,30 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { simulateRequests } from '../demo/sample-work.js';
 import { readTrace } from '../format/trace-reader.js';
 import { startSession } from '../session/session.js';
 import { CliError } from './cli-error.js';
+import { defineCommand } from './command/command-spec.js';
 import { formatStats } from './stats-command.js';
 import { writeOut } from './output.js';
 
-export const demoUsage = 'tracepipe demo [-o FILE] [--duration MS]       trace a sample app (main + 2 workers) and print its stats';
+export const demoCommand = defineCommand({
+  name: 'demo',
+  summary: 'trace a sample app (main + 2 workers) and print its stats',
+  positionals: [],
+  options: {
+    output: { type: 'string', short: 'o', value: 'FILE', defaultText: 'tracepipe-demo-<pid>.tptrace in the temporary directory', description: 'where to write the trace' },
+    duration: { type: 'string', value: 'MS', default: '2000', description: 'how long the sample app runs, in milliseconds' },
+  },
+  examples: [
+    { args: [], does: 'two seconds of a sample app, then its stats' },
+    { args: ['-o', 'demo.tptrace', '--duration', '500'], does: 'half a second, into demo.tptrace' },
+  ],
+  run: ({ values }) => demo(values),
+});
 
-export async function demoCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { output: { type: 'string', short: 'o' }, duration: { type: 'string', default: '2000' } },
-  });
+async function demo(values: { output: string | undefined; duration: string }): Promise<number> {
   const durationMs = Number(values.duration);
   if (!Number.isFinite(durationMs) || durationMs <= 0) throw new CliError('--duration must be a positive number of milliseconds');
   const file = values.output ?? join(tmpdir(), `tracepipe-demo-${process.pid}.tptrace`);

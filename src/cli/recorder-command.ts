@@ -1,13 +1,11 @@
 import { closeSync, writeSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { dumpRecorder, TargetError } from '../ipc/diagnostics-client.js';
 import { readTrace } from '../format/trace-reader.js';
 import { openPrivateFileSync } from '../sinks/private-file.js';
 import { positiveInt } from './cli-args.js';
 import { CliError } from './cli-error.js';
+import { type CommandGroup, defineCommand } from './command/command-spec.js';
 import { writeOut } from './output.js';
-
-export const recorderUsage = 'tracepipe recorder dump --pid N [-o FILE]    write the flight recorder of process N (its newest events) to a trace file';
 
 /**
  * A target that sends nothing for this long is not dumping (stopped, hung): the target itself gives up
@@ -19,16 +17,31 @@ function defaultPath(pid: number): string {
   return `tracepipe-flight-${pid}-${new Date().toISOString().replace(/[-:.]/g, '')}.tptrace`;
 }
 
-export async function recorderCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { pid: { type: 'string' }, output: { type: 'string', short: 'o' }, session: { type: 'string' } },
-  });
-  if (positionals.length !== 1 || positionals[0] !== 'dump') throw new CliError(`usage: ${recorderUsage}`);
-  const pid = positiveInt('pid', values.pid, recorderUsage);
-  const session = values.session === undefined ? 0 : positiveInt('session', values.session, recorderUsage);
-  const path = values.output ?? defaultPath(pid);
+export const recorderDumpCommand = defineCommand({
+  name: 'recorder dump',
+  summary: 'write the flight recorder of process N (its newest events) to a trace file',
+  description: 'Writes what the flight recorder (a ring session) of a running process holds, its newest events, to a trace file.',
+  positionals: [],
+  options: {
+    pid: { type: 'string', value: 'N', required: true, description: 'the process (see `tracepipe ps`)' },
+    output: { type: 'string', short: 'o', value: 'FILE', defaultText: 'tracepipe-flight-<pid>-<time>.tptrace', description: 'where to write the trace' },
+    session: { type: 'string', value: 'ID', defaultText: 'the process\'s flight recorder, when it has one', description: 'which ring session, when the process has several' },
+  },
+  examples: [
+    { args: ['--pid', '4242'], does: 'the newest events of process 4242' },
+    { args: ['--pid', '4242', '-o', 'crash.tptrace'], does: 'the same, into crash.tptrace' },
+  ],
+  run: ({ values }) => dumpFlightRecorder(positiveInt('pid', values.pid), values.session === undefined ? 0 : positiveInt('session', values.session), values.output),
+});
+
+export const recorderCommand: CommandGroup = {
+  name: 'recorder',
+  summary: 'write the flight recorder of a running process to a trace file',
+  subcommands: [recorderDumpCommand],
+};
+
+async function dumpFlightRecorder(pid: number, session: number, output: string | undefined): Promise<number> {
+  const path = output ?? defaultPath(pid);
   const stream = await dumpRecorder(pid, session).catch((e: unknown) => {
     throw e instanceof TargetError ? new CliError(e.message, 1) : e;
   });
