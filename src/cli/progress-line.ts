@@ -108,8 +108,8 @@ export class ProgressLine {
       const total = this.totalBytes;
       parts.push(total ? `${formatBytes(this.bytes)} of ${formatBytes(total)} (${Math.floor((100 * this.bytes) / total)}%)` : `${formatBytes(this.bytes)} read`);
     }
-    if (this.events !== undefined) parts.push(`${(this.events / s / 1e6).toFixed(2)} M events/s`);
-    else if (this.bytes !== undefined) parts.push(`${formatBytes(Math.round(this.bytes / s))}/s`);
+    if (this.events) parts.push(`${(this.events / s / 1e6).toFixed(2)} M events/s`);
+    else if (this.bytes) parts.push(`${formatBytes(Math.round(this.bytes / s))}/s`);
     if (this.bytes && this.totalBytes && this.bytes < this.totalBytes) parts.push(`~${Math.ceil(((this.totalBytes - this.bytes) * s) / this.bytes)} s left`);
     const pass = this.pass ? ` (${this.pass})` : '';
     return `${this.doing}${pass}: ${parts.length > 0 ? parts.join(', ') : `${s.toFixed(1)} s`}`;
