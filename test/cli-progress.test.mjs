@@ -64,7 +64,7 @@ test('passes over a trace file reach the line through the reader, with the file 
   await readTrace(trace).summary();
   p.stop();
   const size = (await import('node:fs')).statSync(trace).size;
-  assert.ok(writes.some((w) => w.startsWith(`${CLEAR}reading: 0 B of ${(size / 1024).toFixed(1)} KiB (0%)`)), writes.join('|'));
+  assert.ok(writes.some((w) => w.startsWith(`${CLEAR}reading: 0.0 s, 0 B of ${(size / 1024).toFixed(1)} KiB (0%)`)), writes.join('|'));
   assert.ok(writes.some((w) => w.startsWith(`${CLEAR}reading (pass 2): `)), writes.join('|'));
   // Unsubscribed: later reads draw nothing.
   const before = writes.length;
@@ -133,5 +133,41 @@ test('in a pipe, no job writes anything on stderr', async () => {
     const r = await piped(args);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '', args.join(' '));
+  }
+});
+
+test('collect and gcdump collect draw their live counts on the same line; --quiet silences them, terminal or not', async () => {
+  const { CollectProgress } = await import('../dist/cli/collect-progress.js');
+  const { GcdumpProgress } = await import('../dist/cli/gcdump/gcdump-progress.js');
+  const bytes = syntheticTrace({ batches: 4 }).bytes;
+  const { writes, out } = fakeTerminal();
+  const c = new CollectProgress(out);
+  c.start();
+  c.push(bytes);
+  c.stop();
+  assert.match(writes[0], /^\r\x1b\[Kcollecting: /);
+  assert.equal(writes.at(-1), CLEAR);
+  const builder = { phase: 'waiting', nodeCount: 0, declaredNodes: 0, edgeCount: 0, declaredEdges: 0 };
+  const g = fakeTerminal();
+  const gp = new GcdumpProgress(g.out, builder);
+  gp.start();
+  assert.equal(g.writes[0], `${CLEAR}V8 is taking the snapshot (the target is paused): 0.0 s`);
+  Object.assign(builder, { phase: 'nodes', nodeCount: 5, declaredNodes: 10, declaredEdges: 20 });
+  gp.received(1000);
+  gp.update();
+  gp.stop();
+  assert.match(g.writes.at(-2), /^\r\x1b\[Kreceiving nodes: [\d.]+ s, 0 B read, nodes 5\/10, edges 0\/20$/, 'a new phase is drawn at once, its bytes counted from its start');
+  assert.equal(g.writes.at(-1), CLEAR);
+  for (const isTTY of [true, false]) {
+    const q = fakeTerminal(isTTY);
+    const quiet = new CollectProgress(q.out, true);
+    quiet.start();
+    quiet.push(bytes);
+    quiet.stop();
+    const gq = new GcdumpProgress(q.out, { ...builder }, true);
+    gq.start();
+    gq.update();
+    gq.stop();
+    assert.deepEqual(q.writes, [], `isTTY ${isTTY}`);
   }
 });

@@ -22,6 +22,7 @@ interface Plan {
   readonly rundown: boolean;
   readonly durationMs: number | undefined;
   readonly output: string | undefined;
+  readonly quiet: boolean;
 }
 
 function parseDuration(text: string): number {
@@ -55,6 +56,7 @@ function plan(values: OptionValues<typeof COLLECT_OPTIONS>): Plan {
     rundown: !values['no-rundown'],
     durationMs: duration === undefined ? undefined : parseDuration(duration),
     output: values.output,
+    quiet: values.quiet,
   };
 }
 
@@ -109,7 +111,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
     await rm(file, { force: true });
     return targetFailure(e);
   }
-  const progress = new CollectProgress(process.stderr);
+  const progress = new CollectProgress(process.stderr, p.quiet);
   const until = p.durationMs === undefined ? 'Ctrl-C stops' : `stops after ${(p.durationMs / 1000).toFixed(1)} s or on Ctrl-C`;
   writeErr(`collecting session ${stream.sessionId} from process ${pid} (${info.argv.join(' ')}) into ${file}; ${until}\n  providers ${p.providers}\n`);
   let stopping = false;
@@ -215,6 +217,7 @@ const COLLECT_OPTIONS = {
   duration: { type: 'string', value: 'TIME', defaultText: 'until Ctrl-C, or until CMD exits', description: 'stop after TIME (500ms, 10s, 5m, 1h; a bare number is seconds)' },
   'no-rundown': { type: 'boolean', description: 'do not ask providers for end-of-session state (rundown)' },
   'list-profiles': { type: 'boolean', description: 'list the profiles with their providers, and exit' },
+  quiet: { type: 'boolean', short: 'q', description: 'no progress on stderr (a live line on a terminal, otherwise a line per second)' },
 } as const;
 
 export const collectCommand = defineCommand({

@@ -12,6 +12,8 @@ export interface ProgressState {
   readonly bytes?: number;
   /** The bytes the current stage will have read at its end, when known: the line then estimates the rest. */
   readonly totalBytes?: number;
+  /** What else the job counts, said last: '0 dropped'. */
+  readonly note?: string;
 }
 
 export interface ProgressOptions {
@@ -34,6 +36,7 @@ export class ProgressLine {
   private events: number | undefined;
   private bytes: number | undefined;
   private totalBytes: number | undefined;
+  private note: string | undefined;
   /** Passes over each trace file seen through the read channel (a report makes several over one, query one over each). */
   private readonly passes = new Map<string, number>();
   /** Which pass, over which file, the line is about, when that is not obvious. */
@@ -62,6 +65,7 @@ export class ProgressLine {
     if (p.events !== undefined) this.events = p.events;
     if (p.bytes !== undefined) this.bytes = p.bytes;
     if (p.totalBytes !== undefined) this.totalBytes = p.totalBytes;
+    if (p.note !== undefined) this.note = p.note;
     if (newStage || performance.now() - this.lastDraw >= REFRESH_MS) this.draw();
   }
 
@@ -97,6 +101,7 @@ export class ProgressLine {
   private startStage(doing: string): void {
     this.doing = doing;
     this.events = this.bytes = this.totalBytes = undefined;
+    this.note = undefined;
     this.stageStarted = performance.now();
   }
 
@@ -111,8 +116,11 @@ export class ProgressLine {
     if (this.events) parts.push(`${(this.events / s / 1e6).toFixed(2)} M events/s`);
     else if (this.bytes) parts.push(`${formatBytes(Math.round(this.bytes / s))}/s`);
     if (this.bytes && this.totalBytes && this.bytes < this.totalBytes) parts.push(`~${Math.ceil(((this.totalBytes - this.bytes) * s) / this.bytes)} s left`);
+    // Before anything is counted, the time it has been going says that it is alive.
+    if (!this.events && !this.bytes) parts.unshift(`${s.toFixed(1)} s`);
+    if (this.note) parts.push(this.note);
     const pass = this.pass ? ` (${this.pass})` : '';
-    return `${this.doing}${pass}: ${parts.length > 0 ? parts.join(', ') : `${s.toFixed(1)} s`}`;
+    return `${this.doing}${pass}: ${parts.join(', ')}`;
   }
 
   private draw(): void {

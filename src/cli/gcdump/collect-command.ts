@@ -8,7 +8,7 @@ import { HeapGraphBuilder, SnapshotStreamError } from '../../heap/heap-graph-bui
 import { collectTracing, isProcessAlive, processInfo, stopTracing, TargetError } from '../../ipc/diagnostics-client.js';
 import { checkCanCreate } from '../../sinks/private-file.js';
 import { CliError } from '../cli-error.js';
-import { defineCommand } from '../command/command-spec.js';
+import { defineCommand, QUIET_OPTION } from '../command/command-spec.js';
 import { formatBytes } from '../format-size.js';
 import { writeErr, writeOut } from '../output.js';
 import { GcdumpProgress } from './gcdump-progress.js';
@@ -52,6 +52,7 @@ export const gcdumpCollectCommand = defineCommand({
     pid: { type: 'string', value: 'N', required: true, description: 'the process (see `tracepipe ps`)' },
     output: { type: 'string', short: 'o', value: 'FILE', defaultText: '<pid>-<yyyymmdd>-<hhmmss>.gcdump', description: 'where to write the dump' },
     'buffer-size': { type: 'string', value: 'MB', default: '16', description: "the session's buffer in the target, in MiB (at least 1)" },
+    ...QUIET_OPTION,
   },
   examples: [
     { args: ['--pid', '4242'], does: 'a heap snapshot of process 4242' },
@@ -60,7 +61,7 @@ export const gcdumpCollectCommand = defineCommand({
   run: ({ values }) => gcdumpCollect(values),
 });
 
-async function gcdumpCollect(values: { pid: string; output: string | undefined; 'buffer-size': string }): Promise<number> {
+async function gcdumpCollect(values: { pid: string; output: string | undefined; 'buffer-size': string; quiet: boolean }): Promise<number> {
   if (!/^\d+$/.test(values.pid) || Number(values.pid) <= 0) throw new CliError(`--pid must be a process id, not '${values.pid}'`);
   const pid = Number(values.pid);
   // Bursts of V8's serialization outrun the tool for a moment: a buffer that absorbs them spares the
@@ -92,7 +93,7 @@ async function gcdumpCollect(values: { pid: string; output: string | undefined; 
   const builder = new HeapGraphBuilder(stream.sessionId, { pid, argv: info.argv, nodeVersion: info.nodeVersion });
   const loss = new LossTracker();
   const reasons: number[] = [];
-  const progress = new GcdumpProgress(process.stderr, builder);
+  const progress = new GcdumpProgress(process.stderr, builder, values.quiet);
   let stopAsked = false;
   /** Drops the sequence points report (they arrive even when no event follows the drops). */
   let reportedDrops = 0;
