@@ -106,6 +106,7 @@ const JOBS = () => [
   { args: ['explain', trace], line: /\r\x1b\[Kexplaining: / },
   { args: ['convert', trace, '--to', 'chrome', '-o', join(dir, 'app.json')], line: /\r\x1b\[Kconverting: / },
   { args: ['gcdump', 'report', dump], line: /\r\x1b\[Kcomputing retained sizes \(dominators of 2 nodes\)/ },
+  { args: ['demo', '--duration', '200', '-o', join(dir, 'demo.tptrace')], line: /\r\x1b\[Krunning the sample app for 200 ms: / },
 ];
 
 test('on a terminal, each long job shows its progress line and clears it; --quiet shows none', { skip: !hasScript && 'util-linux script is not installed' }, async () => {

@@ -5,9 +5,10 @@ import { simulateRequests } from '../demo/sample-work.js';
 import { readTrace } from '../format/trace-reader.js';
 import { startSession } from '../session/session.js';
 import { CliError } from './cli-error.js';
-import { defineCommand } from './command/command-spec.js';
+import { defineCommand, QUIET_OPTION } from './command/command-spec.js';
 import { formatStats } from './stats-command.js';
 import { writeOut } from './output.js';
+import { ProgressLine } from './progress-line.js';
 
 export const demoCommand = defineCommand({
   name: 'demo',
@@ -16,6 +17,7 @@ export const demoCommand = defineCommand({
   options: {
     output: { type: 'string', short: 'o', value: 'FILE', defaultText: 'tracepipe-demo-<pid>.tptrace in the temporary directory', description: 'where to write the trace' },
     duration: { type: 'string', value: 'MS', default: '2000', description: 'how long the sample app runs, in milliseconds' },
+    ...QUIET_OPTION,
   },
   examples: [
     { args: [], does: 'two seconds of a sample app, then its stats' },
@@ -24,18 +26,26 @@ export const demoCommand = defineCommand({
   run: ({ values }) => demo(values),
 });
 
-async function demo(values: { output: string | undefined; duration: string }): Promise<number> {
+async function demo(values: { output: string | undefined; duration: string; quiet: boolean }): Promise<number> {
   const durationMs = Number(values.duration);
   if (!Number.isFinite(durationMs) || durationMs <= 0) throw new CliError('--duration must be a positive number of milliseconds');
   const file = values.output ?? join(tmpdir(), `tracepipe-demo-${process.pid}.tptrace`);
   const session = await startSession({ providers: 'Demo.App:0x3:5', output: file, bufferSizeMB: 16 });
   await writeOut(`tracing a sample app (main thread + 2 worker threads) for ${durationMs} ms into ${file}\n`);
   const workers = [1, 2].map((seed) => new Worker(new URL('../workers/demo-worker.js', import.meta.url), { workerData: { durationMs, seed } }));
-  const handled = await Promise.all([
-    simulateRequests(durationMs, 7),
-    ...workers.map((w) => new Promise<number>((resolve, reject) => w.once('message', resolve).once('error', reject))),
-  ]);
-  const result = await session.stop();
+  const progress = new ProgressLine(`running the sample app for ${durationMs} ms`, { quiet: values.quiet });
+  let handled: number[];
+  let result;
+  try {
+    handled = await Promise.all([
+      simulateRequests(durationMs, 7),
+      ...workers.map((w) => new Promise<number>((resolve, reject) => w.once('message', resolve).once('error', reject))),
+    ]);
+    progress.update({ doing: 'stopping the session' });
+    result = await session.stop();
+  } finally {
+    progress.stop();
+  }
   await writeOut(`handled ${handled.join(' + ')} requests; session wrote ${result.eventsWritten} events, dropped ${result.eventsDropped}\n\n`);
   await writeOut(formatStats(await readTrace(file).summary()));
   await writeOut(`\nnext: tracepipe dump ${file} | head\n`);
