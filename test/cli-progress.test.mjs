@@ -36,6 +36,12 @@ test('the line: what is going on, events and bytes against the size, the rate an
   assert.equal(writes.filter((w) => w === CLEAR).length, 1);
 });
 
+test('names on the line reach the terminal escaped, as everywhere in the CLI', () => {
+  const { writes, out } = fakeTerminal();
+  new ProgressLine('reading evil\x1b]0;owned\x07.gcdump', { out }).stop();
+  assert.equal(writes[0], `${CLEAR}reading evil\\u001b]0;owned\\u0007.gcdump: 0.0 s`);
+});
+
 test('nothing at all when stderr is not a terminal, or with quiet', () => {
   for (const [isTTY, quiet] of [[false, false], [true, true]]) {
     const { writes, out } = fakeTerminal(isTTY);

@@ -2,6 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { basename } from 'node:path';
 import { traceReadChannel, type TraceReadProgress } from '../format/trace-read-channel.js';
 import { formatBytes } from './format-size.js';
+import { printable } from './printable.js';
 
 const REFRESH_MS = 250;
 
@@ -24,14 +25,15 @@ export interface ProgressOptions {
 
 /**
  * The one progress line of every long job: what is going on, events and bytes done, the rate and,
- * when the size is known, an estimate of the rest; rewritten in place on stderr, drawn when the job
- * first reports, then at most every 250 ms (also from synchronous work, which a timer could not
+ * when the size is known, an estimate of the rest; rewritten in place on stderr, drawn at once,
+ * then at most every 250 ms (also from synchronous work, which a timer could not
  * interrupt), and cleared at the end. Nothing at all when stderr is not a terminal or with --quiet:
  * logs and pipes get only the result.
  */
 export class ProgressLine {
   private readonly out: NodeJS.WriteStream;
-  private readonly shown: boolean;
+  /** Off from the start (no terminal, --quiet), or once stopped. */
+  private shown: boolean;
   private doing: string;
   private events: number | undefined;
   private bytes: number | undefined;
@@ -90,6 +92,7 @@ export class ProgressLine {
 
   /** Stops drawing and clears the line. */
   stop(): void {
+    this.shown = false;
     clearInterval(this.timer);
     this.timer = undefined;
     if (this.following) unsubscribe(traceReadChannel.name, this.following);
@@ -129,6 +132,7 @@ export class ProgressLine {
     this.drawn = true;
     // Wider than the terminal, the line would wrap and \r could not rewrite it.
     const width = this.out.columns > 1 ? this.out.columns - 1 : 200;
-    this.out.write(`\r\x1b[K${this.line().slice(0, width)}`);
+    // File names come from anybody: escaped like every name the CLI shows.
+    this.out.write(`\r\x1b[K${printable(this.line()).slice(0, width)}`);
   }
 }
