@@ -41,7 +41,6 @@ function translate(e: unknown, spec: CommandSpec): UsageError {
     if (/ambiguous/.test(message)) return fail(`option ${flag} of ${spec.name} needs a value; one that starts with '-' is written ${flag}=${o?.value ?? 'VALUE'}`);
     return fail(`option ${flag} of ${spec.name} needs a value (${o?.value ?? 'VALUE'})`);
   }
-  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return fail(`unexpected argument for ${spec.name}: ${message}`);
   throw e;
 }
 
