@@ -50,12 +50,16 @@ function firstBlock(bytes, kind) {
   throw new Error(`no block of kind ${kind}`);
 }
 
-/** The rule for every user mistake: non-zero exit, nothing but one `tracepipe: ...` line on stderr. */
+/**
+ * The rule for every user mistake: non-zero exit, nothing but one `tracepipe: ...` line on stderr;
+ * a command line that does not fit the command adds its usage line (exit 2).
+ */
 function assertOneLineError(r, pattern) {
   assert.notEqual(r.code, 0, 'non-zero exit');
   assert.equal(typeof r.code, 'number', `exited by itself (${r.code})`);
   const lines = r.stderr.split('\n').filter((l) => l !== '');
-  assert.equal(lines.length, 1, `exactly one line on stderr, got:\n${r.stderr}`);
+  if (lines.length === 2 && lines[1].startsWith('usage: tracepipe ')) assert.equal(r.code, 2, 'a usage error exits 2');
+  else assert.equal(lines.length, 1, `exactly one line on stderr, got:\n${r.stderr}`);
   assert.match(lines[0], /^tracepipe: /);
   assert.match(lines[0], pattern);
   assert.doesNotMatch(r.stderr, /\n\s+at |internal error/, 'no stack trace');
@@ -147,10 +151,10 @@ test('user mistakes print one tracepipe: line on stderr and exit non-zero, witho
     [['dump', future], /trace format 9\.\d+ is newer than this reader supports/],
     [['frobnicate'], /unknown command 'frobnicate'/],
     [['dump', good, '--format', 'xml'], /--format must be text or jsonl/],
-    [['dump', good, '--colour'], /Unknown option '--colour'/],
-    [['stats', good, '--json=yes'], /--json/],
-    [['dump'], /usage: tracepipe dump FILE/],
-    [['stats', good, good], /usage: tracepipe stats FILE/],
+    [['dump', good, '--colour'], /^tracepipe: unknown option --colour for dump$/],
+    [['stats', good, '--json=yes'], /^tracepipe: option --json of stats takes no value$/],
+    [['dump'], /^tracepipe: missing FILE for dump$/],
+    [['stats', good, good], /^tracepipe: too many arguments for stats: '.*good\.tptrace' \(it takes FILE\)$/],
     [['demo', '--duration', 'soon'], /--duration must be a positive number/],
   ];
   for (const [args, pattern] of cases) {

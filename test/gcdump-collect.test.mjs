@@ -177,7 +177,6 @@ test('a tool that stalls past the block timeout: the target drops (block-timeout
 
 test('bad arguments and files: one line each', async (t) => {
   const cases = [
-    [['collect'], 2, /usage: tracepipe gcdump collect --pid N/],
     [['collect', '--pid', 'x'], 2, /--pid must be a process id/],
     [['collect', '--pid', '999999999'], 1, /no process with pid 999999999/],
     [['collect', '--pid', String(process.pid), '--buffer-size', '0.5'], 2, /--buffer-size must be a number of MiB, at least 1/],
@@ -185,14 +184,23 @@ test('bad arguments and files: one line each', async (t) => {
     [['report', join(dir, 'nothing.gcdump')], 1, /no such file/],
     [['report', HEAP_TARGET], 1, /is not a tracepipe \.gcdump file/],
     [['report', HEAP_TARGET, '--top', '0'], 2, /--top must be a whole number, at least 1/],
-    [['diff', HEAP_TARGET], 2, /usage: tracepipe gcdump diff A B/],
-    [['convert', HEAP_TARGET], 2, /usage: tracepipe gcdump convert FILE -o OUT/],
   ];
   for (const [args, code, message] of cases) {
     const r = await gcdump(t, args).done;
     assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, message);
+  }
+  // A command line that does not fit: what is wrong, then the usage line.
+  const usage = [
+    [['collect'], 'tracepipe: missing --pid N for gcdump collect\nusage: tracepipe gcdump collect --pid N [options]\n'],
+    [['diff', HEAP_TARGET], 'tracepipe: missing B for gcdump diff\nusage: tracepipe gcdump diff A B [options]\n'],
+    [['convert', HEAP_TARGET], 'tracepipe: missing --output OUT.heapsnapshot for gcdump convert\nusage: tracepipe gcdump convert FILE -o OUT.heapsnapshot [options]\n'],
+  ];
+  for (const [args, stderr] of usage) {
+    const r = await gcdump(t, args).done;
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, stderr);
   }
   const help = await gcdump(t, ['--help']).done;
   assert.match(help.stdout, /tracepipe gcdump collect --pid N/);

@@ -208,7 +208,8 @@ test('statements piped in run in order; without SQL and without a terminal it sa
   assert.equal(piped.code, 0, piped.stderr);
   assert.equal(piped.stdout, `n\n${stats.events}\n`);
   const empty = await runWithInput(['query', rich], '');
-  assertOneLine(empty, 2, /^tracepipe: no SQL: give a statement, pipe statements in, or run on a terminal for a prompt/);
+  assert.equal(empty.code, 2);
+  assert.equal(empty.stderr, 'tracepipe: no SQL: give a statement, pipe statements in, or run on a terminal for a prompt\nusage: tracepipe query FILE... ["SQL"] [options]\n');
 });
 
 /** Runs the CLI with `input` on stdin (closed after it). */

@@ -1,8 +1,7 @@
 import { CliError } from './cli-error.js';
 
-/** A required `--name` that must be a positive integer; `usage` is shown when it is missing. */
-export function positiveInt(name: string, v: string | undefined, usage: string): number {
-  if (v === undefined) throw new CliError(`usage: ${usage}`);
+/** The value of `--name` as a positive integer (a process or session id). */
+export function positiveInt(name: string, v: string): number {
   if (!/^\d+$/.test(v) || Number(v) <= 0) throw new CliError(`--${name} must be a positive integer, not '${v}'`);
   return Number(v);
 }

@@ -2,36 +2,18 @@ import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { basename, extname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { parseBufferSizeMB } from '../buffers/session-memory.js';
 import { readTrace } from '../format/trace-reader.js';
 import { collectTracing, processInfo, stopTracing, TargetError } from '../ipc/diagnostics-client.js';
 import { openPrivateFile } from '../sinks/private-file.js';
 import { findProfile, TRACE_PROFILES, withProviders } from '../session/trace-profiles.js';
-import { CliError } from './cli-error.js';
+import { CliError, UsageError } from './cli-error.js';
+import { usageText } from './command/command-help.js';
+import { defineCommand, type OptionValues } from './command/command-spec.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { CollectProgress } from './collect-progress.js';
 import { writeErr, writeOut } from './output.js';
-
-export const collectUsage = 'tracepipe collect --pid N | -- CMD...        trace a running process, or launch one traced (--help: options)';
-
-const help = `usage: tracepipe collect --pid N [options]          attach to a running process
-       tracepipe collect [options] -- CMD ARGS...    launch CMD traced from its start; stop when it exits
-       tracepipe collect --list-profiles
-
-options:
-  --providers SPEC         providers to enable: Name[:Keywords[:Level[:key=value;...]]], comma separated
-  --profile NAME           a named set of providers (see --list-profiles); with --providers, both apply
-                           (default: the 'default' profile when --providers is not given)
-  -o, --output FILE        where to write the trace (default: <app>_<date>_<time>.tptrace)
-  --buffering drop|block   when the buffer is full: drop events (default) or make producers wait
-  --buffer-size MB         the session's buffer budget in MiB (default 64)
-  --duration TIME          stop after TIME (e.g. 500ms, 10s, 5m, 1h; a bare number is seconds)
-  --no-rundown             do not ask providers for end-of-session state (rundown)
-
-Ctrl-C stops the session and leaves a complete file; a second Ctrl-C gives up waiting for it.
-`;
 
 interface Plan {
   readonly providers: string;
@@ -40,6 +22,7 @@ interface Plan {
   readonly rundown: boolean;
   readonly durationMs: number | undefined;
   readonly output: string | undefined;
+  readonly quiet: boolean;
 }
 
 function parseDuration(text: string): number {
@@ -50,9 +33,9 @@ function parseDuration(text: string): number {
   return ms;
 }
 
-function plan(values: Record<string, string | boolean | undefined>): Plan {
-  const profileName = values.profile as string | undefined;
-  const explicit = values.providers as string | undefined;
+function plan(values: OptionValues<typeof COLLECT_OPTIONS>): Plan {
+  const profileName = values.profile;
+  const explicit = values.providers;
   let providers: string;
   if (profileName === undefined && explicit !== undefined) providers = explicit;
   else {
@@ -60,19 +43,20 @@ function plan(values: Record<string, string | boolean | undefined>): Plan {
     if (!profile) throw new CliError(`unknown profile '${profileName}'; profiles: ${TRACE_PROFILES.map((p) => p.name).join(', ')}`);
     providers = withProviders(profile, explicit);
   }
-  const buffering = (values.buffering as string | undefined) ?? 'drop';
+  const buffering = values.buffering;
   if (buffering !== 'drop' && buffering !== 'block') throw new CliError(`--buffering must be drop or block, not '${buffering}'`);
-  const size = (values['buffer-size'] as string | undefined) ?? '64';
+  const size = values['buffer-size'];
   const bufferSizeMB = parseBufferSizeMB(size);
   if (bufferSizeMB === undefined) throw new CliError(`--buffer-size must be a positive number of MiB, not '${size}'`);
-  const duration = values.duration as string | undefined;
+  const duration = values.duration;
   return {
     providers,
     bufferingMode: buffering,
     bufferSizeMB,
-    rundown: values['no-rundown'] !== true,
+    rundown: !values['no-rundown'],
     durationMs: duration === undefined ? undefined : parseDuration(duration),
-    output: values.output as string | undefined,
+    output: values.output,
+    quiet: values.quiet,
   };
 }
 
@@ -127,7 +111,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
     await rm(file, { force: true });
     return targetFailure(e);
   }
-  const progress = new CollectProgress(process.stderr);
+  const progress = new CollectProgress(process.stderr, p.quiet);
   const until = p.durationMs === undefined ? 'Ctrl-C stops' : `stops after ${(p.durationMs / 1000).toFixed(1)} s or on Ctrl-C`;
   writeErr(`collecting session ${stream.sessionId} from process ${pid} (${info.argv.join(' ')}) into ${file}; ${until}\n  providers ${p.providers}\n`);
   let stopping = false;
@@ -223,39 +207,47 @@ async function stopStartupSession(pid: number): Promise<void> {
   await stopTracing(pid, session.id);
 }
 
-export async function collectCommand(argv: string[]): Promise<number> {
-  const dash = argv.indexOf('--');
-  const command = dash < 0 ? [] : argv.slice(dash + 1);
-  const { values } = parseArgs({
-    args: dash < 0 ? argv : argv.slice(0, dash),
-    options: {
-      pid: { type: 'string' },
-      providers: { type: 'string' },
-      profile: { type: 'string' },
-      output: { type: 'string', short: 'o' },
-      buffering: { type: 'string' },
-      'buffer-size': { type: 'string' },
-      duration: { type: 'string' },
-      'no-rundown': { type: 'boolean' },
-      'list-profiles': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    await writeOut(help);
-    return 0;
-  }
-  if (values['list-profiles']) {
-    const w = Math.max(...TRACE_PROFILES.map((p) => p.name.length));
-    await writeOut(TRACE_PROFILES.map((p) => `${p.name.padEnd(w)}  ${p.description}\n${' '.repeat(w)}  ${p.providers}\n`).join(''));
-    return 0;
-  }
-  const p = plan(values);
-  if (values.pid !== undefined) {
-    if (command.length > 0) throw new CliError('give either --pid N or -- CMD ARGS..., not both');
-    if (!/^\d+$/.test(values.pid) || Number(values.pid) <= 0) throw new CliError(`--pid must be a process id, not '${values.pid}'`);
-    return attach(Number(values.pid), p);
-  }
-  if (command.length === 0) throw new CliError(`usage: ${collectUsage}`);
-  return launch(command, p);
-}
+const COLLECT_OPTIONS = {
+  pid: { type: 'string', value: 'N', defaultText: 'none: give --pid N or -- CMD ARGS...', description: 'attach to this running process (started with --import tracepipe/register)' },
+  providers: { type: 'string', value: 'SPEC', defaultText: "the profile's", description: 'providers to enable: Name[:Keywords[:Level[:key=value;...]]], comma separated' },
+  profile: { type: 'string', value: 'NAME', defaultText: "'default' when --providers is not given", description: 'a named set of providers (see --list-profiles); with --providers, both apply' },
+  output: { type: 'string', short: 'o', value: 'FILE', defaultText: '<app>_<date>_<time>.tptrace', description: 'where to write the trace' },
+  buffering: { type: 'string', value: 'drop|block', default: 'drop', description: 'when the buffer is full: drop events, or make producers wait' },
+  'buffer-size': { type: 'string', value: 'MB', default: '64', description: "the session's buffer budget in MiB" },
+  duration: { type: 'string', value: 'TIME', defaultText: 'until Ctrl-C, or until CMD exits', description: 'stop after TIME (500ms, 10s, 5m, 1h; a bare number is seconds)' },
+  'no-rundown': { type: 'boolean', description: 'do not ask providers for end-of-session state (rundown)' },
+  'list-profiles': { type: 'boolean', description: 'list the profiles with their providers, and exit' },
+  quiet: { type: 'boolean', short: 'q', description: 'no progress on stderr (a live line on a terminal, otherwise a line per second)' },
+} as const;
+
+export const collectCommand = defineCommand({
+  name: 'collect',
+  summary: 'trace a running process, or launch one traced',
+  description:
+    'Traces a running process (--pid), or launches a command traced from its start and stops when it exits (-- CMD ARGS...).\n' +
+    'It shows events, bytes and drops as it goes. Ctrl-C stops the session and leaves a complete file; a second Ctrl-C gives up\n' +
+    'waiting for it.',
+  positionals: [],
+  options: COLLECT_OPTIONS,
+  rest: { name: 'CMD ARGS...', description: 'a command to launch traced (node app.js, npm test, ...)' },
+  forms: ['--pid N [options]', '[options] -- CMD ARGS...', '--list-profiles'],
+  examples: [
+    { args: ['--pid', '4242', '--duration', '10s'], does: 'ten seconds of process 4242, default profile' },
+    { args: ['--profile', 'all', '-o', 'app.tptrace', '--', 'node', 'app.js'], does: 'launches node app.js traced, every provider on' },
+  ],
+  async run({ values, rest: command }) {
+    if (values['list-profiles']) {
+      const w = Math.max(...TRACE_PROFILES.map((p) => p.name.length));
+      await writeOut(TRACE_PROFILES.map((p) => `${p.name.padEnd(w)}  ${p.description}\n${' '.repeat(w)}  ${p.providers}\n`).join(''));
+      return 0;
+    }
+    const p = plan(values);
+    if (values.pid !== undefined) {
+      if (command.length > 0) throw new CliError('give either --pid N or -- CMD ARGS..., not both');
+      if (!/^\d+$/.test(values.pid) || Number(values.pid) <= 0) throw new CliError(`--pid must be a process id, not '${values.pid}'`);
+      return attach(Number(values.pid), p);
+    }
+    if (command.length === 0) throw new UsageError('collect needs --pid N, or -- CMD ARGS... to launch', usageText(collectCommand));
+    return launch(command, p);
+  },
+});

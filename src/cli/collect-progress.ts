@@ -1,12 +1,13 @@
 import { TraceParser } from '../format/trace-parser.js';
 import { formatBytes } from './format-size.js';
+import { ProgressLine } from './progress-line.js';
 
-const TTY_REFRESH_MS = 250;
 const LINE_EVERY_MS = 1000;
 
 /**
  * Counts a trace stream as it goes by (events, bytes, drops as the sequence points report them) and
- * shows it: one line rewritten in place on a terminal, a plain line per second otherwise.
+ * shows it: on a terminal, on the progress line every long job shows; otherwise, since a capture
+ * has no end to wait for, a plain line per second for the log. Nothing with `--quiet`.
  */
 export class CollectProgress {
   events = 0;
@@ -15,9 +16,15 @@ export class CollectProgress {
   private readonly parser: TraceParser;
   private parseError: string | undefined;
   private readonly started = performance.now();
+  private readonly tty: boolean;
+  private live: ProgressLine | undefined;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly out: NodeJS.WriteStream) {
+  constructor(
+    private readonly out: NodeJS.WriteStream,
+    private readonly quiet = false,
+  ) {
+    this.tty = out.isTTY === true;
     this.parser = new TraceParser(
       {
         event: () => this.events++,
@@ -40,6 +47,7 @@ export class CollectProgress {
       // The file gets every byte regardless; the final summary reports the damage.
       this.parseError = (e as Error).message;
     }
+    this.live?.update({ events: this.events, bytes: this.bytes, note: `${this.dropped.toLocaleString('en-US')} dropped` });
   }
 
   get elapsedMs(): number {
@@ -52,13 +60,14 @@ export class CollectProgress {
   }
 
   start(): void {
-    const tty = this.out.isTTY === true;
-    this.timer = setInterval(() => this.out.write(tty ? `\r\x1b[K${this.line()}` : `${this.line()}\n`), tty ? TTY_REFRESH_MS : LINE_EVERY_MS);
+    if (this.quiet) return;
+    if (this.tty) this.live = new ProgressLine('collecting', { out: this.out });
+    else this.timer = setInterval(() => this.out.write(`${this.line()}\n`), LINE_EVERY_MS);
   }
 
-  /** Stops the display (and clears the in-place line on a terminal). */
+  /** Stops the display (and clears the line on a terminal). */
   stop(): void {
     clearInterval(this.timer);
-    if (this.out.isTTY) this.out.write('\r\x1b[K');
+    this.live?.stop();
   }
 }

@@ -1,18 +1,22 @@
 import { basename } from 'node:path';
-import { parseArgs } from 'node:util';
 import { listTargets } from '../ipc/diagnostics-client.js';
-import { CliError } from './cli-error.js';
+import { defineCommand, JSON_OPTION } from './command/command-spec.js';
 import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
 import { printable } from './printable.js';
 
-export const psUsage = 'tracepipe ps [--json]                        attachable processes: pid, tracepipe version, sessions (flight recorders marked), command line';
+export const psCommand = defineCommand({
+  name: 'ps',
+  summary: 'attachable processes: pid, tracepipe version, sessions (flight recorders marked), command line',
+  positionals: [],
+  options: { ...JSON_OPTION },
+  examples: [{ args: [], does: 'the processes that collect, stop, recorder and gcdump can attach to' }],
+  run: ({ values }) => ps(values.json),
+});
 
-export async function psCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
-  if (positionals.length > 0) throw new CliError(`usage: ${psUsage}`);
+async function ps(json: boolean): Promise<number> {
   const targets = await listTargets();
-  if (values.json) {
+  if (json) {
     await writeOut(`${stringify(targets.map((t) => ({ pid: t.endpoint.pid, endpoint: t.endpoint.path, ...(t.info ? { info: t.info } : { error: t.error }) })), 2)}\n`);
     return 0;
   }

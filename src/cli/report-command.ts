@@ -1,20 +1,19 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { writePrivateFile } from '../sinks/private-file.js';
 import { loadAnalyze } from './analyze-loader.js';
 import { CliError } from './cli-error.js';
+import { defineCommand, JSON_OPTION, QUIET_OPTION } from './command/command-spec.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
 import { writeErr, writeOut } from './output.js';
 import { printable } from './printable.js';
+import { ProgressLine } from './progress-line.js';
 import type { SpanReport } from './span-tracker.js';
 import { cpuSectionLines, onCpuLine } from './report/cpu-section.js';
 import { ReportCharts } from './report/report-charts.js';
 import { explainSection } from './report/explain-section.js';
 import { buildReport, readReport, type Distribution, type ReportOptions, type TraceReport } from './trace-report.js';
-
-export const reportUsage = 'tracepipe report FILE [--info-ms N] [--warn-ms N] [--json] [--html OUT.html] [--no-source-maps]   GC pauses, event-loop stalls and delay, spans, CPU samples, drops; --html: a page of charts and a flame graph';
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
@@ -85,44 +84,68 @@ function spanLines(s: SpanReport): string[] {
   return lines;
 }
 
-function milliseconds(text: string | undefined, flag: string, fallback: number): number {
-  if (text === undefined) return fallback;
+function milliseconds(text: string, flag: string): number {
   const n = Number(text);
   if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new CliError(`${flag} must be a non-negative number of milliseconds, not '${text}'`);
   return n;
 }
 
-export async function reportCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, 'info-ms': { type: 'string' }, 'warn-ms': { type: 'string' }, html: { type: 'string' }, 'no-source-maps': { type: 'boolean', default: false } },
-  });
-  if (positionals.length !== 1) throw new CliError(`usage: ${reportUsage}`);
-  const infoMs = milliseconds(values['info-ms'], '--info-ms', 10);
-  const warnMs = milliseconds(values['warn-ms'], '--warn-ms', 50);
-  if (warnMs < infoMs) throw new CliError(`--warn-ms (${warnMs}) must not be below --info-ms (${infoMs})`);
-  const file = positionals[0]!;
-  const options: ReportOptions = { infoMs, warnMs, sourceMaps: !values['no-source-maps'] };
-  if (values.html !== undefined) return htmlReport(file, values.html, options);
-  const report = await buildReport(file, options);
-  await writeOut(values.json ? `${stringify(report, 2)}\n` : formatReport(report));
-  return report.complete ? 0 : 1;
-}
+export const reportCommand = defineCommand({
+  name: 'report',
+  summary: 'GC pauses, event-loop stalls and delay, spans, CPU samples, drops; --html: a page of charts and a flame graph',
+  description:
+    'What happened over a trace: GC pauses by kind and thread, event-loop stalls and delay, spans (slowest, unfinished), the top\n' +
+    'functions by CPU samples, why the slowest spans took their time (as `tracepipe explain`), and every drop. With --html, one\n' +
+    'self-contained page of charts and a flame graph (needs @tracepipe/analyze).',
+  positionals: [{ name: 'FILE', description: 'the trace (.tptrace)' }],
+  options: {
+    'info-ms': { type: 'string', value: 'MS', default: '10', description: 'GC pauses at least this long count as info' },
+    'warn-ms': { type: 'string', value: 'MS', default: '50', description: 'GC pauses at least this long count as warn (not below --info-ms)' },
+    ...JSON_OPTION,
+    html: { type: 'string', value: 'OUT.html', defaultText: 'none: the report is printed as text', description: 'write a page of charts and a flame graph to OUT.html instead' },
+    'no-source-maps': { type: 'boolean', description: 'show CPU frames where the running script has them, not where its source maps point' },
+    ...QUIET_OPTION,
+  },
+  examples: [
+    { args: ['app.tptrace'], does: 'the report as text' },
+    { args: ['app.tptrace', '--html', 'app.html'], does: 'one page of charts and a flame graph; open it in a browser' },
+    { args: ['app.tptrace', '--warn-ms', '20', '--json'], does: 'as JSON, pauses of 20 ms and more counted as warn' },
+  ],
+  async run({ values, positionals }) {
+    const infoMs = milliseconds(values['info-ms'], '--info-ms');
+    const warnMs = milliseconds(values['warn-ms'], '--warn-ms');
+    if (warnMs < infoMs) throw new CliError(`--warn-ms (${warnMs}) must not be below --info-ms (${infoMs})`);
+    const file = positionals[0]!;
+    const options: ReportOptions = { infoMs, warnMs, sourceMaps: !values['no-source-maps'] };
+    // Every pass over the trace (the report's, the summary's, explain's) shows on the line.
+    const progress = new ProgressLine('reading', { quiet: values.quiet }).followTraceReads();
+    try {
+      if (values.html !== undefined) return await htmlReport(file, values.html, options, progress);
+      const report = await buildReport(file, options);
+      progress.stop();
+      await writeOut(values.json ? `${stringify(report, 2)}\n` : formatReport(report));
+      return report.complete ? 0 : 1;
+    } finally {
+      progress.stop();
+    }
+  },
+});
 
 /** `--html OUT.html`: the charts' data collected in the report's own pass, the page made by @tracepipe/analyze (it inlines the chart library). */
-async function htmlReport(file: string, out: string, options: ReportOptions): Promise<number> {
+async function htmlReport(file: string, out: string, options: ReportOptions, progress: ProgressLine): Promise<number> {
   if (out === '' || resolve(out) === resolve(file)) throw new CliError(`--html needs an output file other than the trace, not '${out}'`);
   const analyze = await loadAnalyze('tracepipe report --html');
   const started = performance.now();
   const charts = new ReportCharts();
   const { report, profile } = await readReport(file, options, (batch) => charts.add(batch));
+  progress.update({ doing: 'drawing the page' });
   const page = await analyze.renderReportPage(charts.data(file, report, formatReport(report), options, profile));
   try {
     await writePrivateFile(out, page);
   } catch (e) {
     throw new CliError(`cannot write ${out}: ${(e as Error).message}`);
   }
+  progress.stop();
   const s = (performance.now() - started) / 1000;
   await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${report.events.toLocaleString('en-US')} events in ${s.toFixed(2)} s: ${report.gc.all.count} GC pauses, ${report.stalls.count} stalls, ${(report.cpu?.samples ?? 0).toLocaleString('en-US')} CPU samples, ${report.drops.ranges} drop ranges\n`);
   if (!report.complete) writeErr(`tracepipe: ${report.error ?? 'incomplete trace'}; the page covers the intact part\n`);

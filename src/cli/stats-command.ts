@@ -1,14 +1,12 @@
-import { parseArgs } from 'node:util';
 import { DROP_REASONS, type DropReasonCounts } from '../format/drop-reason.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { readTrace, type TraceSummary } from '../format/trace-reader.js';
-import { CliError } from './cli-error.js';
+import { defineCommand, JSON_OPTION, QUIET_OPTION } from './command/command-spec.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
 import { printable } from './printable.js';
-
-export const statsUsage = 'tracepipe stats FILE [--json]                counts per event and thread, drops, duration, bytes per event';
+import { ProgressLine } from './progress-line.js';
 
 /** "why: 120 full, 3 invalid-argument, 4 not counted by their producer" */
 function describeDropReasons(reasons: DropReasonCounts, total: number): string {
@@ -44,12 +42,26 @@ export function formatStats(s: TraceSummary): string {
   return `${lines.join('\n')}\n`;
 }
 
-export async function statsCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
-  if (positionals.length !== 1) throw new CliError(`usage: ${statsUsage}`);
-  const s = await readTrace(positionals[0]!).summary();
-  await writeOut(values.json ? `${stringify(s, 2)}\n` : formatStats(s));
-  // The counts cover the intact part; the damage is reported like any other unreadable trace.
-  if (s.error) throw new TraceFormatError(s.error.code, s.error.message, s.error.offset);
-  return 0;
-}
+export const statsCommand = defineCommand({
+  name: 'stats',
+  summary: 'counts per event and thread, drops, duration, bytes per event',
+  positionals: [{ name: 'FILE', description: 'the trace (.tptrace)' }],
+  options: { ...JSON_OPTION, ...QUIET_OPTION },
+  examples: [
+    { args: ['app.tptrace'], does: 'what the trace holds and what it lost' },
+    { args: ['app.tptrace', '--json'], does: 'the same as JSON, for scripts' },
+  ],
+  async run({ values, positionals }) {
+    const progress = new ProgressLine('counting', { quiet: values.quiet }).followTraceReads();
+    let s: TraceSummary;
+    try {
+      s = await readTrace(positionals[0]!).summary();
+    } finally {
+      progress.stop();
+    }
+    await writeOut(values.json ? `${stringify(s, 2)}\n` : formatStats(s));
+    // The counts cover the intact part; the damage is reported like any other unreadable trace.
+    if (s.error) throw new TraceFormatError(s.error.code, s.error.message, s.error.offset);
+    return 0;
+  },
+});

@@ -1,16 +1,24 @@
-import { parseArgs } from 'node:util';
 import { stopTracing, TargetError } from '../ipc/diagnostics-client.js';
 import { positiveInt } from './cli-args.js';
 import { CliError } from './cli-error.js';
+import { defineCommand } from './command/command-spec.js';
 import { formatBytes } from './format-size.js';
 import { writeOut } from './output.js';
 
-export const stopUsage = 'tracepipe stop --pid N --session ID          stop a session running in process N';
+export const stopCommand = defineCommand({
+  name: 'stop',
+  summary: 'stop a session running in process N',
+  description: 'Stops a session running in another process (its id as `tracepipe ps` lists it): the process flushes and closes it.',
+  positionals: [],
+  options: {
+    pid: { type: 'string', value: 'N', required: true, description: 'the process' },
+    session: { type: 'string', value: 'ID', required: true, description: 'the session, as `tracepipe ps` lists it' },
+  },
+  examples: [{ args: ['--pid', '4242', '--session', '1'], does: 'stops session 1 of process 4242' }],
+  run: ({ values }) => stop(positiveInt('pid', values.pid), positiveInt('session', values.session)),
+});
 
-export async function stopCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { pid: { type: 'string' }, session: { type: 'string' } } });
-  const pid = positiveInt('pid', values.pid, stopUsage);
-  const id = positiveInt('session', values.session, stopUsage);
+async function stop(pid: number, id: number): Promise<number> {
   const r = await stopTracing(pid, id).catch((e: unknown) => {
     throw e instanceof TargetError ? new CliError(e.message, 1) : e;
   });

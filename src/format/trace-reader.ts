@@ -9,6 +9,7 @@ import { ReorderWindow } from './reorder-window.js';
 import type { TraceHeader } from './stream-header.js';
 import type { StreamEventType, TraceEvent } from './trace-event.js';
 import { TraceParser } from './trace-parser.js';
+import { traceReadChannel, type TraceReadProgress } from './trace-read-channel.js';
 
 export interface ReadOptions {
   /**
@@ -146,9 +147,18 @@ async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
   let current = 0;
   let next = read(buffers[0]!);
   try {
+    // Progress for whoever listens (the CLI's progress line); nothing at all otherwise.
+    const size = traceReadChannel.hasSubscribers ? (await fh.stat()).size : 0;
+    let bytesRead = 0;
+    const publish = (): void => {
+      if (traceReadChannel.hasSubscribers) traceReadChannel.publish({ path, bytesRead, size } satisfies TraceReadProgress);
+    };
+    publish();
     for (;;) {
       const n = await next;
       if (n === 0) return;
+      bytesRead += n;
+      publish();
       const buf = buffers[current]!;
       current ^= 1;
       next = read(buffers[current]!);

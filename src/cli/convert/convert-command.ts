@@ -1,17 +1,15 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { convertTrace, type ConvertResult } from '../../export/convert-trace.js';
 import { CliError } from '../cli-error.js';
+import { defineCommand, QUIET_OPTION } from '../command/command-spec.js';
 import { formatBytes } from '../format-size.js';
 import { writeErr, writeOut } from '../output.js';
 import { type ConvertJob, fromWire, type JobMessage } from './convert-job.js';
-import { ConvertProgressLine } from './convert-progress.js';
+import { ProgressLine } from '../progress-line.js';
 import { CONVERT_FORMATS } from './convert-formats.js';
-
-const names = Object.keys(CONVERT_FORMATS).join('|');
-export const convertUsage = `tracepipe convert FILE --to ${names} [-o OUT]   for Perfetto, chrome://tracing, speedscope, babeltrace2, DuckDB (docs/CONVERT.md)`;
 
 /**
  * A conversion allocates and drops objects at a high rate, and V8 grows an isolate's young generation
@@ -21,7 +19,7 @@ export const convertUsage = `tracepipe convert FILE --to ${names} [-o OUT]   for
  */
 const YOUNG_GENERATION_MB = 16;
 
-function convertInWorker(job: ConvertJob, progress: ConvertProgressLine, engineNext: boolean): Promise<ConvertResult> {
+function convertInWorker(job: ConvertJob, progress: ProgressLine, engineNext: boolean, totalBytes: number | undefined): Promise<ConvertResult> {
   // A format with an engine stage needs the worker's memory back before the engine runs, but V8 12
   // and later (Node 22, 24) keep a finished worker's heap pages pooled unless the isolate optimizes
   // for size, and DuckDB (~50 MB once loaded) cannot use them. Measured on Node 24, a 1 M-event
@@ -35,7 +33,7 @@ function convertInWorker(job: ConvertJob, progress: ConvertProgressLine, engineN
     });
     let outcome: { result: ConvertResult } | { error: Error } | undefined;
     worker.on('message', (m: JobMessage) => {
-      if (m.type === 'progress') progress.update(m.progress);
+      if (m.type === 'progress') progress.update({ events: m.progress.events, bytes: m.progress.bytesIn, totalBytes });
       else if (m.type === 'failed') outcome = { error: fromWire(m.error) };
       else {
         const { error, ...result } = m.result;
@@ -58,27 +56,48 @@ function defaultOutput(input: string, suffix: string): string {
 
 const count = (n: number) => n.toLocaleString('en-US');
 
-export async function convertCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { to: { type: 'string' }, output: { type: 'string', short: 'o' } },
-  });
-  if (positionals.length !== 1 || values.to === undefined) throw new CliError(`usage: ${convertUsage}`);
-  const input = positionals[0]!;
+/** The input's size, for the estimate of the rest (none for what is not a regular file). */
+function sizeOf(path: string): number | undefined {
+  try {
+    const st = statSync(path);
+    return st.isFile() ? st.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const convertCommand = defineCommand({
+  name: 'convert',
+  summary: 'for Perfetto, chrome://tracing, speedscope, babeltrace2, DuckDB (docs/CONVERT.md)',
+  description: "Converts a trace to another tool's format, streaming: memory stays flat whatever the trace's size (docs/CONVERT.md).",
+  positionals: [{ name: 'FILE', description: 'the trace (.tptrace)' }],
+  options: {
+    to: { type: 'string', value: 'FORMAT', required: true, description: `the format: ${Object.keys(CONVERT_FORMATS).join(', ')}` },
+    output: { type: 'string', short: 'o', value: 'OUT', defaultText: "FILE with .tptrace replaced by the format's suffix (.pftrace, .json, -ctf, ...); - for stdout", description: 'where to write' },
+    ...QUIET_OPTION,
+  },
+  examples: [
+    { args: ['app.tptrace', '--to', 'perfetto'], does: 'writes app.pftrace, for ui.perfetto.dev' },
+    { args: ['app.tptrace', '--to', 'jsonl', '-o', '-'], does: 'one JSON object per event on stdout' },
+  ],
+  run: ({ values, positionals }) => convert(positionals[0]!, values),
+});
+
+async function convert(input: string, values: { to: string; output: string | undefined; quiet: boolean }): Promise<number> {
   const format = CONVERT_FORMATS[values.to];
   if (!format) throw new CliError(`--to must be one of ${Object.keys(CONVERT_FORMATS).join(', ')}, not '${values.to}'`);
   const output = values.output ?? defaultOutput(input, format.suffix);
   if (output === '-' && format.output === 'directory') throw new CliError(`--to ${values.to} writes a directory of files; give -o DIR, not -o -`);
   if (resolve(output) === resolve(input)) throw new CliError(`the output ${output} would overwrite the input`);
-  const progress = new ConvertProgressLine(process.stderr);
+  const progress = new ProgressLine('converting', { quiet: values.quiet });
+  const totalBytes = sizeOf(input);
   const started = performance.now();
   let result: ConvertResult;
   try {
     // stdout belongs to this thread (a worker's is relayed through it), so `-o -` converts here.
     result = output === '-'
-      ? await convertTrace(input, await format.create(output), (p) => progress.update(p))
-      : await convertInWorker({ input, format: values.to, output }, progress, format.finish !== undefined);
+      ? await convertTrace(input, await format.create(output), (p) => progress.update({ events: p.events, bytes: p.bytesIn, totalBytes }))
+      : await convertInWorker({ input, format: values.to, output }, progress, format.finish !== undefined, totalBytes);
   } finally {
     progress.stop();
   }

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { parseBufferSizeMB } from '../../buffers/session-memory.js';
 import { DROP_REASONS } from '../../format/drop-reason.js';
 import { TraceFormatError } from '../../format/format-error.js';
@@ -9,20 +8,10 @@ import { HeapGraphBuilder, SnapshotStreamError } from '../../heap/heap-graph-bui
 import { collectTracing, isProcessAlive, processInfo, stopTracing, TargetError } from '../../ipc/diagnostics-client.js';
 import { checkCanCreate } from '../../sinks/private-file.js';
 import { CliError } from '../cli-error.js';
+import { defineCommand, QUIET_OPTION } from '../command/command-spec.js';
 import { formatBytes } from '../format-size.js';
 import { writeErr, writeOut } from '../output.js';
 import { GcdumpProgress } from './gcdump-progress.js';
-
-export const collectHelp = `usage: tracepipe gcdump collect --pid N [-o FILE] [--buffer-size MB]
-
-Takes a heap snapshot of a running process (started with --import tracepipe/register) and writes it
-as a .gcdump file. The snapshot streams through a Block session, so nothing is lost; if anything is,
-no file is written.
-
-options:
-  -o, --output FILE      where to write the dump (default: <pid>-<yyyymmdd>-<hhmmss>.gcdump)
-  --buffer-size MB       the session's buffer in the target, in MiB (default 16, at least 1)
-`;
 
 const PROVIDER = 'Runtime.HeapSnapshot';
 const STOP_RETRIES = 3;
@@ -52,22 +41,32 @@ function lossReport(loss: LossTracker, reported: number, reasons: number[]): str
   return `${dropped.toLocaleString('en-US')} event${dropped === 1 ? ' was' : 's were'} dropped${why.length ? ` (${why.join(', ')})` : ''}`;
 }
 
-export async function gcdumpCollect(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { pid: { type: 'string' }, output: { type: 'string', short: 'o' }, 'buffer-size': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
-  if (values.help) {
-    await writeOut(collectHelp);
-    return 0;
-  }
-  if (positionals.length > 0 || values.pid === undefined) throw new CliError('usage: tracepipe gcdump collect --pid N [-o FILE] [--buffer-size MB]');
+export const gcdumpCollectCommand = defineCommand({
+  name: 'gcdump collect',
+  summary: 'take a heap snapshot of a running process and write it as a .gcdump file',
+  description:
+    'Takes a heap snapshot of a running process (started with --import tracepipe/register) and writes it as a .gcdump file.\n' +
+    'The snapshot streams through a Block session, so nothing is lost; if anything is, no file is written.',
+  positionals: [],
+  options: {
+    pid: { type: 'string', value: 'N', required: true, description: 'the process (see `tracepipe ps`)' },
+    output: { type: 'string', short: 'o', value: 'FILE', defaultText: '<pid>-<yyyymmdd>-<hhmmss>.gcdump', description: 'where to write the dump' },
+    'buffer-size': { type: 'string', value: 'MB', default: '16', description: "the session's buffer in the target, in MiB (at least 1)" },
+    ...QUIET_OPTION,
+  },
+  examples: [
+    { args: ['--pid', '4242'], does: 'a heap snapshot of process 4242' },
+    { args: ['--pid', '4242', '-o', 'before.gcdump'], does: 'the same, into before.gcdump' },
+  ],
+  run: ({ values }) => gcdumpCollect(values),
+});
+
+async function gcdumpCollect(values: { pid: string; output: string | undefined; 'buffer-size': string; quiet: boolean }): Promise<number> {
   if (!/^\d+$/.test(values.pid) || Number(values.pid) <= 0) throw new CliError(`--pid must be a process id, not '${values.pid}'`);
   const pid = Number(values.pid);
   // Bursts of V8's serialization outrun the tool for a moment: a buffer that absorbs them spares the
   // target's main thread from parking (it becomes resident only as far as it is used).
-  const size = values['buffer-size'] ?? '16';
+  const size = values['buffer-size'];
   const bufferSizeMB = parseBufferSizeMB(size);
   if (bufferSizeMB === undefined || bufferSizeMB < 1) throw new CliError(`--buffer-size must be a number of MiB, at least 1, not '${size}'`);
   const file = values.output ?? defaultOutput(pid);
@@ -94,7 +93,7 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   const builder = new HeapGraphBuilder(stream.sessionId, { pid, argv: info.argv, nodeVersion: info.nodeVersion });
   const loss = new LossTracker();
   const reasons: number[] = [];
-  const progress = new GcdumpProgress(process.stderr, builder);
+  const progress = new GcdumpProgress(process.stderr, builder, values.quiet);
   let stopAsked = false;
   /** Drops the sequence points report (they arrive even when no event follows the drops). */
   let reportedDrops = 0;

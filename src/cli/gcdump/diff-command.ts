@@ -1,18 +1,12 @@
-import { parseArgs } from 'node:util';
 import { readGcdump } from '../../heap/gcdump-file.js';
 import type { HeapGraph } from '../../heap/heap-graph.js';
 import { typeTotals } from '../../heap/type-statistics.js';
-import { CliError } from '../cli-error.js';
+import { defineCommand, JSON_OPTION, QUIET_OPTION } from '../command/command-spec.js';
 import { stringify } from '../json-value.js';
 import { writeOut } from '../output.js';
 import { printable } from '../printable.js';
+import { ProgressLine } from '../progress-line.js';
 import { delta, digits, parseTop, table } from './type-table.js';
-
-export const diffHelp = `usage: tracepipe gcdump diff A B [--top N] [--json]
-
-Per type (constructor or class name): how the count and the self size changed from dump A to dump B,
-growth first: the types that grew most by count, then by size. --top N: rows per table (default 10).
-`;
 
 export interface TypeChange {
   readonly name: string;
@@ -31,21 +25,41 @@ function perType(g: HeapGraph): { total: number; types: Map<string, { count: num
 
 const COLUMNS = { nodes: ['type', 'name', 'self_size'] } as const;
 
-export async function gcdumpDiff(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { top: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
-  });
-  if (values.help) {
-    await writeOut(diffHelp);
-    return 0;
-  }
-  if (positionals.length !== 2) throw new CliError('usage: tracepipe gcdump diff A B [--top N] [--json]');
+export const gcdumpDiffCommand = defineCommand({
+  name: 'gcdump diff',
+  summary: 'how the count and self size of each type changed from dump A to dump B',
+  description:
+    'Per type (constructor or class name): how the count and the self size changed from dump A to dump B, growth first: the\n' +
+    'types that grew most by count, then by size.',
+  positionals: [
+    { name: 'A', description: 'the earlier dump (.gcdump)' },
+    { name: 'B', description: 'the later dump (.gcdump)' },
+  ],
+  options: {
+    top: { type: 'string', value: 'N', default: '10', description: 'rows per table' },
+    ...JSON_OPTION,
+    ...QUIET_OPTION,
+  },
+  examples: [
+    { args: ['before.gcdump', 'after.gcdump'], does: 'the types that grew most between the two' },
+    { args: ['before.gcdump', 'after.gcdump', '--top', '25', '--json'], does: '25 rows per table, as JSON' },
+  ],
+  run: ({ values, positionals }) => gcdumpDiff(positionals[0]!, positionals[1]!, values),
+});
+
+async function gcdumpDiff(fileA: string, fileB: string, values: { top: string; json: boolean; quiet: boolean }): Promise<number> {
   const n = parseTop(values.top);
-  const [fileA, fileB] = positionals as [string, string];
-  const a = readGcdump(fileA, COLUMNS);
-  const b = readGcdump(fileB, COLUMNS);
+  // Reading is synchronous: the line shows which dump is being read.
+  const progress = new ProgressLine(`reading ${fileA}`, { quiet: values.quiet });
+  let a: HeapGraph;
+  let b: HeapGraph;
+  try {
+    a = readGcdump(fileA, COLUMNS);
+    progress.update({ doing: `reading ${fileB}` });
+    b = readGcdump(fileB, COLUMNS);
+  } finally {
+    progress.stop();
+  }
   const { total: totalA, types: ta } = perType(a);
   const { total: totalB, types: tb } = perType(b);
   const changes: TypeChange[] = [...new Set([...ta.keys(), ...tb.keys()])].map((name) => {

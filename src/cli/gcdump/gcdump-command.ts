@@ -1,28 +1,12 @@
-import { CliError } from '../cli-error.js';
-import { writeOut } from '../output.js';
-import { collectHelp, gcdumpCollect } from './collect-command.js';
-import { convertHelp, gcdumpConvert } from './convert-command.js';
-import { diffHelp, gcdumpDiff } from './diff-command.js';
-import { gcdumpReport, reportHelp } from './report-command.js';
+import type { CommandGroup } from '../command/command-spec.js';
+import { gcdumpCollectCommand } from './collect-command.js';
+import { gcdumpConvertCommand } from './convert-command.js';
+import { gcdumpDiffCommand } from './diff-command.js';
+import { gcdumpReportCommand } from './report-command.js';
 
-export const gcdumpUsage = 'tracepipe gcdump collect|report|diff|convert ...   heap snapshots of a running process (gcdump --help)';
-
-const subcommands: Record<string, { run: (argv: string[]) => Promise<number>; help: string }> = {
-  collect: { run: gcdumpCollect, help: collectHelp },
-  report: { run: gcdumpReport, help: reportHelp },
-  diff: { run: gcdumpDiff, help: diffHelp },
-  convert: { run: gcdumpConvert, help: convertHelp },
+export const gcdumpCommand: CommandGroup = {
+  name: 'gcdump',
+  summary: 'heap snapshots of a running process: collect, report, diff, convert',
+  description: 'Heap snapshots of a running process, as .gcdump files (docs/GCDUMP.md has the file format).',
+  subcommands: [gcdumpCollectCommand, gcdumpReportCommand, gcdumpDiffCommand, gcdumpConvertCommand],
 };
-
-const help = `${Object.values(subcommands).map((s) => s.help.split('\n')[0]).join('\n')}\n\nSee docs/GCDUMP.md for the .gcdump file format.\n`;
-
-export async function gcdumpCommand(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (!name || name === '-h' || name === '--help' || name === 'help') {
-    await writeOut(help);
-    return name ? 0 : 2;
-  }
-  const sub = subcommands[name];
-  if (!sub) throw new CliError(`unknown gcdump command '${name}'; try 'tracepipe gcdump --help'`);
-  return sub.run(rest);
-}

@@ -1,17 +1,12 @@
-import { parseArgs } from 'node:util';
 import { readGcdump } from '../../heap/gcdump-file.js';
-import { STATISTICS_COLUMNS, type TypeRow, typeStatistics } from '../../heap/type-statistics.js';
-import { CliError } from '../cli-error.js';
+import type { HeapGraph } from '../../heap/heap-graph.js';
+import { STATISTICS_COLUMNS, type TypeRow, type TypeStatistics, typeStatistics } from '../../heap/type-statistics.js';
+import { defineCommand, JSON_OPTION, QUIET_OPTION } from '../command/command-spec.js';
 import { stringify } from '../json-value.js';
 import { writeOut } from '../output.js';
 import { printable } from '../printable.js';
+import { ProgressLine } from '../progress-line.js';
 import { digits, parseTop, typeTable } from './type-table.js';
-
-export const reportHelp = `usage: tracepipe gcdump report FILE [--top N] [--json]
-
-Totals of a .gcdump (nodes, edges, bytes) and its top types (constructor or class name) by count, by
-self size and by retained size (from the dominator tree). --top N: rows per table (default 10).
-`;
 
 type Key = 'count' | 'selfBytes' | 'retainedBytes';
 
@@ -19,21 +14,38 @@ function top(types: readonly TypeRow[], key: Key, n: number): TypeRow[] {
   return [...types].sort((a, b) => b[key] - a[key] || a.name.localeCompare(b.name)).slice(0, n);
 }
 
-export async function gcdumpReport(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { top: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
-  });
-  if (values.help) {
-    await writeOut(reportHelp);
-    return 0;
-  }
-  if (positionals.length !== 1) throw new CliError('usage: tracepipe gcdump report FILE [--top N] [--json]');
+export const gcdumpReportCommand = defineCommand({
+  name: 'gcdump report',
+  summary: 'totals of a .gcdump and its top types by count, self size and retained size',
+  description:
+    'Totals of a .gcdump (nodes, edges, bytes) and its top types (constructor or class name) by count, by self size and by\n' +
+    'retained size (from the dominator tree).',
+  positionals: [{ name: 'FILE', description: 'the dump (.gcdump)' }],
+  options: {
+    top: { type: 'string', value: 'N', default: '10', description: 'rows per table' },
+    ...JSON_OPTION,
+    ...QUIET_OPTION,
+  },
+  examples: [
+    { args: ['app.gcdump'], does: 'what fills the heap, by type' },
+    { args: ['app.gcdump', '--top', '30', '--json'], does: '30 rows per table, as JSON' },
+  ],
+  run: ({ values, positionals }) => gcdumpReport(positionals[0]!, values),
+});
+
+async function gcdumpReport(file: string, values: { top: string; json: boolean; quiet: boolean }): Promise<number> {
   const n = parseTop(values.top);
-  const file = positionals[0]!;
-  const g = readGcdump(file, STATISTICS_COLUMNS);
-  const stats = typeStatistics(g);
+  // Both steps are synchronous: the line shows which one is running.
+  const progress = new ProgressLine(`reading ${file}`, { quiet: values.quiet });
+  let g: HeapGraph;
+  let stats: TypeStatistics;
+  try {
+    g = readGcdump(file, STATISTICS_COLUMNS);
+    progress.update({ doing: `computing retained sizes (dominators of ${digits(g.nodeCount)} nodes)` });
+    stats = typeStatistics(g);
+  } finally {
+    progress.stop();
+  }
   const byCount = top(stats.types, 'count', n);
   const bySelf = top(stats.types, 'selfBytes', n);
   const byRetained = top(stats.types, 'retainedBytes', n);

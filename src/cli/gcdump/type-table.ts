@@ -12,9 +12,8 @@ export function delta(n: number): string {
   return n > 0 ? `+${digits(n)}` : digits(n);
 }
 
-/** `--top N`: rows per table (default 10). */
-export function parseTop(text: string | undefined): number {
-  if (text === undefined) return 10;
+/** `--top N`: rows per table. */
+export function parseTop(text: string): number {
   if (!/^\d+$/.test(text) || Number(text) < 1) throw new CliError(`--top must be a whole number, at least 1, not '${text}'`);
   return Number(text);
 }
