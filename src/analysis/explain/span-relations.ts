@@ -143,31 +143,33 @@ export class SpanRelations {
     const parent = this.items.get(b.parentId);
     const peers = this.byType.get(b.span);
     if (!parent && !peers) return;
-    const s = finished(b, endNs, false);
+    // Most spans relate to nothing: their FinishedSpan is made only where one is kept.
+    const startNs = b.startNs;
+    const stopNs = Math.max(startNs, endNs);
     if (parent) {
       let c = this.children.get(parent);
       if (!c) this.children.set(parent, (c = { cover: new IntervalUnion(), count: 0, top: [] }));
-      c.cover.add(s.startNs, s.endNs);
+      c.cover.add(startNs, stopNs);
       c.count++;
       // Ranked by the time they account for: inside the parent's interval (an async child may outlive it).
-      const insideMs = Math.max(0, Math.min(s.endNs, parent.endNs) - Math.max(s.startNs, parent.startNs)) / 1e6;
+      const insideMs = Math.max(0, Math.min(stopNs, parent.endNs) - Math.max(startNs, parent.startNs)) / 1e6;
       const last = c.top[c.top.length - 1];
       if (c.top.length < TOP_CHILDREN || insideMs > last!.insideMs) {
-        c.top.push({ ...related(s, unfinished), insideMs });
+        c.top.push({ ...related(finished(b, endNs, false), unfinished), insideMs });
         c.top.sort((x, y) => y.insideMs - x.insideMs).splice(TOP_CHILDREN);
       }
     }
     // Its parent and its children are not its peers.
-    peers?.forEach(s.startNs, s.endNs, (it) => {
-      if (it.id === s.id || it.parentId === s.id || s.parentId === it.id) return;
+    peers?.forEach(startNs, stopNs, (it) => {
+      if (it.id === b.id || it.parentId === b.id || b.parentId === it.id) return;
       let c = this.concurrency.get(it);
       if (!c) this.concurrency.set(it, (c = { running: 0, before: 0, beforeEndNs: -Infinity, longestBefore: undefined }));
       c.running++;
-      if (s.startNs >= it.startNs) return;
+      if (startNs >= it.startNs) return;
       c.before++;
-      if (s.endNs > c.beforeEndNs) {
-        c.beforeEndNs = s.endNs;
-        c.longestBefore = { span: s, unfinished };
+      if (stopNs > c.beforeEndNs) {
+        c.beforeEndNs = stopNs;
+        c.longestBefore = { span: finished(b, endNs, false), unfinished };
       }
     });
   }
