@@ -37,6 +37,18 @@ test('skim hands over every event as batches() does, and each fixed field read i
   assert.equal(raw.numberField([...readers.keys()][0], 'no such field'), undefined);
 });
 
+test('skim hands on one event object per block, rewritten for each event (valid during the call only): no object per event', { timeout: 240_000 }, async (t) => {
+  const { file } = await richTrace(await tempDir(t), { perThread: 600 });
+  const objects = new Set();
+  const seen = [];
+  const r = await readTrace(file).skim((e) => {
+    objects.add(e);
+    seen.push(e.sequence);
+  });
+  assert.equal(seen.length, r.events, 'every event was handed on, each with its own fields at the time of its call');
+  assert.ok(r.events > 1000 && objects.size * 50 < r.events, `${objects.size} event objects for ${r.events} events`);
+});
+
 test('skim of a damaged trace: every intact event, then the error summary() reports', { timeout: 240_000 }, async (t) => {
   const dir = await tempDir(t);
   const { file } = await richTrace(dir, { perThread: 300 });

@@ -14,8 +14,9 @@ export interface BlockEvent extends TraceEvent {
 
 /**
  * What a decoder does with each payload: true decodes its fields; false checks only its fixed part
- * (tools that count); 'check' checks it whole and leaves decoding to the caller (readers that hold
- * raw bytes and decode later).
+ * (tools that count or skim: the event handed on is then one object rewritten for each event, valid
+ * during the call only); 'check' checks it whole and leaves decoding to the caller (readers that
+ * hold raw bytes and decode later).
  */
 export type FieldDecoding = boolean | 'check';
 
@@ -27,6 +28,8 @@ export interface RawPayload {
   /** Stream offset of bytes[start]. */
   offset: number;
 }
+
+type Rewritable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Receives each event and its payload; returns true to pause the decoder after it. */
 export type BlockEventSink = (e: BlockEvent, payload: RawPayload) => boolean;
@@ -44,6 +47,12 @@ export class EventsBlockDecoder {
   private thread = -1;
   private seq = -1;
   private readonly raw: RawPayload;
+  /**
+   * Without fields (false), the one event handed on, rewritten for each: those handlers count or
+   * skim and keep nothing past the call, and an object per event was most of what a skim of
+   * millions of events allocated (explain: half its garbage).
+   */
+  private readonly scratch: Rewritable<BlockEvent> | undefined;
 
   constructor(
     payload: Uint8Array,
@@ -54,6 +63,7 @@ export class EventsBlockDecoder {
     this.r = new ByteReader(payload, 0, payload.length, base);
     this.ts = unzigzag(this.r.varint());
     this.raw = { bytes: payload, start: 0, length: 0, offset: 0 };
+    this.scratch = fields === false ? { provider: '', name: '', id: 0, version: 0, level: 0, timestampNs: 0, threadId: 0, sequence: 0, fields: NO_FIELDS, type: undefined! } : undefined;
   }
 
   /** Decodes until the block ends (returns true) or `onEvent` asks to pause (returns false). */
@@ -97,18 +107,22 @@ export class EventsBlockDecoder {
       raw.length = len;
       raw.offset = base + r.pos;
       r.pos += len;
-      const e: BlockEvent = {
-        provider: d.provider,
-        name: d.name,
-        id: d.id,
-        version: d.version,
-        level: d.level,
-        timestampNs: ts,
-        threadId: thread,
-        sequence: seq,
-        fields,
-        type: type!,
-      };
+      let e: BlockEvent;
+      const scratch = this.scratch;
+      if (scratch) {
+        scratch.provider = d.provider;
+        scratch.name = d.name;
+        scratch.id = d.id;
+        scratch.version = d.version;
+        scratch.level = d.level;
+        scratch.timestampNs = ts;
+        scratch.threadId = thread;
+        scratch.sequence = seq;
+        scratch.type = type!;
+        e = scratch;
+      } else {
+        e = { provider: d.provider, name: d.name, id: d.id, version: d.version, level: d.level, timestampNs: ts, threadId: thread, sequence: seq, fields, type: type! };
+      }
       if (onEvent(e, raw) && !r.done) {
         this.ts = ts;
         this.type = type;

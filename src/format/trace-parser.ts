@@ -15,7 +15,7 @@ import type { StreamTotals, ThreadDropReasons } from './trace-writer.js';
 export interface ParserHandlers {
   header?(h: TraceHeader): void;
   metadata?(t: StreamEventType): void;
-  /** `payload`: where its bytes lie, during the call only. */
+  /** `payload`: where its bytes lie, during the call only; so is `e` when fields are not decoded (FieldDecoding false). */
   event?(e: BlockEvent, payload: RawPayload): void;
   sequencePoint?(sp: SequencePoint): void;
   end?(totals: StreamTotals): void;

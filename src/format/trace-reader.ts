@@ -96,8 +96,8 @@ export interface TraceReadable extends AsyncIterable<TraceEvent> {
   summary(): Promise<TraceSummary>;
   /**
    * Every event in stream order, its fields not decoded: `onEvent` gets the event (empty fields) and
-   * where its payload lies, during the call only (RawPayloads reads fields there, or decodes it),
-   * with each payload's fixed part checked. For tools that read a few fields of most events and
+   * where its payload lies, both valid during the call only (rewritten for the next event: copy what
+   * you keep; RawPayloads reads fields there, or decodes it), with each payload's fixed part checked. For tools that read a few fields of most events and
    * decode few, at several times the speed of batches(). Damage is reported, not thrown, as by
    * summary(); a handler's own error ends the skim.
    */

@@ -75,6 +75,7 @@ async function explainItems(path: string, found: SlowItems, options: ExplainOpti
     }
   });
   relations.finish(found.lastNs);
+  await relations.nameLongestBefore(path);
   // As every view of the samples shows them: source-mapped frames at their original location.
   const profile = builder.finishForViews({ sourceMaps: options.sourceMaps });
   const samplerPresent = found.sampledThreads.size > 0;

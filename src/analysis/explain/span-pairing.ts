@@ -1,7 +1,15 @@
 import type { DecodedFields } from '../../format/payload-codec.js';
+import type { StreamEventType } from '../../format/trace-event.js';
 import { OldestEntry } from '../oldest-entry.js';
 
-/** A span's begin: which span, where, when, and what its label is read from (when kept). */
+/** Where a begin's payload lies in the trace file: its label is decoded from there once the pass is over. */
+export interface PayloadAt {
+  readonly type: StreamEventType;
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** A span's begin: which span, where, when, and its label or where it is read from (when kept). */
 export interface SpanBegin {
   /** Span ids as numbers: tracepipe's are below 2^53 (docs/FORMAT.md). */
   readonly id: number;
@@ -10,8 +18,8 @@ export interface SpanBegin {
   readonly span: string;
   readonly threadId: number;
   readonly startNs: number;
-  /** Its begin's fields, decoded when it began, or later from a copy of its payload. */
-  readonly label: (() => string) | undefined;
+  /** Its label, decoded when it began, or where its begin's payload lies, to decode it later. */
+  readonly label: string | PayloadAt | undefined;
 }
 
 export interface FinishedSpan extends SpanBegin {

@@ -1,10 +1,12 @@
+import { open } from 'node:fs/promises';
 import type { BlockEvent, RawPayload } from '../../format/events-block.js';
+import { TraceFormatError } from '../../format/format-error.js';
 import type { RawPayloads } from '../../format/raw-payloads.js';
 import type { EventRole } from './event-roles.js';
 import type { ChildrenSummary, ConcurrencySummary, RelatedSpan } from './explanation.js';
 import { IntervalUnion, measure } from './interval-set.js';
 import { indexBy, type OverlapIndex } from './overlap-index.js';
-import { finished, type FinishedSpan, type SpanBegin, SpanPairing, spanLabel } from './span-pairing.js';
+import { finished, type FinishedSpan, type PayloadAt, type SpanBegin, SpanPairing, spanLabel } from './span-pairing.js';
 
 /** A span being explained. */
 export interface SpanItem {
@@ -29,12 +31,12 @@ interface Concurrency {
   before: number;
   /** The latest end of those that began before the item. */
   beforeEndNs: number;
-  /** Named only once the pass is over: its label is decoded then. */
-  longestBefore: { readonly span: FinishedSpan; readonly unfinished: boolean } | undefined;
+  /** Named only once the pass is over: its label is read then (nameLongestBefore). */
+  longestBefore: { span: FinishedSpan; readonly unfinished: boolean } | undefined;
 }
 
 function related(s: FinishedSpan, unfinished: boolean): RelatedSpan {
-  return { span: s.span, label: s.label?.() ?? '', spanId: String(s.id), threadId: s.threadId, startNs: s.startNs, durationMs: (s.endNs - s.startNs) / 1e6, unfinished };
+  return { span: s.span, label: typeof s.label === 'string' ? s.label : '', spanId: String(s.id), threadId: s.threadId, startNs: s.startNs, durationMs: (s.endNs - s.startNs) / 1e6, unfinished };
 }
 
 type BeginRole = Extract<EventRole, { kind: 'span-begin' }>;
@@ -45,8 +47,9 @@ type EndRole = Extract<EventRole, { kind: 'span-end' }>;
  * and the other spans of its type that overlapped it (what it may have queued behind), and the items'
  * own labels. Only spans that can matter are paired: children of an item, and spans of an item's type
  * that begin before the last such item ends; only those that may be named get their label (children,
- * decoded as they begin, and spans of an item's type begun before the last such item began, from a
- * copy of their payload when named). Spans still open when the trace ends run to its last event.
+ * decoded as they begin, and spans of an item's type begun before the last such item began, read
+ * again from the file when named: a copy of every such payload cost more than the rest of the pass).
+ * Spans still open when the trace ends run to its last event.
  */
 export class SpanRelations {
   private readonly items: ReadonlyMap<number, SpanItem>;
@@ -77,17 +80,11 @@ export class SpanRelations {
     const latest = this.latest.get(role.span);
     const child = this.items.has(parentId);
     if (!child && !this.items.has(id) && !(latest && ts < latest.endNs)) return;
-    let label: (() => string) | undefined;
+    let label: string | PayloadAt | undefined;
     if (child || this.items.has(id)) {
-      const text = spanLabel(this.raw.decode(e.type, raw));
-      if (this.items.has(id)) this.labels.set(id, text);
-      label = () => text;
-    } else if (ts < latest!.startNs) {
-      // The skim's event and payload are rewritten for the next event: keep a copy, and the type.
-      const { type } = e;
-      const bytes = this.raw.copy(raw);
-      label = () => spanLabel(this.raw.decodeCopy(type, bytes));
-    }
+      label = spanLabel(this.raw.decode(e.type, raw));
+      if (this.items.has(id)) this.labels.set(id, label);
+    } else if (ts < latest!.startNs) label = { type: e.type, offset: raw.offset, length: raw.length };
     this.pairing.begin({ id, parentId, span: role.span, threadId: e.threadId, startNs: ts, label });
   }
 
@@ -99,6 +96,24 @@ export class SpanRelations {
   /** The trace ended at `lastNs`: spans still open run to it. */
   finish(lastNs: number): void {
     for (const b of [...this.pairing.unfinished()]) this.relate(b, lastNs, true);
+  }
+
+  /** After finish(): reads the labels of the spans concurrencyOf names from `path`, where the pass read them. */
+  async nameLongestBefore(path: string): Promise<void> {
+    const named = [...this.concurrency.values()].flatMap((c) => (c.longestBefore && typeof c.longestBefore.span.label === 'object' ? [c.longestBefore] : []));
+    if (named.length === 0) return;
+    const fh = await open(path, 'r');
+    try {
+      for (const n of named) {
+        const at = n.span.label as PayloadAt;
+        const bytes = new Uint8Array(at.length);
+        const { bytesRead } = await fh.read(bytes, 0, at.length, at.offset);
+        if (bytesRead !== at.length) throw new TraceFormatError('io', `${path} changed while it was read: its bytes ${at.offset}-${at.offset + at.length} are gone`, at.offset);
+        n.span = { ...n.span, label: spanLabel(this.raw.decodeCopy(at.type, bytes)) };
+      }
+    } finally {
+      await fh.close();
+    }
   }
 
   /** An item's label, from its begin's fields ('' when its begin was not read again). */
@@ -128,31 +143,33 @@ export class SpanRelations {
     const parent = this.items.get(b.parentId);
     const peers = this.byType.get(b.span);
     if (!parent && !peers) return;
-    const s = finished(b, endNs, false);
+    // Most spans relate to nothing: their FinishedSpan is made only where one is kept.
+    const startNs = b.startNs;
+    const stopNs = Math.max(startNs, endNs);
     if (parent) {
       let c = this.children.get(parent);
       if (!c) this.children.set(parent, (c = { cover: new IntervalUnion(), count: 0, top: [] }));
-      c.cover.add(s.startNs, s.endNs);
+      c.cover.add(startNs, stopNs);
       c.count++;
       // Ranked by the time they account for: inside the parent's interval (an async child may outlive it).
-      const insideMs = Math.max(0, Math.min(s.endNs, parent.endNs) - Math.max(s.startNs, parent.startNs)) / 1e6;
+      const insideMs = Math.max(0, Math.min(stopNs, parent.endNs) - Math.max(startNs, parent.startNs)) / 1e6;
       const last = c.top[c.top.length - 1];
       if (c.top.length < TOP_CHILDREN || insideMs > last!.insideMs) {
-        c.top.push({ ...related(s, unfinished), insideMs });
+        c.top.push({ ...related(finished(b, endNs, false), unfinished), insideMs });
         c.top.sort((x, y) => y.insideMs - x.insideMs).splice(TOP_CHILDREN);
       }
     }
     // Its parent and its children are not its peers.
-    peers?.forEach(s.startNs, s.endNs, (it) => {
-      if (it.id === s.id || it.parentId === s.id || s.parentId === it.id) return;
+    peers?.forEach(startNs, stopNs, (it) => {
+      if (it.id === b.id || it.parentId === b.id || b.parentId === it.id) return;
       let c = this.concurrency.get(it);
       if (!c) this.concurrency.set(it, (c = { running: 0, before: 0, beforeEndNs: -Infinity, longestBefore: undefined }));
       c.running++;
-      if (s.startNs >= it.startNs) return;
+      if (startNs >= it.startNs) return;
       c.before++;
-      if (s.endNs > c.beforeEndNs) {
-        c.beforeEndNs = s.endNs;
-        c.longestBefore = { span: s, unfinished };
+      if (stopNs > c.beforeEndNs) {
+        c.beforeEndNs = stopNs;
+        c.longestBefore = { span: finished(b, endNs, false), unfinished };
       }
     });
   }
