@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { writePrivateFile } from '../sinks/private-file.js';
 import { loadAnalyze } from './analyze-loader.js';
 import { CliError } from './cli-error.js';
+import { countOf } from './format-count.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
@@ -46,6 +47,7 @@ export function formatReport(r: TraceReport): string {
     lines.push(`    ended ${(x.timeNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(x.thread).padEnd(4)} ${ms(x.durationMs).padStart(11)}`);
     if (x.onCpu) lines.push(`      ${onCpuLine(x.onCpu, x.thread)}`);
   }
+  for (const x of s.stillGoing) lines.push(`    still going since ${(x.sinceNs / 1e9).toFixed(6).padStart(12)} s  thread ${x.thread}`);
   lines.push('', `event-loop delay (Runtime.EventLoop):${r.eventLoop.length ? '' : ' none recorded'}`);
   for (const d of r.eventLoop) {
     lines.push(`  thread ${String(d.threadId).padEnd(4)} ${d.intervals} intervals: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
@@ -54,7 +56,7 @@ export function formatReport(r: TraceReport): string {
   lines.push('', ...cpuSectionLines(r.cpu));
   lines.push('', ...explainSection(r.explain));
   const dr = r.drops;
-  lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${dr.ranges} ranges (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
+  lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${countOf(dr.ranges, 'range')} (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -124,7 +126,7 @@ async function htmlReport(file: string, out: string, options: ReportOptions): Pr
     throw new CliError(`cannot write ${out}: ${(e as Error).message}`);
   }
   const s = (performance.now() - started) / 1000;
-  await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${report.events.toLocaleString('en-US')} events in ${s.toFixed(2)} s: ${report.gc.all.count} GC pauses, ${report.stalls.count} stalls, ${(report.cpu?.samples ?? 0).toLocaleString('en-US')} CPU samples, ${report.drops.ranges} drop ranges\n`);
+  await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${report.events.toLocaleString('en-US')} events in ${s.toFixed(2)} s: ${countOf(report.gc.all.count, 'GC pause')}, ${countOf(report.stalls.count, 'stall')}, ${countOf(report.cpu?.samples ?? 0, 'CPU sample')}, ${countOf(report.drops.ranges, 'drop range')}\n`);
   if (!report.complete) writeErr(`tracepipe: ${report.error ?? 'incomplete trace'}; the page covers the intact part\n`);
   return report.complete ? 0 : 1;
 }

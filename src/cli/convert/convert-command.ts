@@ -4,6 +4,7 @@ import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { convertTrace, type ConvertResult } from '../../export/convert-trace.js';
 import { CliError } from '../cli-error.js';
+import { countOf, formatRate } from '../format-count.js';
 import { formatBytes } from '../format-size.js';
 import { writeErr, writeOut } from '../output.js';
 import { type ConvertJob, fromWire, type JobMessage } from './convert-job.js';
@@ -84,12 +85,12 @@ export async function convertCommand(argv: string[]): Promise<number> {
   }
   const o = format.finish ? await format.finish(result.output) : result.output;
   const s = (performance.now() - started) / 1000;
-  const drops = result.dropped > 0 ? `${count(result.dropped)} dropped in ${count(result.dropRanges)} ranges` : 'none dropped';
-  const files = format.output === 'directory' ? `${count(o.files)} file${o.files === 1 ? '' : 's'}, ` : '';
+  const drops = result.dropped > 0 ? `${count(result.dropped)} dropped in ${countOf(result.dropRanges, 'range')}` : 'none dropped';
+  const files = format.output === 'directory' ? `${countOf(o.files, 'file')}, ` : '';
   const summary =
     `converted ${count(result.events)} events (${drops}) from ${input} (${formatBytes(result.bytesIn)}) to ${o.path === '-' ? 'stdout' : o.path} ` +
-    `(${values.to}, ${files}${formatBytes(o.bytes)}) in ${s.toFixed(2)} s: ${(result.events / s / 1e6).toFixed(2)} M events/s, ` +
-    `${(result.bytesIn / s / 1e6).toFixed(1)} MB/s in, ${(o.bytes / s / 1e6).toFixed(1)} MB/s out\n`;
+    `(${values.to}, ${files}${formatBytes(o.bytes)}) in ${s.toFixed(2)} s: ${formatRate(result.events / s, 'events/s')}, ` +
+    `${formatRate(result.bytesIn / s, 'B/s')} in, ${formatRate(o.bytes / s, 'B/s')} out\n`;
   const text = summary + (o.notes ?? []).map((note) => `note: ${note}\n`).join('');
   // The summary goes beside the output, never into it.
   if (output === '-') writeErr(text);
