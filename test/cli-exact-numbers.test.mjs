@@ -83,7 +83,7 @@ test('the span table adds durations as nanoseconds: 0.1 ms + 0.2 ms is 0.3 ms', 
   assert.equal(s.selfMs, 0.3);
 });
 
-test('a real stall: dump prints blockedMs and durationMs in whole nanoseconds', { timeout: 30_000 }, async (t) => {
+test('a real stall: dump, query and the JSONL export give blockedMs and durationMs in whole nanoseconds', { timeout: 120_000 }, async (t) => {
   const file = join(await tempDir(t), 'stall.tptrace');
   const session = await startSession({ providers: 'Runtime.EventLoop:*:5:IntervalSec=10;StallMs=50', output: file });
   await new Promise((r) => setTimeout(r, 300));
@@ -98,6 +98,15 @@ test('a real stall: dump prints blockedMs and durationMs in whole nanoseconds', 
   const values = [...stdout.matchAll(/(?:blockedMs|durationMs)=(\S+)/g)].map((m) => m[1]);
   assert.ok(values.length >= 2, `at least one stall, with its start and its end:\n${stdout}`);
   for (const v of values) assert.match(v, WHOLE_NS);
+  const sql = 'SELECT blockedMs AS ms FROM "Runtime.EventLoop/StallStart" UNION ALL SELECT durationMs FROM "Runtime.EventLoop/StallEnd"';
+  const rows = JSON.parse((await cli('query', file, sql, '--format', 'json')).stdout);
+  assert.equal(rows.length, values.length);
+  for (const r of rows) assert.match(String(r.ms), WHOLE_NS);
+  const jsonl = join(await tempDir(t), 'stall.jsonl');
+  await cli('convert', file, '--to', 'jsonl', '-o', jsonl);
+  const exported = (await readFile(jsonl, 'utf8')).match(/"(?:blockedMs|durationMs)":[^,}]+/g) ?? [];
+  assert.equal(exported.length, values.length);
+  for (const m of exported) assert.match(m.split(':')[1], WHOLE_NS);
 });
 
 test('counts and rates for people: nouns agree, rates scale', () => {
