@@ -6,6 +6,7 @@ import { simulateRequests } from '../demo/sample-work.js';
 import { readTrace } from '../format/trace-reader.js';
 import { startSession } from '../session/session.js';
 import { CliError } from './cli-error.js';
+import { countOf } from './format-count.js';
 import { formatStats } from './stats-command.js';
 import { writeOut } from './output.js';
 
@@ -27,7 +28,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     ...workers.map((w) => new Promise<number>((resolve, reject) => w.once('message', resolve).once('error', reject))),
   ]);
   const result = await session.stop();
-  await writeOut(`handled ${handled.join(' + ')} requests; session wrote ${result.eventsWritten} events, dropped ${result.eventsDropped}\n\n`);
+  await writeOut(`handled ${handled.join(' + ')} requests; session wrote ${countOf(result.eventsWritten, 'event')}, dropped ${result.eventsDropped}\n\n`);
   await writeOut(formatStats(await readTrace(file).summary()));
   await writeOut(`\nnext: tracepipe dump ${file} | head\n`);
   return result.status === 'stopped' ? 0 : 1;

@@ -5,6 +5,7 @@ import { readTrace } from '../format/trace-reader.js';
 import { openPrivateFileSync } from '../sinks/private-file.js';
 import { positiveInt } from './cli-args.js';
 import { CliError } from './cli-error.js';
+import { countOf } from './format-count.js';
 import { writeOut } from './output.js';
 
 export const recorderUsage = 'tracepipe recorder dump --pid N [-o FILE]    write the flight recorder of process N (its newest events) to a trace file';
@@ -54,6 +55,6 @@ export async function recorderCommand(argv: string[]): Promise<number> {
   const s = await readTrace(path).summary();
   if (!s.complete) throw new CliError(`the dump of process ${pid} is incomplete (${s.error?.message ?? 'no end of stream'}); ${path} holds what arrived`, 1);
   const lost = s.dropReasons.overwritten > 0 ? `, ${s.dropReasons.overwritten.toLocaleString('en-US')} older overwritten` : '';
-  await writeOut(`dumped the flight recorder of process ${pid} to ${path}: ${s.events.toLocaleString('en-US')} events${lost}, ${s.dropped.toLocaleString('en-US')} lost in all\n`);
+  await writeOut(`dumped the flight recorder of process ${pid} to ${path}: ${countOf(s.events, 'event')}${lost}, ${s.dropped.toLocaleString('en-US')} lost in all\n`);
   return 0;
 }

@@ -25,7 +25,7 @@ function distributionRow(label: string, d: Distribution, w: number): string {
 
 export function formatReport(r: TraceReport): string {
   const lines: string[] = [];
-  lines.push(`trace       ${r.events.toLocaleString('en-US')} events over ${formatNs(r.wallNs)}`);
+  lines.push(`trace       ${countOf(r.events, 'event')} over ${formatNs(r.wallNs)}`);
   if (!r.complete) lines.push(`WARNING     ${printable(r.error ?? 'incomplete trace')}; the report covers the intact part`);
   const g = r.gc;
   lines.push('', `GC pauses (Runtime.GC): ${g.all.count}`);
@@ -50,7 +50,7 @@ export function formatReport(r: TraceReport): string {
   for (const x of s.stillGoing) lines.push(`    still going since ${(x.sinceNs / 1e9).toFixed(6).padStart(12)} s  thread ${x.thread}`);
   lines.push('', `event-loop delay (Runtime.EventLoop):${r.eventLoop.length ? '' : ' none recorded'}`);
   for (const d of r.eventLoop) {
-    lines.push(`  thread ${String(d.threadId).padEnd(4)} ${d.intervals} intervals: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
+    lines.push(`  thread ${String(d.threadId).padEnd(4)} ${countOf(d.intervals, 'interval')}: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
   }
   lines.push('', ...spanLines(r.spans));
   lines.push('', ...cpuSectionLines(r.cpu));
@@ -126,7 +126,7 @@ async function htmlReport(file: string, out: string, options: ReportOptions): Pr
     throw new CliError(`cannot write ${out}: ${(e as Error).message}`);
   }
   const s = (performance.now() - started) / 1000;
-  await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${report.events.toLocaleString('en-US')} events in ${s.toFixed(2)} s: ${countOf(report.gc.all.count, 'GC pause')}, ${countOf(report.stalls.count, 'stall')}, ${countOf(report.cpu?.samples ?? 0, 'CPU sample')}, ${countOf(report.drops.ranges, 'drop range')}\n`);
+  await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${countOf(report.events, 'event')} in ${s.toFixed(2)} s: ${countOf(report.gc.all.count, 'GC pause')}, ${countOf(report.stalls.count, 'stall')}, ${countOf(report.cpu?.samples ?? 0, 'CPU sample')}, ${countOf(report.drops.ranges, 'drop range')}\n`);
   if (!report.complete) writeErr(`tracepipe: ${report.error ?? 'incomplete trace'}; the page covers the intact part\n`);
   return report.complete ? 0 : 1;
 }

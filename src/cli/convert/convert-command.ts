@@ -88,7 +88,7 @@ export async function convertCommand(argv: string[]): Promise<number> {
   const drops = result.dropped > 0 ? `${count(result.dropped)} dropped in ${countOf(result.dropRanges, 'range')}` : 'none dropped';
   const files = format.output === 'directory' ? `${countOf(o.files, 'file')}, ` : '';
   const summary =
-    `converted ${count(result.events)} events (${drops}) from ${input} (${formatBytes(result.bytesIn)}) to ${o.path === '-' ? 'stdout' : o.path} ` +
+    `converted ${countOf(result.events, 'event')} (${drops}) from ${input} (${formatBytes(result.bytesIn)}) to ${o.path === '-' ? 'stdout' : o.path} ` +
     `(${values.to}, ${files}${formatBytes(o.bytes)}) in ${s.toFixed(2)} s: ${formatRate(result.events / s, 'events/s')}, ` +
     `${formatRate(result.bytesIn / s, 'B/s')} in, ${formatRate(o.bytes / s, 'B/s')} out\n`;
   const text = summary + (o.notes ?? []).map((note) => `note: ${note}\n`).join('');
