@@ -4,10 +4,10 @@
 // checked in headless Chromium (Debian package `chromium`, through playwright-core).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cli } from './helpers/convert-helpers.mjs';
+import { chromiumPath } from './helpers/report-page.mjs';
 import { app, begin, definitions, end, gcPause, sample, SamplerStarted, stall, trace } from './helpers/explain-trace.mjs';
 
 /** Twelve requests of different lengths, a GC pause, a child query, two stalls, CPU samples throughout. */
@@ -32,18 +32,6 @@ test('report has explain’s section: the same items and verdicts as tracepipe e
   assert.match(text, /^why it was slow \(tracepipe explain FILE for every share in full\):$/m);
   for (const item of [...explained.spans.slowest, ...explained.stalls.items]) assert.ok(text.includes(`     ${item.verdict.text}\n`), item.verdict.text);
 });
-
-/** Chromium's path; fails under CI (which installs it), skips with the reason elsewhere. */
-function chromiumPath(t) {
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    const why = 'chromium is not installed (Debian package chromium)';
-    if (process.env.CI === 'true') throw new Error(`${why}; CI must install it (.ci/run)`);
-    t.skip(why);
-    return undefined;
-  }
-}
 
 test('report --html: each explained item links to its place on the timeline, which zooms to it and marks it', { timeout: 120_000 }, async (t) => {
   const executablePath = chromiumPath(t);

@@ -22,6 +22,8 @@
 #include <v8-profiler.h>
 #include <v8.h>
 
+#include "flat_map.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -37,7 +39,12 @@
 
 namespace {
 
-constexpr int kRotateMs = 100;
+// Each rotation costs the thread V8's stop and start of a profile and the interning of its new
+// stacks (on a deep-stacked program, about 1 ms at 100 ms rotations, most of the sampler's own cost): a
+// second bounds how late samples are while keeping that below a few tenths of a percent.
+constexpr int kRotateMs = 1000;
+// How often the rotation thread looks for samplers due.
+constexpr int kRotationCheckMs = 100;
 // Samples a thread may queue before something takes them: over two minutes at 1 ms.
 constexpr size_t kMaxQueued = 1 << 17;
 // Distinct stacks the process-wide table holds (each 8 bytes, plus its index entry).
@@ -45,7 +52,7 @@ constexpr size_t kMaxStacks = 1 << 21;
 // No new sample for this long while the thread used this much CPU (and this many intervals' worth):
 // V8's profiler has stopped sampling, and is replaced. Empty rotations alone can be V8's sampler and
 // processor threads starved of CPU on a loaded machine, where a replacement would not help.
-constexpr double kStuckMs = 1000;
+constexpr double kStuckMs = 1500;
 constexpr double kStuckCpuMs = 100;
 constexpr double kStuckIntervals = 100;
 
@@ -56,6 +63,10 @@ struct Frame {
   uint32_t column;
 };
 
+struct IdHash {
+  size_t operator()(uint64_t key) const { return static_cast<size_t>(tracepipe::MixBits(key)); }
+};
+
 // Process-wide, never destroyed: the rotation thread and other threads' environments may outlive
 // static destruction at exit.
 struct Tables {
@@ -63,7 +74,8 @@ struct Tables {
   std::vector<Frame> frames;  // id = index + 1
   std::unordered_map<std::string, uint32_t> frameIds;
   std::vector<uint32_t> stacks;  // frame id, parent stack id; stack id = index / 2 + 1
-  std::unordered_map<uint64_t, uint32_t> stackIds;
+  // (frame id << 32 | parent stack id) -> stack id
+  tracepipe::FlatMap<uint64_t, uint32_t, IdHash> stackIds;
   // kMaxStacks, lowered by tests (limitStacks).
   size_t maxStacks = kMaxStacks;
 };
@@ -80,10 +92,13 @@ struct FrameKey {
 };
 struct FrameKeyHash {
   size_t operator()(const FrameKey& k) const {
-    return std::hash<const void*>()(k.name) ^ (std::hash<const void*>()(k.url) * 31) ^ (static_cast<size_t>(k.line) * 1000003) ^ static_cast<size_t>(k.column);
+    const uint64_t lines = (static_cast<uint64_t>(static_cast<uint32_t>(k.line)) << 32) | static_cast<uint32_t>(k.column);
+    return static_cast<size_t>(tracepipe::MixBits(reinterpret_cast<uintptr_t>(k.name) ^ tracepipe::MixBits(reinterpret_cast<uintptr_t>(k.url) ^ tracepipe::MixBits(lines))));
   }
 };
-using FrameCache = std::unordered_map<FrameKey, uint32_t, FrameKeyHash>;
+using FrameCache = tracepipe::FlatMap<FrameKey, uint32_t, FrameKeyHash>;
+// A profile's nodes already resolved to stack ids, for one Collect.
+using NodeMemo = tracepipe::FlatMap<uint64_t, uint32_t, IdHash>;
 
 struct ThreadSampler {
   v8::Isolate* isolate = nullptr;
@@ -93,12 +108,15 @@ struct ThreadSampler {
   v8::CpuProfiler* prepared = nullptr;
   // The profiler's frames already interned (its names' addresses are its own).
   FrameCache frameCache;
+  // Kept between rotations for its capacity.
+  NodeMemo memo;
   int intervalUs = 1000;
   // The profile running, stopped at the next rotation once the next one has started.
   v8::ProfilerId current = 0;
   bool hasCurrent = false;
   int64_t lastTakenUs = std::numeric_limits<int64_t>::min();
-  uint64_t lastRotationNs = 0;
+  // Read by the rotation thread too.
+  std::atomic<uint64_t> lastRotationNs{0};
   double lastCpuMs = 0;
   // Test hook: the next N rotations find their profile empty, as a stuck profiler's would be.
   int forgetRotations = 0;
@@ -151,10 +169,9 @@ uint32_t FrameIdLocked(const v8::CpuProfileNode* node, FrameCache& cache) {
   const int line = node->GetLineNumber();
   const int column = node->GetColumnNumber();
   const FrameKey seen{name, url, line, column};
-  auto cached = cache.find(seen);
-  if (cached != cache.end()) return cached->second;
+  if (const uint32_t* cached = cache.Find(seen)) return *cached;
   const uint32_t id = InternFrameLocked(name, url, line, column);
-  if (id != UINT32_MAX) cache.emplace(seen, id);
+  if (id != UINT32_MAX) cache.Put(seen, id);
   return id;
 }
 
@@ -178,37 +195,37 @@ uint32_t InternFrameLocked(const char* name, const char* url, int line, int colu
 
 // The stack id of `node` (0 for V8's root, which is no frame of the program), or UINT32_MAX when the
 // table is full. `memo` holds this profile's nodes already resolved.
-uint32_t StackIdLocked(const v8::CpuProfileNode* node, std::unordered_map<const v8::CpuProfileNode*, uint32_t>& memo, FrameCache& cache) {
-  std::vector<const v8::CpuProfileNode*> chain;
+uint32_t StackIdLocked(const v8::CpuProfileNode* node, NodeMemo& memo, FrameCache& cache, std::vector<const v8::CpuProfileNode*>& chain) {
+  chain.clear();
   uint32_t parent = 0;
   for (const v8::CpuProfileNode* n = node; n != nullptr && n->GetParent() != nullptr; n = n->GetParent()) {
-    auto it = memo.find(n);
-    if (it != memo.end()) {
-      parent = it->second;
+    if (const uint32_t* known = memo.Find(reinterpret_cast<uintptr_t>(n))) {
+      parent = *known;
       break;
     }
     chain.push_back(n);
   }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const uint64_t nodeKey = reinterpret_cast<uintptr_t>(*it);
     if (parent == UINT32_MAX) {
-      memo.emplace(*it, UINT32_MAX);
+      memo.Put(nodeKey, UINT32_MAX);
       continue;
     }
     const uint32_t frame = FrameIdLocked(*it, cache);
     const uint64_t key = (static_cast<uint64_t>(frame) << 32) | parent;
-    auto found = frame == UINT32_MAX ? tables.stackIds.end() : tables.stackIds.find(key);
+    const uint32_t* found = frame == UINT32_MAX ? nullptr : tables.stackIds.Find(key);
     uint32_t id;
-    if (found != tables.stackIds.end()) {
-      id = found->second;
+    if (found != nullptr) {
+      id = *found;
     } else if (frame == UINT32_MAX || tables.stacks.size() / 2 >= tables.maxStacks) {
       id = UINT32_MAX;
     } else {
       tables.stacks.push_back(frame);
       tables.stacks.push_back(parent);
       id = static_cast<uint32_t>(tables.stacks.size() / 2);
-      tables.stackIds.emplace(key, id);
+      tables.stackIds.Put(key, id);
     }
-    memo.emplace(*it, id);
+    memo.Put(nodeKey, id);
     parent = id;
   }
   return parent;
@@ -226,12 +243,13 @@ size_t Collect(ThreadSampler* s, v8::CpuProfile* profile) {
   uint64_t tableFull = 0;
   {
     std::lock_guard<std::mutex> lock(tables.mu);
-    std::unordered_map<const v8::CpuProfileNode*, uint32_t> memo;
+    s->memo.Clear();
+    std::vector<const v8::CpuProfileNode*> chain;
     for (int i = 0; i < count; i++) {
       const int64_t at = profile->GetSampleTimestamp(i);
       if (at <= s->lastTakenUs) continue;
       s->lastTakenUs = at;
-      const uint32_t id = StackIdLocked(profile->GetSample(i), memo, s->frameCache);
+      const uint32_t id = StackIdLocked(profile->GetSample(i), s->memo, s->frameCache, chain);
       if (id == UINT32_MAX) {
         tableFull++;
         continue;
@@ -292,14 +310,21 @@ void DisposeProfiler(ThreadSampler* s, bool keepPrepared) {
   }
   s->profiler->Dispose();
   s->profiler = nullptr;
-  s->frameCache.clear();
+  s->frameCache.Release();
+  s->memo.Release();
+}
+
+// Whether a rotation is due: the rotation thread's interrupt and the thread's own timer both ask, and
+// the first does it (a tenth of the period's slack, so neither waits a whole period for the other).
+bool Due(const ThreadSampler* s, uint64_t now) {
+  return now - s->lastRotationNs.load() >= static_cast<uint64_t>(kRotateMs) * 1000000 * 9 / 10;
 }
 
 // On the sampled thread: start the next profile, then stop the current one.
 void Rotate(ThreadSampler* s, bool force) {
   if (!s->sampling.load() || s->profiler == nullptr) return;
   const uint64_t now = uv_hrtime();
-  if (!force && now - s->lastRotationNs < static_cast<uint64_t>(kRotateMs) * 1000000 / 2) return;
+  if (!force && !Due(s, now)) return;
   v8::HandleScope scope(s->isolate);
   v8::ProfilerId next = 0;
   const bool started = StartProfile(s, &next);
@@ -310,7 +335,7 @@ void Rotate(ThreadSampler* s, bool force) {
   s->hasCurrent = started;
   const double cpuMs = ThreadCpuMs();
   const double usedMs = cpuMs - s->lastCpuMs;
-  const double elapsedMs = static_cast<double>(now - s->lastRotationNs) / 1e6;
+  const double elapsedMs = static_cast<double>(now - s->lastRotationNs.load()) / 1e6;
   const bool empty = collected == 0 && hadCurrent;
   s->emptyCpuMs = empty ? s->emptyCpuMs + usedMs : 0;
   s->emptyMs = empty ? s->emptyMs + elapsedMs : 0;
@@ -340,9 +365,10 @@ void OnInterrupt(v8::Isolate*, void* data) {
 void RotationThread() {
   std::unique_lock<std::mutex> lock(registry.mu);
   for (;;) {
-    registry.wake.wait_for(lock, std::chrono::milliseconds(kRotateMs));
+    registry.wake.wait_for(lock, std::chrono::milliseconds(kRotationCheckMs));
+    const uint64_t now = uv_hrtime();
     for (auto& [id, s] : registry.rotating) {
-      if (!s->interruptPending.exchange(true)) s->isolate->RequestInterrupt(OnInterrupt, s);
+      if (Due(s, now) && !s->interruptPending.exchange(true)) s->isolate->RequestInterrupt(OnInterrupt, s);
     }
   }
 }
@@ -558,7 +584,8 @@ void Cleanup(void* arg) {
   if (s->prepared != nullptr) {
     s->prepared->Dispose();
     s->prepared = nullptr;
-    s->frameCache.clear();
+    s->frameCache.Release();
+    s->memo.Release();
   }
 }
 

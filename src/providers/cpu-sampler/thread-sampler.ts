@@ -6,8 +6,8 @@ import { runtimeCpuSampler } from './cpu-sampler-provider.js';
 import { INSPECTOR_ROTATE_SEC, InspectorRoute } from './inspector-route.js';
 import { NativeSamples, nativeSampler, nativeSamplerMissing } from './native-route.js';
 
-/** How often a thread whose loop turns writes its samples (the native route's rotation period). */
-const NATIVE_WRITE_SEC = 0.1;
+/** How often a thread whose loop turns rotates its profiles when due (native/gc-hook/cpu_sampler.cc: every second) and writes its samples. */
+const NATIVE_WRITE_SEC = 0.25;
 /** The stall after which the watchdog writes the main thread's samples while its loop is blocked. */
 const STALL_MS = 100;
 
