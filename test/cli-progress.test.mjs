@@ -29,7 +29,7 @@ test('the line: what is going on, events and bytes against the size, the rate an
   p.update({ doing: 'converting', events: 1_234_567, bytes: 45 << 20, totalBytes: 90 << 20 });
   p.update({ doing: 'writing', events: 10, bytes: 50, totalBytes: 100 });
   p.stop();
-  assert.match(writes.at(-2), /^\r\x1b\[Kwriting: 10 events, 50 B of 100 B \(50%\), [\d.]+ M events\/s, ~\d+ s left$/, 'a new stage is drawn at once');
+  assert.match(writes.at(-2), /^\r\x1b\[Kwriting: 10 events, 50 B of 100 B \(50%\), [\d.]+ (k |M )?events\/s, ~\d+ s left$/, 'a new stage is drawn at once (its rate scaled to its size)');
   assert.equal(writes.at(-1), CLEAR);
   p.stop();
   assert.equal(writes.at(-1), CLEAR, 'stopping twice clears once');

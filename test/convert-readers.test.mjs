@@ -40,7 +40,7 @@ async function convert(format) {
   const out = join(dir, `out-${format}`);
   const r = await cli(['convert', file, '--to', format, '-o', out]);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, new RegExp(`^converted ${dump.events.length.toLocaleString('en-US')} events \\(${summary.dropped.toLocaleString('en-US')} dropped in \\d+ ranges\\) from .* to ${out} \\(${format}, .*M events/s.*MB/s in.*MB/s out\\n$`));
+  assert.match(r.stdout, new RegExp(`^converted ${dump.events.length.toLocaleString('en-US')} events \\(${summary.dropped.toLocaleString('en-US')} dropped in \\d+ ranges?\\) from .* to ${out} \\(${format}, .*[\\d.]+ (?:[kMG] )?events/s, [\\d.]+ [kMG]?B/s in, [\\d.]+ [kMG]?B/s out\\n$`));
   return out;
 }
 

@@ -115,7 +115,7 @@ test('tracepipe recorder dump --pid writes a recorder started by TRACEPIPE_FLIGH
     const r = await cli('ps');
     return r.out.includes(String(child.pid)) ? r : undefined;
   });
-  assert.match(ps.out, new RegExp(`${child.pid}\\s+\\S+\\s+1 \\(#\\d+ recorder\\)`));
+  assert.match(ps.out, new RegExp(`${child.pid}\\s+\\S+\\s+1 \\(#\\d+ recorder [\\d.]+ KiB ≈ [\\d,]+ events of 32 B\\)`));
   const out = join(dir, 'remote.tptrace');
   const r = await cli('recorder', 'dump', '--pid', String(child.pid), '-o', out);
   assert.equal(r.code, 0, r.err);

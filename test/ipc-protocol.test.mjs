@@ -130,3 +130,12 @@ test('malformed payloads are BadPayload errors, whatever the bytes', () => {
   assert.match(protocolError(() => decodeCollectRequest(Uint8Array.of(1, 0x41, 7, 0, 0, 0, 0, 0))).message, /buffering mode 7/);
   assert.match(protocolError(() => decodeCollectRequest(new Uint8Array(2))).message, /malformed CollectTracing payload/);
 });
+
+test("ProcessInfo carries each session's buffer after the list: a reply without it (an older process) still decodes", () => {
+  const session = { id: 1, providers: 'Test.Flight:0x1:4', bufferingMode: 'ring', state: 'running', attached: false };
+  const info = { pid: 7, startTimeMs: 1, nodeVersion: 'v20.0.0', tracepipeVersion: '0.1.0', cwd: '/', title: 'node', argv: [], execArgv: [], sessions: [{ ...session, buffer: { bytes: 16_711_936, events: 517_891, eventBytes: 32 } }] };
+  const payload = encodeProcessInfo(info);
+  assert.deepEqual(decodeProcessInfo(payload), info);
+  // The same reply as a process before the buffers were sent: the list ends the payload.
+  assert.deepEqual(decodeProcessInfo(payload.subarray(0, payload.length - 24)), { ...info, sessions: [session] });
+});

@@ -113,3 +113,57 @@ test('the report of a trace with forced drops, a stall and pauses on three threa
   assert.ok(got.stats.drops.length > 0, 'the fixture drops events');
   assertPageMatches(got);
 });
+
+/**
+ * Each value axis's tick labels, as uPlot placed them: boxes measured with the axis's own font. A
+ * left axis draws them right-aligned against the plot, a right axis left-aligned; the title sits
+ * beyond the axis's width.
+ */
+async function valueAxisLabels(page) {
+  return page.evaluate(() =>
+    window.tracepipeReport.plots.flatMap((u, chart) =>
+      u.axes.flatMap((axis, i) => {
+        if (!axis._show || (axis.side !== 1 && axis.side !== 3)) return [];
+        const ctx = u.ctx;
+        ctx.save();
+        ctx.font = axis.font[0];
+        const left = axis.side === 3;
+        const anchor = axis._pos + ((axis.ticks.show ? axis.ticks.size : 0) + axis.gap) * (left ? -1 : 1);
+        const boxes = (axis._values ?? []).filter((v) => v != null).map((v) => {
+          const w = ctx.measureText(String(v)).width / devicePixelRatio;
+          return { text: String(v), left: left ? anchor - w : anchor, right: left ? anchor : anchor + w };
+        });
+        ctx.restore();
+        const [from, to] = left ? [axis._pos - axis._size, axis._pos] : [axis._pos, axis._pos + axis._size];
+        return [{ chart, axis: i, title: axis.label, from, to, canvasWidth: u.ctx.canvas.width / devicePixelRatio, boxes }];
+      }),
+    ),
+  );
+}
+
+test('the value axes print large numbers compactly (20 M) and every tick label fits in the canvas, clear of the axis title', { timeout: 300_000 }, async (t) => {
+  const executablePath = chromiumPath(t);
+  if (!executablePath) return;
+  const { defineProvider } = await import('../dist/index.js');
+  const { writeTrace } = await import('./helpers/trace-builder.mjs');
+  const { Tick } = defineProvider('Test.Rate', { events: { Tick: { id: 1, fields: [['n', 'u32']] } } });
+  // 20,000 events in the first millisecond: 20,000,000 events per second in the chart's first bucket.
+  const file = join(dir, 'rate.tptrace');
+  await writeTrace(file, [Tick], Array.from({ length: 20_000 }, (_, i) => ({ type: Tick, threadId: 1, sequence: i, timestampNs: i * 50, values: [i] })));
+  const html = join(dir, 'rate.html');
+  const r = await cli(['report', file, '--html', html], { timeoutMs: 120_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const page = await openPage(executablePath, html, join(dir, 'rate.png'), valueAxisLabels);
+  assert.deepEqual(page.errors, []);
+  const axes = page.interaction;
+  const rates = axes.find((a) => a.title === 'events/s');
+  assert.ok(rates, `the events/s axis: ${JSON.stringify(axes.map((a) => a.title))}`);
+  const texts = rates.boxes.map((b) => b.text);
+  assert.ok(texts.includes('20 M'), `ticks up to 20 M: ${texts.join(' | ')}`);
+  for (const a of axes) {
+    for (const b of a.boxes) {
+      assert.match(b.text, /^-?\d+(\.\d+)?( [kMG])?$/, `compact: ${b.text}`);
+      assert.ok(b.left >= Math.max(0, a.from) - 0.5 && b.right <= Math.min(a.canvasWidth, a.to) + 0.5, `${a.title}: '${b.text}' at [${b.left.toFixed(1)}, ${b.right.toFixed(1)}] within its axis [${a.from}, ${a.to}] and the canvas (0..${a.canvasWidth})`);
+    }
+  }
+});

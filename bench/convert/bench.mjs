@@ -12,7 +12,13 @@ const CONVERT = fileURLToPath(new URL('./convert-one.mjs', import.meta.url));
 const N = 10_000_000;
 const TARGET = 2_000_000;
 /** Rounds per format: the three with a target get more; `read` is the reader alone, the floor. */
-const ROUNDS = { read: 3, perfetto: 3, chrome: 3, ctf: 3, jsonl: 1, csv: 1, parquet: 1 };
+const ALL_ROUNDS = { read: 3, perfetto: 3, chrome: 3, ctf: 3, jsonl: 1, csv: 1, parquet: 1 };
+/** BENCH_CONVERT_FORMATS=read,chrome runs only those (comma-separated); BENCH_CONVERT_ROUNDS=N gives each N rounds. */
+const ROUNDS = Object.fromEntries(
+  Object.entries(ALL_ROUNDS)
+    .filter(([f]) => !process.env.BENCH_CONVERT_FORMATS || process.env.BENCH_CONVERT_FORMATS.split(',').includes(f))
+    .map(([f, n]) => [f, Number(process.env.BENCH_CONVERT_ROUNDS) || n]),
+);
 
 export const description = 'issue 10: tracepipe convert throughput per format on the 10,000,000-event trace, and what each package weighs installed';
 
@@ -37,8 +43,10 @@ export async function run() {
   mkdirSync(dir, { recursive: true });
   const trace = join(dir, 'ten-million.tptrace');
   try {
-    const made = await runVariant(PRODUCER, [String(N), trace], { timeoutMs: 300_000 });
-    console.log(`the trace: ${N.toLocaleString('en-US')} events attempted by bench/ten-million's producer, ${made.eventsWritten.toLocaleString('en-US')} written (${made.eventsDropped.toLocaleString('en-US')} dropped), ${(made.bytesWritten / 1e6).toFixed(1)} MB`);
+    // Block mode: the producer waits for the drain rather than drop, so the trace holds exactly N events.
+    const made = await runVariant(PRODUCER, [String(N), trace, 'block'], { timeoutMs: 300_000 });
+    if (made.eventsWritten !== N || made.eventsDropped !== 0) throw new Error(`the trace holds ${made.eventsWritten} events (${made.eventsDropped} dropped), not ${N}`);
+    console.log(`the trace: exactly ${N.toLocaleString('en-US')} events (bench/ten-million's producer in block mode, none dropped), ${(made.bytesWritten / 1e6).toFixed(1)} MB`);
     console.log('each conversion in its own process, formats interleaved round by round; output to the same disk, removed after each run');
     const runs = Object.fromEntries(Object.keys(ROUNDS).map((f) => [f, []]));
     const rounds = Math.max(...Object.values(ROUNDS));

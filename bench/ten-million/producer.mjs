@@ -1,5 +1,7 @@
 // One run of the 10,000,000-event benchmark, in its own process: write, stop, then take the file apart.
-// `producer.mjs N [FILE]` keeps the trace at FILE (the convert benchmark reads it); otherwise it is removed.
+// `producer.mjs N [FILE [MODE]]` keeps the trace at FILE (the convert benchmark reads it); otherwise it is
+// removed. MODE is the session's buffering mode, drop (the default: what this benchmark measures) or
+// block (every event kept: the convert benchmark's trace holds exactly N).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,11 +12,12 @@ import { reportResult } from '../support/variant-process.mjs';
 
 const N = Number(process.argv[2]);
 const keep = process.argv[3];
+const mode = process.argv[4] ?? 'drop';
 const E = bench.Tick;
 const dir = mkdtempSync(join(tmpdir(), 'tracepipe-bench-'));
 try {
   const file = keep ?? join(dir, 'ten-million.tptrace');
-  const session = await startSession({ providers: PROVIDERS, output: file, bufferingMode: 'drop' });
+  const session = await startSession({ providers: PROVIDERS, output: file, bufferingMode: mode });
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < N; i++) {
     if (E.enabled) E.write(1.5, 2.5, i, -4);

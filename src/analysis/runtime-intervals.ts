@@ -1,5 +1,6 @@
 import type { TraceEvent, StreamEventType } from '../format/trace-event.js';
 import type { FieldType } from '../schema/field-type.js';
+import { msToNs } from '../schema/milliseconds.js';
 
 /**
  * GC pauses and event-loop stalls as intervals of the thread they stopped: the one reading of
@@ -36,7 +37,6 @@ export function gcPauseOf(e: TraceEvent): GcPause {
   return { threadId: subjectThread(e), startNs: e.timestampNs, durationNs: Number(e.fields.durationNs), kind: String(e.fields.kind) };
 }
 
-const msToNs = (ms: unknown): number => Math.round(Number(ms) * 1e6);
 
 /**
  * Pairs StallStart and StallEnd per stalled thread. A stall runs from the last heartbeat before it
@@ -54,13 +54,13 @@ export class StallPairs {
     const threadId = subjectThread(e);
     const start = this.open.get(threadId);
     this.open.delete(threadId);
-    const durationNs = msToNs(e.fields.durationMs);
-    const startNs = start ? start.timestampNs - msToNs(start.fields.blockedMs) : e.timestampNs - durationNs;
+    const durationNs = msToNs(Number(e.fields.durationMs));
+    const startNs = start ? start.timestampNs - msToNs(Number(start.fields.blockedMs)) : e.timestampNs - durationNs;
     return { threadId, startNs, durationNs, start };
   }
 
   /** Stalls still going when the trace ended: their thread, start, and StallStart. */
   unfinished(): { readonly threadId: number; readonly startNs: number; readonly start: TraceEvent }[] {
-    return [...this.open].map(([threadId, start]) => ({ threadId, startNs: start.timestampNs - msToNs(start.fields.blockedMs), start }));
+    return [...this.open].map(([threadId, start]) => ({ threadId, startNs: start.timestampNs - msToNs(Number(start.fields.blockedMs)), start }));
   }
 }

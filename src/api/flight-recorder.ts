@@ -1,6 +1,6 @@
 import { constants } from 'node:os';
 import { join } from 'node:path';
-import { parseBufferSizeMB } from '../buffers/session-memory.js';
+import { parseBufferSizeMB, type RingCapacity } from '../buffers/session-memory.js';
 import type { DumpResult } from '../session/drain-protocol.js';
 import type { ProviderRequest } from '../session/provider-spec.js';
 import { SessionError, type SessionResult, startSession, type TraceSession } from '../session/session.js';
@@ -37,6 +37,11 @@ export interface FlightDump extends DumpResult {
 export interface FlightRecorder {
   readonly session: TraceSession;
   readonly dir: string;
+  /**
+   * What the ring keeps when full, in events of a typical size (a 16-byte payload: 32 bytes each in
+   * the ring, header included). A dump of them takes about a third of that on disk (docs/BUFFERING.md).
+   */
+  readonly capacity: RingCapacity;
   /** Writes the ring's newest events to `path` (default: a new `tracepipe-flight-<pid>-<time>.tptrace` in `dir`). */
   dump(path?: string): Promise<FlightDump>;
   /** Stops recording (nothing is written) and removes the crash and signal hooks. */
@@ -145,6 +150,7 @@ export async function startFlightRecorder(options: FlightRecorderOptions = {}): 
   return {
     session,
     dir,
+    capacity: session.capacity,
     async dump(asked?: string) {
       // A name made up here is created exclusively: the directory may be shared, and a link planted at a guessed name is never followed.
       const path = asked ?? flightDumpPath(dir);

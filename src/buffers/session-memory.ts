@@ -1,4 +1,5 @@
 import { DROP_REASONS } from '../format/drop-reason.js';
+import { align8, RECORD_HEADER_SIZE } from '../schema/record-abi.js';
 
 export { DROP_REASONS };
 
@@ -157,6 +158,31 @@ export function planLayout(bufferSizeMB: number): MemoryLayout {
   const fixed = CONTROL_BYTES + maxSlots * SLOT_BYTES;
   const chunkCount = Math.max(2, Math.floor((total - fixed) / chunkSize));
   return { totalBytes: total, chunkSize, chunkCount, maxSlots };
+}
+
+/** The payload of a typical event, for saying what a ring holds: two numbers, or a number and a short string. */
+export const TYPICAL_PAYLOAD_BYTES = 16;
+
+/** What a session's buffer holds, in events of a typical size (a ring keeps that many when full). */
+export interface RingCapacity {
+  /** The buffer's bytes (its budget, less what is too small to make a chunk). */
+  readonly bytes: number;
+  /** The bytes one event of TYPICAL_PAYLOAD_BYTES takes in the buffer: its record, header included, 8-byte aligned. */
+  readonly eventBytes: number;
+  /** Events of that size the buffer holds. */
+  readonly events: number;
+}
+
+/**
+ * Events of `payloadBytes` the chunks of `memory` hold: every chunk, less its header, filled with
+ * records of a 16-byte header (length, type, timestamp) plus the payload, 8-byte aligned. A trace
+ * file holds the same events in less (a 3–4 byte header, docs/FORMAT.md): the buffer keeps them as
+ * producers wrote them, so that writing stays a bump-pointer copy (docs/BUFFERING.md, "Ring mode").
+ * The descriptions each chunk of a ring repeats for its types take a little more.
+ */
+export function capacityOf(memory: { readonly sab: SharedArrayBuffer; readonly chunkSize: number; readonly chunkCount: number }, payloadBytes = TYPICAL_PAYLOAD_BYTES): RingCapacity {
+  const eventBytes = align8(RECORD_HEADER_SIZE + payloadBytes);
+  return { bytes: memory.sab.byteLength, eventBytes, events: memory.chunkCount * Math.floor((memory.chunkSize - CHUNK_HEADER_BYTES) / eventBytes) };
 }
 
 export class SessionMemory {

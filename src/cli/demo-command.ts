@@ -6,6 +6,7 @@ import { readTrace } from '../format/trace-reader.js';
 import { startSession } from '../session/session.js';
 import { CliError } from './cli-error.js';
 import { defineCommand, QUIET_OPTION } from './command/command-spec.js';
+import { countOf } from './format-count.js';
 import { formatStats } from './stats-command.js';
 import { writeOut } from './output.js';
 import { ProgressLine } from './progress-line.js';
@@ -46,7 +47,7 @@ async function demo(values: { output: string | undefined; duration: string; quie
   } finally {
     progress.stop();
   }
-  await writeOut(`handled ${handled.join(' + ')} requests; session wrote ${result.eventsWritten} events, dropped ${result.eventsDropped}\n\n`);
+  await writeOut(`handled ${handled.join(' + ')} requests; session wrote ${countOf(result.eventsWritten, 'event')}, dropped ${result.eventsDropped}\n\n`);
   await writeOut(formatStats(await readTrace(file).summary()));
   await writeOut(`\nnext: tracepipe dump ${file} | head\n`);
   return result.status === 'stopped' ? 0 : 1;

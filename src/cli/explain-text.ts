@@ -1,5 +1,6 @@
 import type { Cause, ExplainedItem, ExplainReport, FunctionShare, Share } from '../analysis/explain/explanation.js';
 import { spanTitle } from '../analysis/explain/verdict.js';
+import { countOf } from './format-count.js';
 import { formatNs } from './format-time.js';
 import { printable } from './printable.js';
 
@@ -44,7 +45,7 @@ function detail(item: ExplainedItem, cause: Cause): string {
     case 'cpu': {
       const c = item.cpu;
       if (!c.sampled) return printable(c.note ?? '');
-      return `${c.samples} samples, ${ms(c.onCpuMs)} on CPU and ${ms(c.offCpuMs)} off (before the causes above)${c.functions.length > 0 ? `; top self: ${functionList(c.functions.slice(0, 3))}` : ''}`;
+      return `${countOf(c.samples, 'sample')}, ${ms(c.onCpuMs)} on CPU and ${ms(c.offCpuMs)} off (before the causes above)${c.functions.length > 0 ? `; top self: ${functionList(c.functions.slice(0, 3))}` : ''}`;
     }
     case 'children': {
       const c = item.children!;
@@ -78,9 +79,9 @@ export function formatItem(item: ExplainedItem, n: number): string[] {
 
 export function formatExplain(r: ExplainReport): string {
   const lines: string[] = [];
-  lines.push(`trace        ${r.events.toLocaleString('en-US')} events over ${formatNs(r.wallNs)}`);
+  lines.push(`trace        ${countOf(r.events, 'event')} over ${formatNs(r.wallNs)}`);
   if (!r.complete) lines.push(`WARNING      ${printable(r.error ?? 'incomplete trace')}; explained from the intact part`);
-  if (r.dropped > 0) lines.push(`WARNING      ${r.dropped.toLocaleString('en-US')} events were dropped: a span whose begin or end was lost is not explained, and a lost pause or sample is not counted`);
+  if (r.dropped > 0) lines.push(`WARNING      ${countOf(r.dropped, 'event was', 'events were')} dropped: a span whose begin or end was lost is not explained, and a lost pause or sample is not counted`);
   lines.push(...samplerAndPrecedence(r));
   const s = r.spans;
   const type = r.options.span === null ? 'spans' : `${printable(r.options.span)} spans`;

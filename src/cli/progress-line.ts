@@ -2,6 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { basename } from 'node:path';
 import { traceReadChannel, type TraceReadProgress } from '../format/trace-read-channel.js';
 import { formatBytes } from './format-size.js';
+import { formatRate } from './format-count.js';
 import { printable } from './printable.js';
 
 const REFRESH_MS = 250;
@@ -116,8 +117,8 @@ export class ProgressLine {
       const total = this.totalBytes;
       parts.push(total ? `${formatBytes(this.bytes)} of ${formatBytes(total)} (${Math.floor((100 * this.bytes) / total)}%)` : `${formatBytes(this.bytes)} read`);
     }
-    if (this.events) parts.push(`${(this.events / s / 1e6).toFixed(2)} M events/s`);
-    else if (this.bytes) parts.push(`${formatBytes(Math.round(this.bytes / s))}/s`);
+    if (this.events) parts.push(formatRate(this.events / s, 'events/s'));
+    else if (this.bytes) parts.push(formatRate(this.bytes / s, 'B/s'));
     if (this.bytes && this.totalBytes && this.bytes < this.totalBytes) parts.push(`~${Math.ceil(((this.totalBytes - this.bytes) * s) / this.bytes)} s left`);
     // Before anything is counted, the time it has been going says that it is alive.
     if (!this.events && !this.bytes) parts.unshift(`${s.toFixed(1)} s`);

@@ -1,6 +1,9 @@
 import { basename } from 'node:path';
 import { listTargets } from '../ipc/diagnostics-client.js';
 import { defineCommand, JSON_OPTION } from './command/command-spec.js';
+import type { SessionInfo } from '../ipc/ipc-commands.js';
+import { countOf } from './format-count.js';
+import { formatBytes } from './format-size.js';
 import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
 import { printable } from './printable.js';
@@ -28,7 +31,9 @@ async function ps(json: boolean): Promise<number> {
     const i = t.info;
     if (!i) return [String(t.endpoint.pid), '?', '?', `(not answering: ${t.error})`];
     // A ring session is a flight recorder: `tracepipe recorder dump --pid N` writes it out.
-    const sessions = i.sessions.length === 0 ? '0' : `${i.sessions.length} (${i.sessions.map((s) => `#${s.id}${s.bufferingMode === 'ring' ? ' recorder' : ''}`).join(' ')})`;
+    // A recorder says what it keeps: its ring's size and the events of a typical size that fill it.
+    const recorder = (s: SessionInfo): string => (s.buffer ? ` recorder ${formatBytes(s.buffer.bytes)} ≈ ${countOf(s.buffer.events, 'event')} of ${s.buffer.eventBytes} B` : ' recorder');
+    const sessions = i.sessions.length === 0 ? '0' : `${i.sessions.length} (${i.sessions.map((s) => `#${s.id}${s.bufferingMode === 'ring' ? recorder(s) : ''}`).join(', ')})`;
     return [String(i.pid), i.tracepipeVersion, sessions, [basename(i.argv[0] ?? i.title), ...i.argv.slice(1)].join(' ')];
   }).map((r) => r.map(printable));
   const header = ['PID', 'TRACEPIPE', 'SESSIONS', 'COMMAND'];

@@ -5,6 +5,7 @@ import { openPrivateFileSync } from '../sinks/private-file.js';
 import { positiveInt } from './cli-args.js';
 import { CliError } from './cli-error.js';
 import { type CommandGroup, defineCommand, QUIET_OPTION } from './command/command-spec.js';
+import { countOf } from './format-count.js';
 import { writeOut } from './output.js';
 import { ProgressLine } from './progress-line.js';
 
@@ -81,6 +82,6 @@ async function dumpFlightRecorder(pid: number, session: number, output: string |
   }
   if (!s.complete) throw new CliError(`the dump of process ${pid} is incomplete (${s.error?.message ?? 'no end of stream'}); ${path} holds what arrived`, 1);
   const lost = s.dropReasons.overwritten > 0 ? `, ${s.dropReasons.overwritten.toLocaleString('en-US')} older overwritten` : '';
-  await writeOut(`dumped the flight recorder of process ${pid} to ${path}: ${s.events.toLocaleString('en-US')} events${lost}, ${s.dropped.toLocaleString('en-US')} lost in all\n`);
+  await writeOut(`dumped the flight recorder of process ${pid} to ${path}: ${countOf(s.events, 'event')}${lost}, ${s.dropped.toLocaleString('en-US')} lost in all\n`);
   return 0;
 }

@@ -3,6 +3,7 @@ import { writePrivateFile } from '../sinks/private-file.js';
 import { loadAnalyze } from './analyze-loader.js';
 import { CliError } from './cli-error.js';
 import { defineCommand, JSON_OPTION, QUIET_OPTION } from './command/command-spec.js';
+import { countOf } from './format-count.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
@@ -23,7 +24,7 @@ function distributionRow(label: string, d: Distribution, w: number): string {
 
 export function formatReport(r: TraceReport): string {
   const lines: string[] = [];
-  lines.push(`trace       ${r.events.toLocaleString('en-US')} events over ${formatNs(r.wallNs)}`);
+  lines.push(`trace       ${countOf(r.events, 'event')} over ${formatNs(r.wallNs)}`);
   if (!r.complete) lines.push(`WARNING     ${printable(r.error ?? 'incomplete trace')}; the report covers the intact part`);
   const g = r.gc;
   lines.push('', `GC pauses (Runtime.GC): ${g.all.count}`);
@@ -45,15 +46,16 @@ export function formatReport(r: TraceReport): string {
     lines.push(`    ended ${(x.timeNs / 1e9).toFixed(6).padStart(12)} s  thread ${String(x.thread).padEnd(4)} ${ms(x.durationMs).padStart(11)}`);
     if (x.onCpu) lines.push(`      ${onCpuLine(x.onCpu, x.thread)}`);
   }
+  for (const x of s.stillGoing) lines.push(`    still going since ${(x.sinceNs / 1e9).toFixed(6).padStart(12)} s  thread ${x.thread}`);
   lines.push('', `event-loop delay (Runtime.EventLoop):${r.eventLoop.length ? '' : ' none recorded'}`);
   for (const d of r.eventLoop) {
-    lines.push(`  thread ${String(d.threadId).padEnd(4)} ${d.intervals} intervals: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
+    lines.push(`  thread ${String(d.threadId).padEnd(4)} ${countOf(d.intervals, 'interval')}: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
   }
   lines.push('', ...spanLines(r.spans));
   lines.push('', ...cpuSectionLines(r.cpu));
   lines.push('', ...explainSection(r.explain));
   const dr = r.drops;
-  lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${dr.ranges} ranges (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
+  lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${countOf(dr.ranges, 'range')} (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -147,7 +149,7 @@ async function htmlReport(file: string, out: string, options: ReportOptions, pro
   }
   progress.stop();
   const s = (performance.now() - started) / 1000;
-  await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${report.events.toLocaleString('en-US')} events in ${s.toFixed(2)} s: ${report.gc.all.count} GC pauses, ${report.stalls.count} stalls, ${(report.cpu?.samples ?? 0).toLocaleString('en-US')} CPU samples, ${report.drops.ranges} drop ranges\n`);
+  await writeOut(`wrote ${out} (${formatBytes(Buffer.byteLength(page))}) from ${countOf(report.events, 'event')} in ${s.toFixed(2)} s: ${countOf(report.gc.all.count, 'GC pause')}, ${countOf(report.stalls.count, 'stall')}, ${countOf(report.cpu?.samples ?? 0, 'CPU sample')}, ${countOf(report.drops.ranges, 'drop range')}\n`);
   if (!report.complete) writeErr(`tracepipe: ${report.error ?? 'incomplete trace'}; the page covers the intact part\n`);
   return report.complete ? 0 : 1;
 }

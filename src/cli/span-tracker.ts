@@ -96,10 +96,11 @@ interface OpenSpan {
   setAsideFrom: number;
 }
 
+/** In whole nanoseconds, so that totals stay exact (a sum of milliseconds gathers rounding noise). */
 interface Accumulated {
-  durationsMs: number[];
+  durationsNs: number[];
   errors: number;
-  selfMs: number;
+  selfNs: number;
 }
 
 const TOP = 10;
@@ -196,9 +197,9 @@ export class SpanTracker {
     detachChildren(s);
     const durationNs = endNs - s.startNs;
     let a = this.byName.get(s.span);
-    if (!a) this.byName.set(s.span, (a = { durationsMs: [], errors: 0, selfMs: 0 }));
-    a.durationsMs.push(durationNs / 1e6);
-    a.selfMs += (durationNs - Math.min(s.covered, Math.max(0, durationNs))) / 1e6;
+    if (!a) this.byName.set(s.span, (a = { durationsNs: [], errors: 0, selfNs: 0 }));
+    a.durationsNs.push(durationNs);
+    a.selfNs += durationNs - Math.min(s.covered, Math.max(0, durationNs));
     if (error) a.errors++;
     this.keepIfSlow(s, durationNs, error);
   }
@@ -229,16 +230,16 @@ export class SpanTracker {
 
   report(): SpanReport {
     const byName: SpanStats[] = [...this.byName].map(([span, a]) => {
-      const sorted = a.durationsMs.sort((x, y) => x - y);
+      const sorted = a.durationsNs.sort((x, y) => x - y);
       return {
         span,
         count: sorted.length,
         errors: a.errors,
-        totalMs: sorted.reduce((t, v) => t + v, 0),
-        selfMs: a.selfMs,
-        p50Ms: percentile(sorted, 50),
-        p99Ms: percentile(sorted, 99),
-        maxMs: sorted.length ? sorted[sorted.length - 1]! : 0,
+        totalMs: sorted.reduce((t, v) => t + v, 0) / 1e6,
+        selfMs: a.selfNs / 1e6,
+        p50Ms: percentile(sorted, 50) / 1e6,
+        p99Ms: percentile(sorted, 99) / 1e6,
+        maxMs: sorted.length ? sorted[sorted.length - 1]! / 1e6 : 0,
       };
     });
     const top = (by: (s: SpanStats) => number) => [...byName].sort((x, y) => by(y) - by(x)).slice(0, TOP).map((s) => s.span);

@@ -2,6 +2,7 @@ import { DROP_REASONS, type DropReasonCounts } from '../format/drop-reason.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { readTrace, type TraceSummary } from '../format/trace-reader.js';
 import { defineCommand, JSON_OPTION, QUIET_OPTION } from './command/command-spec.js';
+import { countOf } from './format-count.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
@@ -37,7 +38,7 @@ export function formatStats(s: TraceSummary): string {
     lines.push('', 'drops (thread: sequence range):');
     for (const d of s.drops.slice(0, 20)) lines.push(`  thread ${d.threadId}: #${d.fromSeq}..#${d.toSeq} (${d.count.toLocaleString('en-US')})`);
     const more = s.drops.length - 20 + s.dropRangesOmitted;
-    if (more > 0) lines.push(`  … ${more} more ranges`);
+    if (more > 0) lines.push(`  … ${countOf(more, 'more range', 'more ranges')}`);
   }
   return `${lines.join('\n')}\n`;
 }

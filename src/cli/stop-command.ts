@@ -2,6 +2,7 @@ import { stopTracing, TargetError } from '../ipc/diagnostics-client.js';
 import { positiveInt } from './cli-args.js';
 import { CliError } from './cli-error.js';
 import { defineCommand } from './command/command-spec.js';
+import { countOf } from './format-count.js';
 import { formatBytes } from './format-size.js';
 import { writeOut } from './output.js';
 
@@ -22,7 +23,7 @@ async function stop(pid: number, id: number): Promise<number> {
   const r = await stopTracing(pid, id).catch((e: unknown) => {
     throw e instanceof TargetError ? new CliError(e.message, 1) : e;
   });
-  const counts = `${r.eventsWritten.toLocaleString('en-US')} events, ${r.eventsDropped.toLocaleString('en-US')} dropped, ${formatBytes(r.bytesWritten)}`;
+  const counts = `${countOf(r.eventsWritten, 'event')}, ${r.eventsDropped.toLocaleString('en-US')} dropped, ${formatBytes(r.bytesWritten)}`;
   if (r.status === 'failed') {
     await writeOut(`session ${id} of process ${pid} had failed (${r.error}): ${counts}\n`);
     return 1;

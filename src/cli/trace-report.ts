@@ -4,6 +4,8 @@ import type { TraceEvent } from '../format/trace-event.js';
 import { TraceFormatError } from '../format/format-error.js';
 import { type EventBatch, readTrace, type TraceSummary } from '../format/trace-reader.js';
 import { type CpuProfile, CpuProfileBuilder } from '../analysis/cpu-profile.js';
+import { StallPairs } from '../analysis/runtime-intervals.js';
+import { msToNs } from '../schema/milliseconds.js';
 import { percentile } from './percentile.js';
 import { cpuSection, onCpu, type CpuSection, type OnCpu } from './report/cpu-section.js';
 import { SpanTracker, type SpanReport } from './span-tracker.js';
@@ -71,7 +73,8 @@ export interface TraceReport {
     aboveWarn: number;
     bySeverity: { debug: number; info: number; warn: number };
   };
-  stalls: { count: number; totalMs: number; longest: StallRecord[]; unfinished: number };
+  /** `unfinished` stalls were still going when the trace ended; `stillGoing` says since when (their start, since the trace origin). */
+  stalls: { count: number; totalMs: number; longest: StallRecord[]; unfinished: number; stillGoing: { thread: number; sinceNs: number }[] };
   eventLoop: LoopDelay[];
   spans: SpanReport;
   drops: { dropped: number; ranges: number; byThread: Record<string, number> };
@@ -86,13 +89,16 @@ const REPORT_EXPLAIN = { top: 10, minMs: 0 };
 
 const TOP = 10;
 
+/** Milliseconds of whole nanoseconds, added up as nanoseconds: the total is as exact as each term. */
+const totalMs = (values: readonly number[]): number => values.reduce((s, v) => s + msToNs(v), 0) / 1e6;
+
 function distribution(values: number[], wallNs: number): Distribution {
   const sorted = values.slice().sort((a, b) => a - b);
-  const totalMs = sorted.reduce((s, v) => s + v, 0);
+  const total = totalMs(sorted);
   return {
     count: sorted.length,
-    totalMs,
-    percentOfWall: wallNs > 0 ? (100 * totalMs * 1e6) / wallNs : 0,
+    totalMs: total,
+    percentOfWall: wallNs > 0 ? (100 * msToNs(total)) / wallNs : 0,
     p50Ms: percentile(sorted, 50),
     p90Ms: percentile(sorted, 90),
     p99Ms: percentile(sorted, 99),
@@ -133,7 +139,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
   const pauses: GcPauseRecord[] = [];
   const stalls: StallRecord[] = [];
   const longestStalls: StallRecord[] = [];
-  const openStalls = new Map<number, number>();
+  const stallPairs = new StallPairs();
   const delays = new Map<number, { p50: number[]; p99: number; max: number; util: number; intervalMs: number }>();
   const spans = new SpanTracker();
   const cpu = new CpuProfileBuilder();
@@ -154,11 +160,10 @@ export async function readReport(path: string, options: ReportOptions, observe?:
       const threadId = f.thread === undefined ? e.threadId : Number(f.thread);
       pauses.push({ timeNs: e.timestampNs, threadId, kind: String(f.kind), durationMs: Number(f.durationNs) / 1e6 });
     } else if (e.provider === 'Runtime.EventLoop') {
-      const thread = Number(f.thread);
-      if (e.name === 'StallStart') openStalls.set(thread, (openStalls.get(thread) ?? 0) + 1);
+      if (e.name === 'StallStart') stallPairs.start(e);
       else if (e.name === 'StallEnd') {
-        openStalls.set(thread, Math.max(0, (openStalls.get(thread) ?? 0) - 1));
-        const s = { timeNs: e.timestampNs, thread, durationMs: Number(f.durationMs) };
+        const { threadId: thread, durationNs } = stallPairs.end(e);
+        const s = { timeNs: e.timestampNs, thread, durationMs: durationNs / 1e6 };
         stalls.push(s);
         keepLargest(longestStalls, s, (x) => x.durationMs, TOP);
       } else if (e.name === 'Delay') {
@@ -205,6 +210,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
     return c ? { ...item, onCpu: c } : item;
   };
   const section = cpuSection(profile);
+  const stillGoing = stallPairs.unfinished().map((x) => ({ thread: x.threadId, sinceNs: x.startNs }));
 
   const report: TraceReport = {
     wallNs,
@@ -223,9 +229,10 @@ export async function readReport(path: string, options: ReportOptions, observe?:
     },
     stalls: {
       count: stalls.length,
-      totalMs: stalls.reduce((s, x) => s + x.durationMs, 0),
-      longest: longestStalls.map((x) => withOnCpu(x, x.thread, x.timeNs - Math.round(x.durationMs * 1e6), x.timeNs)),
-      unfinished: [...openStalls.values()].reduce((s, n) => s + n, 0),
+      totalMs: totalMs(stalls.map((x) => x.durationMs)),
+      longest: longestStalls.map((x) => withOnCpu(x, x.thread, x.timeNs - msToNs(x.durationMs), x.timeNs)),
+      unfinished: stillGoing.length,
+      stillGoing,
     },
     eventLoop: [...delays].map(([threadId, d]) => ({
       threadId,
@@ -235,7 +242,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
       maxMs: d.max,
       meanUtilization: d.intervalMs > 0 ? d.util / d.intervalMs : 0,
     })),
-    spans: { ...spanReport, slowest: spanReport.slowest.map((x) => withOnCpu(x, x.threadId, x.startNs, x.startNs + Math.round(x.durationMs * 1e6))) },
+    spans: { ...spanReport, slowest: spanReport.slowest.map((x) => withOnCpu(x, x.threadId, x.startNs, x.startNs + msToNs(x.durationMs))) },
     drops: { dropped: summary.dropped, ranges: summary.drops.length, byThread: dropsByThread },
     ...(section ? { cpu: section } : {}),
     explain,

@@ -35,6 +35,9 @@ export class ChromeWriter extends TimelineWriter<ChromeView> {
   private readonly tidArgs = new Map<number, Uint8Array>();
   /** The span lanes each thread has named so far (0, its own, included). */
   private readonly lanes = new Map<number, Set<number>>();
+  /** The thread of the last event on a thread's own track, and its `,"pid":P,"tid":T,"args":{`. */
+  private lastThread = -1;
+  private lastThreadArgs: Uint8Array | undefined;
 
   constructor(path: string) {
     const w = new JsonWriter(FLUSH_BYTES + (64 << 10));
@@ -60,6 +63,17 @@ export class ChromeWriter extends TimelineWriter<ChromeView> {
 
   /** `,"pid":P,"tid":T,"args":{` for a thread (or one of its span lanes), naming it the first time it is seen. */
   private pidTidArgs(threadId: number, lane = 0): Uint8Array {
+    // Most events come in runs from one thread's own track.
+    if (threadId === this.lastThread && lane === 0) return this.lastThreadArgs!;
+    const b = this.laneArgs(threadId, lane);
+    if (lane === 0) {
+      this.lastThread = threadId;
+      this.lastThreadArgs = b;
+    }
+    return b;
+  }
+
+  private laneArgs(threadId: number, lane: number): Uint8Array {
     const tid = this.threads.tid(threadId) + lane * LANE_TID_STRIDE;
     let b = this.tidArgs.get(tid);
     if (!b) {

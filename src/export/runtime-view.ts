@@ -5,6 +5,7 @@ import type { TraceHeader } from '../format/stream-header.js';
 import type { StreamEventType } from '../format/trace-event.js';
 import type { FieldType } from '../schema/field-type.js';
 import type { FieldLayout } from '../schema/payload-layout.js';
+import { exactMs } from '../schema/milliseconds.js';
 import { COUNTER_SUFFIX, typeRole } from '../schema/type-role.js';
 import { gcPauseOf, isGcPauseType, isStallEndType, isStallStartType, StallPairs, typeHasFields } from '../analysis/runtime-intervals.js';
 
@@ -93,7 +94,7 @@ export class StallSlices {
 
   end(e: BlockEvent): Slice {
     const { threadId, startNs, durationNs } = this.pairs.end(e);
-    return { threadId, startNs, durationNs, name: 'stall', category: e.provider, args: [['durationMs', 'f64', e.fields.durationMs!]] };
+    return { threadId, startNs, durationNs, name: 'stall', category: e.provider, args: [['durationMs', 'f64', durationNs / 1e6]] };
   }
 
   /** Stalls still going when the trace ended. */
@@ -104,7 +105,7 @@ export class StallSlices {
       durationNs: undefined,
       name: 'stall',
       category: start.provider,
-      args: [['blockedMs', 'f64', start.fields.blockedMs!]],
+      args: [['blockedMs', 'f64', exactMs(Number(start.fields.blockedMs))]],
     }));
   }
 }

@@ -29,6 +29,9 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
   private readonly stalls = new StallSlices();
   private readonly spans = new SpanSlices((slice, flows) => this.spanSlice(slice, flows));
   private readonly views = new Map<StreamEventType, V>();
+  /** The last event's type and view: runs of one type are the rule, and a Map look-up per event shows in the profile. */
+  private lastType: StreamEventType | undefined;
+  private lastView: V | undefined;
   /** The latest time seen: where spans still open at the end are closed. */
   private lastNs = 0;
 
@@ -57,11 +60,7 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
   }
 
   private event(e: BlockEvent): void {
-    let v = this.views.get(e.type);
-    if (!v) {
-      v = this.view(e.type, e.fields, timelineRole(e.type), isThreadInfo(e.type));
-      this.views.set(e.type, v);
-    }
+    const v = e.type === this.lastType ? this.lastView! : this.viewOf(e);
     switch (v.role) {
       case 'gc-pause':
         return this.slice(gcPauseSlice(e), 'GC');
@@ -86,6 +85,17 @@ export abstract class TimelineWriter<V extends TypeView> implements ExportWriter
           if (renamed !== undefined) this.renamed(renamed, e.timestampNs);
         }
     }
+  }
+
+  private viewOf(e: BlockEvent): V {
+    let v = this.views.get(e.type);
+    if (!v) {
+      v = this.view(e.type, e.fields, timelineRole(e.type), isThreadInfo(e.type));
+      this.views.set(e.type, v);
+    }
+    this.lastType = e.type;
+    this.lastView = v;
+    return v;
   }
 
   private async flush(): Promise<void> {

@@ -127,6 +127,7 @@ export class DiagnosticRequests {
             bufferingMode: s.bufferingMode,
             state: s.state,
             attached: this.streaming.has(s),
+            buffer: s.capacity,
           }))
         : [],
     };

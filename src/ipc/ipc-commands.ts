@@ -23,6 +23,8 @@ export interface SessionInfo {
   readonly state: string;
   /** True when the session streams to a diagnostics client. */
   readonly attached: boolean;
+  /** The bytes of its buffer, and the events of a typical size it holds (absent from older tracepipes' replies). */
+  readonly buffer?: { readonly bytes: number; readonly events: number; readonly eventBytes: number };
 }
 
 export interface ProcessInfo {
@@ -142,7 +144,8 @@ export function decodeStopResult(p: Uint8Array): StopResult {
 /**
  * pid u32, start time f64 (ms since the epoch), node version, tracepipe version, cwd, title (strings),
  * argv and execArgv (varint count, strings), sessions (varint count; each: id u32, providers string,
- * mode u8, state string, attached u8).
+ * mode u8, state string, attached u8), then each session's buffer (bytes, events of a typical
+ * size and their bytes: f64 ×3), after the list, so that a reader that does not know them stops before.
  */
 export function encodeProcessInfo(info: ProcessInfo): Uint8Array {
   const w = new ByteWriter(1024);
@@ -162,7 +165,12 @@ export function encodeProcessInfo(info: ProcessInfo): Uint8Array {
     w.string(s.state);
     w.u8(s.attached ? 1 : 0);
   }
+  for (const s of info.sessions) for (const v of [s.buffer?.bytes, s.buffer?.events, s.buffer?.eventBytes]) w.f64(v ?? NaN);
   return w.take();
+}
+
+function withBuffer(s: SessionInfo, bytes: number, events: number, eventBytes: number): SessionInfo {
+  return [bytes, events, eventBytes].every((v) => Number.isFinite(v) && v >= 0) ? { ...s, buffer: { bytes, events, eventBytes } } : s;
 }
 
 export function decodeProcessInfo(p: Uint8Array): ProcessInfo {
@@ -181,6 +189,8 @@ export function decodeProcessInfo(p: Uint8Array): ProcessInfo {
     if (n > r.end - r.pos) r.fail('session count');
     const sessions: SessionInfo[] = [];
     for (let i = 0; i < n; i++) sessions.push({ id: r.u32(), providers: r.string(), bufferingMode: mode(r), state: r.string(), attached: r.u8() === 1 });
+    // Budgets follow when the process sent them.
+    if (r.pos < r.end) return { ...head, sessions: sessions.map((s) => withBuffer(s, r.f64(), r.f64(), r.f64())) };
     return { ...head, sessions };
   });
 }

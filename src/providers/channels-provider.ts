@@ -3,6 +3,7 @@ import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Level } from '../schema/level.js';
+import { elapsedMs } from '../schema/milliseconds.js';
 import { defineProvider } from '../schema/provider.js';
 import { currentSpanId, enterSpan } from '../schema/span-context.js';
 import { ProviderSessions } from './provider-sessions.js';
@@ -120,7 +121,7 @@ const http: Record<string, Handler> = {
     const written = bytesWrittenBy(socket);
     const t = now();
     const c = nodeChannels;
-    if (c.HttpServerRequest.enabled) c.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, written - state.writtenMark, t - started);
+    if (c.HttpServerRequest.enabled) c.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, written - state.writtenMark, elapsedMs(started, t));
     c.HttpServer.end(span, response.statusCode, written - state.writtenMark);
     state.writtenMark = written;
   },
@@ -136,7 +137,7 @@ const http: Record<string, Handler> = {
     const status = response.statusCode ?? 0;
     const bytes = contentLength(response.headers['content-length']);
     const c = nodeChannels;
-    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, status, bytes, now() - r.started, '');
+    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, status, bytes, elapsedMs(r.started, now()), '');
     c.HttpClient.end(r.span, status, bytes);
   },
   'http.client.request.error': (m) => {
@@ -144,7 +145,7 @@ const http: Record<string, Handler> = {
     const r = RequestState.take(request);
     if (r === undefined) return;
     const c = nodeChannels;
-    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, 0, -1, now() - r.started, String(error?.message ?? error));
+    if (c.HttpClientRequest.enabled) c.HttpClientRequest.write(request.method, request.host, request.path, 0, -1, elapsedMs(r.started, now()), String(error?.message ?? error));
     c.HttpClient.fail(r.span, error);
   },
 };
@@ -159,7 +160,7 @@ function undiciEnd(request: UndiciRequest, error: Error | undefined): void {
   const r = RequestState.take(request);
   if (r === undefined) return;
   const c = nodeChannels;
-  if (c.UndiciRequest.enabled) c.UndiciRequest.write(request.method, String(request.origin), request.path, r.status, r.bytes, now() - r.started, error === undefined ? '' : String(error?.message ?? error));
+  if (c.UndiciRequest.enabled) c.UndiciRequest.write(request.method, String(request.origin), request.path, r.status, r.bytes, elapsedMs(r.started, now()), error === undefined ? '' : String(error?.message ?? error));
   if (error === undefined) c.Fetch.end(r.span, r.status, r.bytes);
   else c.Fetch.fail(r.span, error);
 }
@@ -201,7 +202,7 @@ function watchSocket(side: string): Handler {
       });
     }
     socket.once('close', () => {
-      nodeChannels.NetSocket.write(side, address ?? '', port ?? 0, socket.bytesRead, socket.bytesWritten, now() - t);
+      nodeChannels.NetSocket.write(side, address ?? '', port ?? 0, socket.bytesRead, socket.bytesWritten, elapsedMs(t, now()));
     });
   };
 }

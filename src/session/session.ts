@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { isMainThread, MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
-import { BufferingMode, type BufferingModeName, Ctl, type MemoryLayout, planLayout, SessionMemory, SessionState } from '../buffers/session-memory.js';
+import { BufferingMode, type BufferingModeName, capacityOf, Ctl, type MemoryLayout, planLayout, type RingCapacity, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
 import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, ProducerStats, SinkSpec } from './drain-protocol.js';
@@ -122,6 +122,11 @@ export class TraceSession {
   private readonly fileDumps = new Set<number>();
   /** @internal Whether the session keeps the process alive (a dump to a file in progress does, for its length). */
   keepsAlive = true;
+
+  /** The bytes of its buffer, and how many events of a typical size it holds (what a ring keeps when full). */
+  get capacity(): RingCapacity {
+    return capacityOf(this.memory);
+  }
 
   /** @internal */
   constructor(

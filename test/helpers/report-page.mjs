@@ -68,8 +68,8 @@ export async function openPage(executablePath, html, png, interact = async () =>
     await page.waitForFunction(() => window.tracepipeReport !== undefined, null, { timeout: 60_000 }).catch((e) => {
       throw new Error(`the page did not finish drawing (${e.message}); its errors: ${errors.join(' | ') || 'none'}`);
     });
-    // Its data and counts (the flame graph object itself stays in the page).
-    const report = await page.evaluate(() => ({ ...window.tracepipeReport, flameGraph: window.tracepipeReport.flameGraph !== null }));
+    // Its data and counts (the flame graph and the charts themselves stay in the page).
+    const report = await page.evaluate(() => ({ ...window.tracepipeReport, flameGraph: window.tracepipeReport.flameGraph !== null, plots: window.tracepipeReport.plots.length }));
     const timing = await page.evaluate(() => performance.getEntriesByType('navigation')[0].loadEventEnd);
     const interaction = await interact(page);
     await page.screenshot({ path: png, fullPage: true });

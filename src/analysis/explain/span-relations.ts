@@ -124,8 +124,8 @@ export class SpanRelations {
   childrenOf(it: SpanItem): { cover: number[]; summary: ChildrenSummary } {
     const c = this.children.get(it);
     const cover = c ? c.cover.within(it.startNs, it.endNs) : [];
-    const ms = measure(cover) / 1e6;
-    return { cover, summary: { count: c?.count ?? 0, ms, selfMs: (it.endNs - it.startNs) / 1e6 - ms, top: c?.top ?? [] } };
+    const ns = measure(cover);
+    return { cover, summary: { count: c?.count ?? 0, ms: ns / 1e6, selfMs: (it.endNs - it.startNs - ns) / 1e6, top: c?.top ?? [] } };
   }
 
   /** The item's concurrency, and the time from its start during which an earlier one was still running. */

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { convertTrace, type ConvertResult } from '../../export/convert-trace.js';
 import { CliError } from '../cli-error.js';
 import { defineCommand, QUIET_OPTION } from '../command/command-spec.js';
+import { countOf, formatRate } from '../format-count.js';
 import { formatBytes } from '../format-size.js';
 import { writeErr, writeOut } from '../output.js';
 import { type ConvertJob, fromWire, type JobMessage } from './convert-job.js';
@@ -103,12 +104,12 @@ async function convert(input: string, values: { to: string; output: string | und
   }
   const o = format.finish ? await format.finish(result.output) : result.output;
   const s = (performance.now() - started) / 1000;
-  const drops = result.dropped > 0 ? `${count(result.dropped)} dropped in ${count(result.dropRanges)} ranges` : 'none dropped';
-  const files = format.output === 'directory' ? `${count(o.files)} file${o.files === 1 ? '' : 's'}, ` : '';
+  const drops = result.dropped > 0 ? `${count(result.dropped)} dropped in ${countOf(result.dropRanges, 'range')}` : 'none dropped';
+  const files = format.output === 'directory' ? `${countOf(o.files, 'file')}, ` : '';
   const summary =
-    `converted ${count(result.events)} events (${drops}) from ${input} (${formatBytes(result.bytesIn)}) to ${o.path === '-' ? 'stdout' : o.path} ` +
-    `(${values.to}, ${files}${formatBytes(o.bytes)}) in ${s.toFixed(2)} s: ${(result.events / s / 1e6).toFixed(2)} M events/s, ` +
-    `${(result.bytesIn / s / 1e6).toFixed(1)} MB/s in, ${(o.bytes / s / 1e6).toFixed(1)} MB/s out\n`;
+    `converted ${countOf(result.events, 'event')} (${drops}) from ${input} (${formatBytes(result.bytesIn)}) to ${o.path === '-' ? 'stdout' : o.path} ` +
+    `(${values.to}, ${files}${formatBytes(o.bytes)}) in ${s.toFixed(2)} s: ${formatRate(result.events / s, 'events/s')}, ` +
+    `${formatRate(result.bytesIn / s, 'B/s')} in, ${formatRate(o.bytes / s, 'B/s')} out\n`;
   const text = summary + (o.notes ?? []).map((note) => `note: ${note}\n`).join('');
   // The summary goes beside the output, never into it.
   if (output === '-') writeErr(text);

@@ -1,6 +1,8 @@
 import { cpuDuring } from '../../analysis/cpu-during.js';
 import { type CpuProfile, type FunctionTime, frameLabel, functionTimes } from '../../analysis/cpu-profile.js';
 import { sourceMapNotes } from '../../analysis/source-maps.js';
+import { msToNs } from '../../schema/milliseconds.js';
+import { countOf } from '../format-count.js';
 import { printable } from '../printable.js';
 
 /** One function's line in the CPU section: times in ms, shares in percent of the thread's sampled time. */
@@ -68,7 +70,6 @@ const ON_CPU_TOP = 5;
 /** Functions named in an "on CPU" line; the rest are summed. */
 const ON_CPU_SHOWN = 3;
 
-const count = (n: number, what: string): string => `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
 const percentOf = (part: number, whole: number): number => (whole > 0 ? (100 * part) / whole : 0);
 
 function row(profile: CpuProfile, f: FunctionTime, sampledNs: number): CpuFunctionRow {
@@ -106,7 +107,7 @@ export function cpuSection(profile: CpuProfile): CpuSection | undefined {
   });
   return {
     samples: threads.reduce((n, t) => n + t.samples, 0),
-    sampledMs: threads.reduce((n, t) => n + t.sampledMs, 0),
+    sampledMs: threads.reduce((n, t) => n + msToNs(t.sampledMs), 0) / 1e6,
     threads,
     unresolvedSamples: profile.unresolvedSamples,
     lostSamples,
@@ -149,7 +150,7 @@ export function onCpuLine(c: OnCpu, thread: number): string {
   const restMs = c.functions.slice(ON_CPU_SHOWN).reduce((n, f) => n + f.selfMs, 0) + c.otherMs;
   if (restFunctions > 0) named.push(`${restFunctions} other${restFunctions === 1 ? '' : 's'} ${share(percentOf(restMs, c.sampledMs))}`);
   if (c.noStackMs > 0) named.push(`no stack ${share(percentOf(c.noStackMs, c.sampledMs))}`);
-  return `on CPU (${count(c.samples, 'sample')}, ${c.sampledMs.toFixed(2)} of ${c.intervalMs.toFixed(2)} ms sampled): ${named.join(', ')}`;
+  return `on CPU (${countOf(c.samples, 'sample')}, ${c.sampledMs.toFixed(2)} of ${c.intervalMs.toFixed(2)} ms sampled): ${named.join(', ')}`;
 }
 
 const ms = (v: number): string => `${v.toFixed(2)} ms`;
@@ -166,13 +167,13 @@ function tableLines(title: string, rows: readonly CpuFunctionRow[]): string[] {
 export function cpuSectionLines(c: CpuSection | undefined): string[] {
   if (!c) return ['CPU samples (Runtime.CpuSampler): none recorded'];
   const notes: string[] = [];
-  if (c.lostSamples > 0) notes.push(`${count(c.lostSamples, 'sample')} lost (${Object.entries(c.lost).map(([reason, n]) => `${printable(reason)}: ${n.toLocaleString('en-US')}`).join(', ')})`);
-  if (c.unresolvedSamples > 0) notes.push(`${count(c.unresolvedSamples, 'sample')} with a stack the trace does not define (counted as unresolved)`);
-  if (c.restarts > 0) notes.push(`the sampler was restarted ${count(c.restarts, 'time')} (a stuck profiler replaced)`);
-  const lines = [`CPU samples (Runtime.CpuSampler): ${count(c.samples, 'sample')}, ${ms(c.sampledMs)} sampled on ${count(c.threads.length, 'thread')}`];
+  if (c.lostSamples > 0) notes.push(`${countOf(c.lostSamples, 'sample')} lost (${Object.entries(c.lost).map(([reason, n]) => `${printable(reason)}: ${n.toLocaleString('en-US')}`).join(', ')})`);
+  if (c.unresolvedSamples > 0) notes.push(`${countOf(c.unresolvedSamples, 'sample')} with a stack the trace does not define (counted as unresolved)`);
+  if (c.restarts > 0) notes.push(`the sampler was restarted ${countOf(c.restarts, 'time')} (a stuck profiler replaced)`);
+  const lines = [`CPU samples (Runtime.CpuSampler): ${countOf(c.samples, 'sample')}, ${ms(c.sampledMs)} sampled on ${countOf(c.threads.length, 'thread')}`];
   for (const n of [...notes, ...c.sourceMaps]) lines.push(`  ${printable(n)}`);
   for (const t of c.threads) {
-    lines.push(`  thread ${t.thread}: ${count(t.samples, 'sample')} (interval ${Math.round(t.intervalUs)} µs), ${ms(t.sampledMs)} sampled; shares of that time`);
+    lines.push(`  thread ${t.thread}: ${countOf(t.samples, 'sample')} (interval ${Math.round(t.intervalUs)} µs), ${ms(t.sampledMs)} sampled; shares of that time`);
     lines.push(...tableLines('top functions by self time', t.bySelf), ...tableLines('top functions by total time', t.byTotal));
   }
   return lines;

@@ -1,6 +1,7 @@
 import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
 import { Level } from '../../schema/level.js';
+import { elapsedMs } from '../../schema/milliseconds.js';
 import { defineProvider } from '../../schema/provider.js';
 import { ProviderSessions } from '../provider-sessions.js';
 import { isServiceThread } from '../service-thread.js';
@@ -32,7 +33,7 @@ class DelayMonitor {
     const util = performance.eventLoopUtilization(elu, this.elu).utilization;
     // An interval in which the loop never turned has no sample: its delay is the whole interval.
     const d = takeLoopDelay();
-    const whole = now - this.since;
+    const whole = elapsedMs(this.since, now);
     if (d) runtimeEventLoop.Delay.write(d.p50Ms, d.p99Ms, d.maxMs, d.meanMs, util, whole, d.samples);
     else runtimeEventLoop.Delay.write(whole, whole, whole, whole, util, whole, 0);
     this.elu = elu;

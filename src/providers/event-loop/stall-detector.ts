@@ -1,4 +1,5 @@
 import { type Heartbeat, monotonicMs, STALL_DUTIES } from './heartbeat.js';
+import { elapsedMs } from '../../schema/milliseconds.js';
 import type { RestProbe } from './rest-clock.js';
 
 export interface StallListener {
@@ -57,7 +58,7 @@ export async function watchStalls(
     if (rang && hb.count !== rang.beat) {
       // Answered. A loop that did not turn for StallMs after it woke stalled, though this thread
       // could not look in time (a busy machine): reported now, with its length.
-      const blockedMs = hb.lastBeatMs - Math.min(rang.wokeMs, wokeAt(rang.sinceMs));
+      const blockedMs = elapsedMs(Math.min(rang.wokeMs, wokeAt(rang.sinceMs)), hb.lastBeatMs);
       if (watching && blockedMs >= stallMs + lagMs) {
         await yieldToLoop();
         on.stallStart(blockedMs);
@@ -91,7 +92,8 @@ export async function watchStalls(
     // The loop may have turned up to a beat interval after its last beat, or the lag after its reckoned wake.
     const last = rang ? rang.wokeMs : hb.lastBeatMs;
     const limit = stallMs + (rang ? lagMs : beatIntervalMs(stallMs));
-    const since = monotonicMs() - last;
+    const now = monotonicMs();
+    const since = now - last;
     if (since < limit) {
       hb.sleep(seen, limit - since);
       continue;
@@ -99,7 +101,7 @@ export async function watchStalls(
     // Sessions may have changed since the loop last turned: hear of them before writing.
     await yieldToLoop();
     hb.stallFromMs = last;
-    on.stallStart(since);
+    on.stallStart(elapsedMs(last, now));
     hb.listening = true;
     for (;;) {
       const s = hb.wakeCount;
@@ -111,7 +113,7 @@ export async function watchStalls(
     }
     hb.listening = false;
     hb.stallFromMs = NaN;
-    if (hb.count !== beat) on.stallEnd(hb.lastBeatMs - (rang ? Math.min(last, wokeAt(rang.sinceMs)) : last));
+    if (hb.count !== beat) on.stallEnd(elapsedMs(rang ? Math.min(last, wokeAt(rang.sinceMs)) : last, hb.lastBeatMs));
     rang = undefined;
     // Its buffers' idle seal runs on this loop: let it turn once the events are written.
     await yieldToLoop();

@@ -1,5 +1,6 @@
 import { isMainThread } from 'node:worker_threads';
 import { Level } from '../../schema/level.js';
+import { elapsedMs } from '../../schema/milliseconds.js';
 import { defineProvider, type EnableContext } from '../../schema/provider.js';
 import { isServiceThread } from '../service-thread.js';
 import { NO_TOTALS, type ParseTotals, type SnapshotOutput } from './snapshot-json-parser.js';
@@ -81,7 +82,7 @@ const E = runtimeHeapSnapshot;
 
 function end(snapshot: number, ctx: EnableContext, t: ParseTotals, started: number, error: string): void {
   if (E.SnapshotEnd.enabled) {
-    E.SnapshotEnd.write(snapshot, ctx.sessionId, t.nodes, t.edges, t.locations, t.strings, t.stringBytes, t.skippedValues, performance.now() - started, error);
+    E.SnapshotEnd.write(snapshot, ctx.sessionId, t.nodes, t.edges, t.locations, t.strings, t.stringBytes, t.skippedValues, elapsedMs(started, performance.now()), error);
   }
 }
 

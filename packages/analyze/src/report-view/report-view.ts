@@ -27,13 +27,15 @@ interface Timeline {
 declare global {
   interface Window {
     /** renderedMs: the page script's own time; readyAtMs: since navigation began, when every chart was drawn. */
-    tracepipeReport: { data: ReportPageData; drawn: Drawn; charts: string[]; timeline: Timeline; renderedMs: number; readyAtMs: number; flameGraph: FlameGraph | null };
+    tracepipeReport: { data: ReportPageData; drawn: Drawn; charts: string[]; plots: uPlot[]; timeline: Timeline; renderedMs: number; readyAtMs: number; flameGraph: FlameGraph | null };
   }
 }
 
 const data = JSON.parse(document.getElementById('tracepipe-data')!.textContent!) as ReportPageData;
 const drawn: Drawn = { gcPauseBars: 0, stallSpans: 0, unfinishedStallSpans: 0, dropMarkers: 0, flameFrames: 0, focusMarks: 0 };
 const charts: string[] = [];
+/** Every uPlot chart, for tests that check what it drew (its axes' labels). */
+const plots: uPlot[] = [];
 const main = document.getElementById('report')!;
 
 const KIND_COLOURS: Record<string, string> = { scavenge: '#3b82f6', 'mark-compact': '#dc2626', 'incremental-marking': '#f59e0b', 'weak-callbacks': '#8b5cf6' };
@@ -117,6 +119,36 @@ function shadeStalls(u: uPlot): void {
 
 const timeAxis: uPlot.Axis = { label: 'seconds since the trace began', values: (_u, ticks) => ticks.map((t) => `${+t.toFixed(3)}`) };
 
+const COMPACT: ReadonlyArray<readonly [number, string]> = [[1e9, ' G'], [1e6, ' M'], [1e3, ' k']];
+/** A tick value people read at a glance: 20 M, 1.5 k, 250, 0.25 (three significant digits at most). */
+function compactNumber(v: number): string {
+  const a = Math.abs(v);
+  for (const [scale, suffix] of COMPACT) if (a >= scale) return `${+(v / scale).toPrecision(3)}${suffix}`;
+  return `${+v.toPrecision(3)}`;
+}
+
+/**
+ * A value axis (left, or right with side 1) whose tick labels are compact and whose width fits the
+ * widest of them: uPlot's default width is fixed, and cut "20,000,000" to "0,000,000" under its title.
+ */
+function valueAxis(label: string, more: Partial<uPlot.Axis> = {}): uPlot.Axis {
+  return {
+    label,
+    values: (_u, ticks) => ticks.map(compactNumber),
+    size: (u, values, axisIdx, cycleNum) => {
+      const axis = u.axes[axisIdx]!;
+      // Past the first layout pass the ticks are settled: keep the width found (uPlot's own advice).
+      if (cycleNum > 1) return (axis as uPlot.Axis & { _size: number })._size;
+      u.ctx.font = axis.font![0] as unknown as string;
+      const widest = Math.max(0, ...(values ?? []).map((v) => u.ctx.measureText(v).width / devicePixelRatio));
+      return Math.ceil((axis.ticks?.size ?? 10) + (axis.gap ?? 5) + widest + AXIS_MARGIN_PX);
+    },
+    ...more,
+  };
+}
+/** Room between the widest tick label and the axis title. */
+const AXIS_MARGIN_PX = 6;
+
 /** A time chart of downsampled series, stalls shaded; a note instead when there is nothing to draw. */
 function lineChart(title: string, note: string, series: readonly TimeSeries[], unit: string, options: { extra?: readonly TimeSeries[]; extraUnit?: string; stepped?: boolean } = {}): void {
   const s = section(title, note);
@@ -130,7 +162,7 @@ function lineChart(title: string, note: string, series: readonly TimeSeries[], u
   const u = new uPlot(
     timeChart(
       260,
-      [{ label: unit }, ...(extraCount ? [{ label: options.extraUnit ?? '', side: 1, scale: 'pct', grid: { show: false } } as uPlot.Axis] : [])],
+      [valueAxis(unit), ...(extraCount ? [valueAxis(options.extraUnit ?? '', { side: 1, scale: 'pct', grid: { show: false } })] : [])],
       all.map((x, i): uPlot.Series => ({
         label: x.name,
         stroke: PALETTE[i % PALETTE.length],
@@ -147,6 +179,7 @@ function lineChart(title: string, note: string, series: readonly TimeSeries[], u
     s,
   );
   charts.push(title);
+  plots.push(u);
   timeCharts.push(u);
   resizers.push((w) => u.setSize({ width: w, height: 260 }));
 }
@@ -166,7 +199,7 @@ function pauseTimeline(): void {
   tip.className = 'tip';
   const options = timeChart(
     280,
-    [{ label: 'pause (ms)' }],
+    [valueAxis('pause (ms)')],
     // One legend entry per kind; the bars themselves are drawn by the draw hook.
     p.kinds.map((k, i): uPlot.Series => ({ label: k, stroke: kindColour(k, i), fill: kindColour(k, i), paths: () => null, points: { show: false } })),
     {
@@ -223,6 +256,7 @@ function pauseTimeline(): void {
   );
   u.over.append(tip);
   charts.push('GC pauses');
+  plots.push(u);
   timeCharts.push(u);
   resizers.push((w) => u.setSize({ width: w, height: 280 }));
 }
@@ -262,13 +296,14 @@ function histogram(): void {
       width: width(),
       height: 240,
       scales: { x: { time: false, distr: 3 } },
-      axes: [{ label: 'pause (ms)' }, { label: 'pauses' }],
+      axes: [{ label: 'pause (ms)' }, valueAxis('pauses')],
       series: [{ label: 'ms' }, ...p.kinds.map((k, i): uPlot.Series => ({ label: k, stroke: kindColour(k, i), fill: `${kindColour(k, i)}55`, paths: uPlot.paths.stepped!({ align: 1 }), points: { show: false } }))],
     },
     [edges, ...counts],
     s,
   );
   charts.push('Pause durations by kind');
+  plots.push(u);
   resizers.push((w) => u.setSize({ width: w, height: 240 }));
 }
 
@@ -309,7 +344,7 @@ function rates(): void {
   const u = new uPlot(
     timeChart(
       300,
-      [{ label: 'events/s' }],
+      [valueAxis('events/s')],
       r.series.map((x, i): uPlot.Series => ({ label: x.name, stroke: PALETTE[i % PALETTE.length], width: 1.5, points: { show: false }, paths: uPlot.paths.stepped!({ align: 1 }) })),
       {
         drawClear: [shadeStalls],
@@ -346,6 +381,7 @@ function rates(): void {
     s,
   );
   charts.push('Events per second');
+  plots.push(u);
   timeCharts.push(u);
   resizers.push((w) => u.setSize({ width: w, height: 300 }));
 }
@@ -408,4 +444,4 @@ textReport();
 addEventListener('resize', () => resizers.forEach((r) => r(width())));
 addEventListener('hashchange', showAddress);
 if (location.hash) showAddress();
-window.tracepipeReport = { data, drawn, charts, timeline, renderedMs: performance.now() - started, readyAtMs: performance.now(), flameGraph: flame };
+window.tracepipeReport = { data, drawn, charts, plots, timeline, renderedMs: performance.now() - started, readyAtMs: performance.now(), flameGraph: flame };
