@@ -12,6 +12,7 @@ import { CliError } from './cli-error.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { CollectProgress } from './collect-progress.js';
+import { parseDuration } from './duration-option.js';
 import { writeErr, writeOut } from './output.js';
 
 export const collectUsage = 'tracepipe collect --pid N | -- CMD...        trace a running process, or launch one traced (--help: options)';
@@ -40,14 +41,6 @@ interface Plan {
   readonly rundown: boolean;
   readonly durationMs: number | undefined;
   readonly output: string | undefined;
-}
-
-function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m?.[2] ?? 's']!;
-  const ms = m ? Number(m[1]) * unit : NaN;
-  if (!(ms > 0)) throw new CliError(`--duration must look like 500ms, 10s, 5m or 1h, not '${text}'`);
-  return ms;
 }
 
 function plan(values: Record<string, string | boolean | undefined>): Plan {

@@ -10,6 +10,7 @@ import { SessionError } from '../session/session.js';
 import { ProviderSpecError } from '../session/provider-spec.js';
 import { collectCommand, collectUsage } from './collect-command.js';
 import { convertCommand, convertUsage } from './convert/convert-command.js';
+import { countersCommand, countersUsage } from './counters/counters-command.js';
 import { demoCommand, demoUsage } from './demo-command.js';
 import { dumpCommand, dumpUsage } from './dump-command.js';
 import { explainCommand, explainUsage } from './explain-command.js';
@@ -36,6 +37,7 @@ const commands: Record<string, { run: Command; usage: string }> = {
   stop: { run: stopCommand, usage: stopUsage },
   recorder: { run: recorderCommand, usage: recorderUsage },
   gcdump: { run: gcdumpCommand, usage: gcdumpUsage },
+  counters: { run: countersCommand, usage: countersUsage },
 };
 
 function help(): string {

@@ -38,7 +38,7 @@ const fixed: RuntimeCounter[] = [
   { name: 'LoopDelayMax', id: 13, unit: 'ms', kind: 'gauge', description: 'event-loop delay of the main thread over the interval, longest (a loop that never turned: the whole interval)' },
   { name: 'LoopUtilization', id: 14, unit: 'percent', kind: 'gauge', description: "share of the interval the main thread's event loop was busy (eventLoopUtilization)" },
   { name: 'ActiveResources', id: 15, unit: 'resources', kind: 'gauge', description: 'handles and requests keeping the event loop alive (process.getActiveResourcesInfo())' },
-  { name: 'IntervalMs', id: 16, unit: 'ms', kind: 'gauge', description: 'length of the interval these figures cover (longer than asked when the event loop was blocked)' },
+  { name: 'IntervalMs', id: 16, unit: 'ms', kind: 'gauge', description: 'length of the interval these figures cover (longer than asked when the event loop was blocked); written last, it closes each publication' },
 ];
 
 const byKind: RuntimeCounter[] = TALLY_KINDS.flatMap((kind, i) => [

@@ -41,7 +41,6 @@ function publish(loop: LoopInterval): void {
   baseline = now;
   if (!was) return;
   const ms = Math.max(now.atMs - was.atMs, 1e-3);
-  set('IntervalMs', ms);
   set('CpuUser', (now.cpu.user - was.cpu.user) / 10 / ms);
   set('CpuSystem', (now.cpu.system - was.cpu.system) / 10 / ms);
   const m = process.memoryUsage();
@@ -77,6 +76,8 @@ function publish(loop: LoopInterval): void {
     const after = now.sessions.get(s.id) ?? before;
     runtimeCounters.SessionStats.write(s.id, (after.written - before.written) >>> 0, after.dropped - before.dropped, s.memory.bufferUse * 100);
   }
+  // Last: it closes the publication, so a reader knows the interval's figures are all in.
+  set('IntervalMs', ms);
 }
 
 /** Every counter this thread's providers declare, described once per session: what tools show beside the values. */
