@@ -1,6 +1,6 @@
 import { isatty } from 'node:tty';
 import type { TraceEvent } from '../../format/trace-event.js';
-import { writeOut } from '../output.js';
+import { writeErr, writeOut } from '../output.js';
 import { type BoardInterval, CounterBoard } from './counter-board.js';
 import { CounterScreen } from './counter-screen.js';
 import type { CounterSession } from './counter-session.js';
@@ -72,7 +72,11 @@ export async function monitor(session: CounterSession, shown: ReadonlySet<string
       changedSinceNs: previousNs,
     });
   };
-  const quit = (): void => void session.stop();
+  let quitting = false;
+  const quit = (): void => {
+    quitting = true;
+    void session.stop();
+  };
   const onKey = (data: Buffer): void => {
     for (const c of data.toString('latin1')) {
       if (c === 'q' || c === 'Q' || c === '\x03') quit();
@@ -114,4 +118,5 @@ export async function monitor(session: CounterSession, shown: ReadonlySet<string
     }
     screen?.close();
   }
+  if (!quitting) writeErr(`tracepipe: the session in process ${session.pid} ended (the process exited, or its session was stopped)\n`);
 }
