@@ -93,7 +93,7 @@ test('counters collect: the file is complete after Ctrl-C, and after the target 
   checkIntervals(parseJson(await readFile(file, 'utf8')), 2);
   assert.equal(await sessionsOf(tg.pid), 0);
 
-  const short = await target(t, { LIFE_MS: '2500' });
+  const short = await target(t, { LIFE_MS: '6000' });
   const file2 = join(dir, 'exit.csv');
   const r2 = await startCli(t, dir, ['counters', 'collect', '--pid', String(short.pid), '--counters', 'Runtime.Counters,Demo.App', '-o', file2, '--refresh', '300ms']).done;
   assert.equal(r2.code, 0, r2.stderr);
@@ -103,7 +103,7 @@ test('counters collect: the file is complete after Ctrl-C, and after the target 
 
 test('counters collect -- CMD: launches the command and collects until it exits', { timeout: 60_000 }, async (t) => {
   const file = join(dir, 'launched.csv');
-  const r = await startCli(t, dir, ['counters', 'collect', '--counters', 'Runtime.Counters,Demo.App', '-o', file, '--refresh', '300ms', '--', process.execPath, TARGET], { env: { LIFE_MS: '2500' } }).done;
+  const r = await startCli(t, dir, ['counters', 'collect', '--counters', 'Runtime.Counters,Demo.App', '-o', file, '--refresh', '300ms', '--', process.execPath, TARGET], { env: { LIFE_MS: '4000' } }).done;
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^ready$/m, "the command's own output");
   checkIntervals(parseCsv(await readFile(file, 'utf8')), 3);
@@ -140,9 +140,13 @@ test('counters monitor without a terminal: plain timestamped lines; Ctrl-C stops
   assert.equal(await sessionsOf(tg.pid), 0);
 });
 
-/** Runs the monitor in a pseudo-terminal (util-linux `script`) of 120×60; `keys` are typed at their times. */
-async function monitorInTerminal(t, pid, keys) {
-  const command = `stty cols 120 rows 60; exec ${process.execPath} ${CLI} counters monitor --pid ${pid} --counters Runtime.Counters,Demo.App`;
+/**
+ * Runs the monitor in a pseudo-terminal (util-linux `script`) of 120×60; `keys` are typed at their
+ * times; with `shrinkAtMs`, the window is made 70×40 then (the terminal sends SIGWINCH).
+ */
+async function monitorInTerminal(t, pid, keys, shrinkAtMs) {
+  const shrink = shrinkAtMs ? `(sleep ${shrinkAtMs / 1000}; stty cols 70 rows 40 < /dev/tty) & ` : '';
+  const command = `stty cols 120 rows 60; ${shrink}exec ${process.execPath} ${CLI} counters monitor --pid ${pid} --counters Runtime.Counters,Demo.App`;
   const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { cwd: dir, env: { ...process.env, TMPDIR: dir }, stdio: ['pipe', 'pipe', 'inherit'] });
   t.after(() => child.exitCode === null && child.kill('SIGKILL'));
   let out = '';
@@ -169,8 +173,8 @@ test('counters monitor on a terminal: redraws in place, values change and agree 
   const tg = await target(t, { MEM_FILE: memFile, CHURN: '100' });
   // The target's own figures while the session runs (its buffers and drain thread go when it stops).
   let mem;
-  setTimeout(async () => (mem = JSON.parse(await readFile(memFile, 'utf8'))), 3300);
-  const { code, out } = await monitorInTerminal(t, tg.pid, [[1500, 'p'], [2500, 'r'], [3500, 'q']]);
+  setTimeout(async () => (mem = JSON.parse(await readFile(memFile, 'utf8'))), 4300);
+  const { code, out } = await monitorInTerminal(t, tg.pid, [[1500, 'p'], [2500, 'r'], [4500, 'q']], 3000);
   assert.equal(code, 0, out.slice(-500));
   assert.ok(framesOf(out).some((f) => f[1].includes('PAUSED (r resumes)')), 'p pauses');
   assert.ok(out.startsWith('\x1b[?1049h'), 'the alternate screen');
@@ -179,13 +183,17 @@ test('counters monitor on a terminal: redraws in place, values change and agree 
   assert.ok(frames.length >= 3, `redrawn (${frames.length} frames with figures)`);
   // In place: every frame starts at the top-left corner and fits the 60 rows (nothing scrolls).
   for (const f of framesOf(out)) assert.ok(f.length <= 60, `a frame of ${f.length} lines`);
+  // Resized to 70×40: the frames after it fit the new window, the last line saying what is left out.
+  const small = framesOf(out).filter((f) => f.length <= 40 && f.every((l) => l.length <= 70));
+  assert.ok(small.length >= 1 && small.at(-1).at(-1).includes('more lines: enlarge the window'), 'redrawn for the smaller window');
   assert.ok(!/(\r*\n){4}/.test(out.replace(ANSI, '')), 'no run of empty lines pushing the screen');
   const cpu = new Set(frames.map((f) => figure(f, 'CpuUser')));
   const inflight = new Set(frames.map((f) => figure(f, 'Inflight')));
   assert.ok(cpu.size > 1 || inflight.size > 1, 'values change between frames');
-  assert.ok(frames.at(-1).some((l) => l === '[Demo.App]'), `grouped by provider:\n${frames.at(-1).join('\n')}`);
-  assert.ok(frames.at(-1).some((l) => /^ {4}GcCount +collections \/ 1 s +[\d.]+$/.test(l)), 'rates, values right-aligned');
-  const last = frames.at(-1);
+  const large = frames.filter((f) => f.length > 40);
+  assert.ok(large.at(-1).some((l) => l === '[Demo.App]'), `grouped by provider:\n${large.at(-1).join('\n')}`);
+  assert.ok(large.at(-1).some((l) => /^ {4}GcCount +collections \/ 1 s +[\d.]+$/.test(l)), 'rates, values right-aligned');
+  const last = frames.findLast((f) => figure(f, 'Rss') !== undefined);
   const heapMiB = mem.heapUsed / 2 ** 20;
   const rssMiB = mem.rss / 2 ** 20;
   assert.ok(Math.abs(figure(last, 'HeapUsed') - heapMiB) / heapMiB < 0.1, `heap used ${figure(last, 'HeapUsed')} MiB vs ${heapMiB.toFixed(1)} MiB`);
