@@ -221,7 +221,7 @@ test('counters monitor: a target that never yields for 2 s shows as blocked whil
   const cpuMs = (value(stalled, 'CpuUser') * intervalMs) / 100;
   assert.ok(cpuMs >= stall.cpuUserMs * 0.95 && cpuMs <= stall.cpuUserMs + (intervalMs - stall.ms) + 50, `CPU ${cpuMs.toFixed(0)} ms in the interval, ${stall.cpuUserMs.toFixed(0)} ms in the stall`);
   const gc = value(stalled, 'GcCount');
-  assert.ok(stall.gcCount >= 5, `the stall collected (${stall.gcCount})`);
+  assert.ok(stall.gcCount >= 3, `the stall collected (${stall.gcCount})`);
   assert.ok(gc >= stall.gcCount && gc <= stall.gcCount + 3, `GcCount ${gc} in the interval, ${stall.gcCount} pauses in the stall`);
   assert.ok(value(stalled, 'LoopDelayMax') >= stall.ms * 0.9, 'the delay shows the stall');
 });

@@ -58,7 +58,7 @@ function start(): () => void {
   const ring = threadGcRing();
   if (!ring) {
     if (gcHookMissing && isMainThread) {
-      process.emitWarning(`tracepipe: Runtime.GC runs without its GC hook (${gcHookMissing}): pauses are written when the event loop turns, and those pending when the process exits are lost (docs/PROVIDERS.md)`);
+      process.emitWarning(`tracepipe: GC pauses are recorded without the GC hook (${gcHookMissing}): Runtime.GC writes them and Runtime.Counters counts them when the event loop turns, and those pending when the process exits are lost (docs/PROVIDERS.md)`);
     }
     observedTally ??= new GcPauseTally();
     return onGcPause(writeObservedPause);
