@@ -101,12 +101,18 @@ test('counters collect: the file is complete after Ctrl-C, and after the target 
   checkIntervals(parseCsv(await readFile(file2, 'utf8')), 3);
 });
 
-test('counters collect -- CMD: launches the command and collects until it exits', { timeout: 60_000 }, async (t) => {
+test('counters collect -- CMD and monitor -- CMD: launch the command and follow it until it exits', { timeout: 60_000 }, async (t) => {
   const file = join(dir, 'launched.csv');
   const r = await startCli(t, dir, ['counters', 'collect', '--counters', 'Runtime.Counters,Demo.App', '-o', file, '--refresh', '300ms', '--', process.execPath, TARGET], { env: { LIFE_MS: '4000' } }).done;
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^ready$/m, "the command's own output");
   checkIntervals(parseCsv(await readFile(file, 'utf8')), 3);
+  // The monitor launches the same way, and ends with the command's exit status.
+  const m = await startCli(t, dir, ['counters', 'monitor', '--refresh', '300ms', '--', process.execPath, TARGET], { env: { LIFE_MS: '4000' } }).done;
+  assert.equal(m.code, 0, m.stderr);
+  assert.match(m.stdout, /^ready$/m);
+  assert.match(m.stdout, / Runtime\.Counters HeapUsed [\d.]+ MiB$/m);
+  assert.match(m.stderr, /the session in process \d+ ended/);
 });
 
 test('counters list: the catalog, and a live process’s application counters', { timeout: 30_000 }, async (t) => {
