@@ -46,13 +46,15 @@ const byKind: RuntimeCounter[] = TALLY_KINDS.flatMap((kind, i) => [
   { name: gcCounter(kind, 'PauseMs'), id: 21 + 2 * i, unit: 'ms', kind: 'interval', description: `time in ${kind} pauses of the main thread during the interval` },
 ]);
 
-// V8's spaces differ between versions: the ones this V8 has, read once.
-const spaces: RuntimeCounter[] = getHeapSpaceStatistics().map((s, i) => ({
-  name: spaceCounter(s.space_name),
+/** V8's heap spaces differ between versions: the ones this V8 has, read once. */
+export const RUNTIME_SPACES: readonly string[] = getHeapSpaceStatistics().map((s) => s.space_name);
+
+const spaces: RuntimeCounter[] = RUNTIME_SPACES.map((space, i) => ({
+  name: spaceCounter(space),
   id: 40 + i,
   unit: 'bytes',
   kind: 'gauge',
-  description: `V8 heap space ${s.space_name} in use on the main thread (v8.getHeapSpaceStatistics())`,
+  description: `V8 heap space ${space} in use on the main thread (v8.getHeapSpaceStatistics())`,
 }));
 
 /** Runtime.Counters' counters: names, ids, units and descriptions are contracts (docs/COUNTERS.md). */

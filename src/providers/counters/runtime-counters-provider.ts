@@ -9,7 +9,7 @@ import { TALLY_KINDS, type TallyReading } from '../gc-pause-tally.js';
 import { recordGcPausesFor, takeGcTally } from '../gc-provider.js';
 import { ProviderSessions } from '../provider-sessions.js';
 import { isServiceThread } from '../service-thread.js';
-import { type CounterKind, gcCounter, RUNTIME_COUNTERS, spaceCounter } from './runtime-counter-catalog.js';
+import { type CounterKind, gcCounter, RUNTIME_COUNTERS, RUNTIME_SPACES, spaceCounter } from './runtime-counter-catalog.js';
 
 /** The counters' specs, from the catalog (ids, units and descriptions are contracts). */
 const counterSpecs: Record<string, CounterSpec> = {};
@@ -30,8 +30,30 @@ function takeBaseline(): Baseline {
   return { atMs: performance.now(), cpu: process.cpuUsage(), gc: takeGcTally()?.read(), sessions };
 }
 
+interface Settable {
+  set(value: number): void;
+}
+
+/** The counters by name, and those of each GC kind and heap space, looked up once (no name is built per publication). */
+interface CounterTable {
+  readonly byName: Readonly<Record<string, Settable>>;
+  readonly gcKinds: ReadonlyArray<readonly [count: Settable, pauseMs: Settable]>;
+  readonly spaces: ReadonlyMap<string, Settable>;
+}
+
+let table: CounterTable | undefined;
+
+function counterTable(): CounterTable {
+  const byName = runtimeCounters as unknown as Record<string, Settable>;
+  return {
+    byName,
+    gcKinds: TALLY_KINDS.map((kind) => [byName[gcCounter(kind, 'Count')]!, byName[gcCounter(kind, 'PauseMs')]!] as const),
+    spaces: new Map(RUNTIME_SPACES.map((space) => [space, byName[spaceCounter(space)]!])),
+  };
+}
+
 function set(name: string, value: number): void {
-  (runtimeCounters as unknown as Record<string, { set(v: number): void }>)[name]!.set(value);
+  table!.byName[name]!.set(value);
 }
 
 /** One publication: every figure over the interval since the last one (or its end value). */
@@ -40,6 +62,7 @@ function publish(loop: LoopInterval): void {
   const now = takeBaseline();
   baseline = now;
   if (!was) return;
+  table ??= counterTable();
   const ms = Math.max(now.atMs - was.atMs, 1e-3);
   set('CpuUser', (now.cpu.user - was.cpu.user) / 10 / ms);
   set('CpuSystem', (now.cpu.system - was.cpu.system) / 10 / ms);
@@ -49,19 +72,16 @@ function publish(loop: LoopInterval): void {
   set('HeapTotal', m.heapTotal);
   set('External', m.external);
   set('ArrayBuffers', m.arrayBuffers);
-  for (const s of getHeapSpaceStatistics()) {
-    const name = spaceCounter(s.space_name);
-    if (name in runtimeCounters) set(name, s.space_used_size);
-  }
+  for (const s of getHeapSpaceStatistics()) table.spaces.get(s.space_name)?.set(s.space_used_size);
   let count = 0;
   let ns = 0;
-  TALLY_KINDS.forEach((kind, k) => {
+  table.gcKinds.forEach(([countCounter, pauseCounter], k) => {
     const dc = now.gc && was.gc ? now.gc.count[k]! - was.gc.count[k]! : 0;
     const dns = now.gc && was.gc ? now.gc.ns[k]! - was.gc.ns[k]! : 0;
     count += dc;
     ns += dns;
-    set(gcCounter(kind, 'Count'), dc);
-    set(gcCounter(kind, 'PauseMs'), dns / 1e6);
+    countCounter.set(dc);
+    pauseCounter.set(dns / 1e6);
   });
   set('GcCount', count);
   set('GcPauseMs', ns / 1e6);
