@@ -147,17 +147,24 @@ test('counters monitor without a terminal: plain timestamped lines; Ctrl-C stops
 });
 
 /**
- * Runs the monitor in a pseudo-terminal (util-linux `script`) of 120×60; `keys` are typed at their
- * times; with `shrinkAtMs`, the window is made 70×40 then (the terminal sends SIGWINCH).
+ * Runs the monitor in a pseudo-terminal (util-linux `script`) of 120×60. `steps` run at their times
+ * (ms) after the first frame with figures: a string is typed, a function called; with `shrinkAtMs`
+ * (from the start), the window is made 70×40 then (the terminal sends SIGWINCH).
  */
-async function monitorInTerminal(t, pid, keys, shrinkAtMs) {
+async function monitorInTerminal(t, pid, steps, shrinkAtMs) {
   const shrink = shrinkAtMs ? `(sleep ${shrinkAtMs / 1000}; stty cols 70 rows 40 < /dev/tty) & ` : '';
   const command = `stty cols 120 rows 60; ${shrink}exec ${process.execPath} ${CLI} counters monitor --pid ${pid} --counters Runtime.Counters,Demo.App`;
   const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { cwd: dir, env: { ...process.env, TMPDIR: dir }, stdio: ['pipe', 'pipe', 'inherit'] });
   t.after(() => child.exitCode === null && child.kill('SIGKILL'));
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-  for (const [atMs, key] of keys) setTimeout(() => child.stdin.write(key), atMs);
+  let started = false;
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    out += d;
+    // The keys wait for the screen: typed earlier, they would reach a terminal not yet in raw mode.
+    if (started || !out.includes('figures of')) return;
+    started = true;
+    for (const [atMs, step] of steps) setTimeout(() => (typeof step === 'string' ? child.stdin.write(step) : step()), atMs);
+  });
   const [code] = await once(child, 'exit');
   return { code, out };
 }
@@ -179,8 +186,8 @@ test('counters monitor on a terminal: redraws in place, values change and agree 
   const tg = await target(t, { MEM_FILE: memFile, CHURN: '100' });
   // The target's own figures while the session runs (its buffers and drain thread go when it stops).
   let mem;
-  setTimeout(async () => (mem = JSON.parse(await readFile(memFile, 'utf8'))), 4300);
-  const { code, out } = await monitorInTerminal(t, tg.pid, [[1500, 'p'], [2500, 'r'], [4500, 'q']], 3000);
+  const readMem = async () => (mem = JSON.parse(await readFile(memFile, 'utf8')));
+  const { code, out } = await monitorInTerminal(t, tg.pid, [[1000, 'p'], [2000, 'r'], [5800, readMem], [6000, 'q']], 5000);
   assert.equal(code, 0, out.slice(-500));
   assert.ok(framesOf(out).some((f) => f[1].includes('PAUSED (r resumes)')), 'p pauses');
   assert.ok(out.startsWith('\x1b[?1049h'), 'the alternate screen');
@@ -212,7 +219,7 @@ test('counters monitor: a target that never yields for 2 s shows as blocked whil
   const tg = await target(t, { STALL_MS: '2000', STALL_AT_MS: '2500', STALL_FILE: stallFile, CHURN: '100' });
   const json = join(dir, 'stall-figures.json');
   const collecting = startCli(t, dir, ['counters', 'collect', '--pid', String(tg.pid), '--format', 'json', '-o', json, '--duration', '7s']).done;
-  const { code, out } = await monitorInTerminal(t, tg.pid, [[7000, 'q']]);
+  const { code, out } = await monitorInTerminal(t, tg.pid, [[5500, 'q']]);
   assert.equal(code, 0);
   const blocked = framesOf(out).filter((f) => f.some((l) => /event loop is blocked: [\d.]+ s so far|no figures for [\d.]+ s/.test(l)));
   assert.ok(blocked.length >= 2, `redrawn during the stall, saying so (${blocked.length} frames)`);
