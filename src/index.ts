@@ -28,6 +28,8 @@ export { runtimeGCHeap } from './providers/gc-heap-provider.js';
 export { runtimeCpuSampler } from './providers/cpu-sampler/cpu-sampler-provider.js';
 export { runtimeProcess } from './providers/process-provider.js';
 export { nodeChannels } from './providers/channels-provider.js';
+export { runtimeCounters } from './providers/counters/runtime-counters-provider.js';
+export { RUNTIME_COUNTERS, type RuntimeCounter, type CounterKind } from './providers/counters/runtime-counter-catalog.js';
 export { runtimeHeapSnapshot } from './providers/heap-snapshot/heap-snapshot-provider.js';
 export type { DiagnosticServer } from './ipc/diagnostics-server.js';
 export { processInfo, collectTracing, stopTracing, listTargets, TargetError, type TraceStream, type TargetListing } from './ipc/diagnostics-client.js';

@@ -65,6 +65,8 @@ export const Ctl = {
    * (src/ipc/exit-flush.ts): it cannot notify, so the drain sleeps at most SIGNAL_POLL_MS at a time.
    */
   SignalFlush: 26,
+  /** Events the drain has written to the output so far (wraps at 2^32): Runtime.Counters reads it live. */
+  EventsWritten: 27,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"
@@ -305,6 +307,23 @@ export class SessionMemory {
   /** No thread holds a chunk and none waits to be read. */
   get allChunksFree(): boolean {
     return Atomics.load(this.i32, Ctl.FreeCount) === this.chunkCount;
+  }
+
+  /** Events the drain has written so far, modulo 2^32 (a reader takes differences). */
+  get eventsWritten(): number {
+    return Atomics.load(this.i32, Ctl.EventsWritten) >>> 0;
+  }
+
+  /** Events the producing threads have dropped so far. */
+  get eventsDropped(): number {
+    let n = 0;
+    for (let s = 0; s < this.slotCount; s++) n += this.f64[this.slotF64(s, SlotF64.Dropped)]!;
+    return n;
+  }
+
+  /** Chunks in use (taken by a thread, or waiting for the drain) out of the budget, 0..1. */
+  get bufferUse(): number {
+    return (this.chunkCount - Atomics.load(this.i32, Ctl.FreeCount)) / this.chunkCount;
   }
 
   /** How many passes the drain has made. */

@@ -13,6 +13,7 @@ import { defineCommand, type OptionValues } from './command/command-spec.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { CollectProgress } from './collect-progress.js';
+import { parseDuration } from './duration-option.js';
 import { writeErr, writeOut } from './output.js';
 
 interface Plan {
@@ -23,14 +24,6 @@ interface Plan {
   readonly durationMs: number | undefined;
   readonly output: string | undefined;
   readonly quiet: boolean;
-}
-
-function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m?.[2] ?? 's']!;
-  const ms = m ? Number(m[1]) * unit : NaN;
-  if (!(ms > 0)) throw new CliError(`--duration must look like 500ms, 10s, 5m or 1h, not '${text}'`);
-  return ms;
 }
 
 function plan(values: OptionValues<typeof COLLECT_OPTIONS>): Plan {

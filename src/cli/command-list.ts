@@ -1,6 +1,7 @@
 import type { CliEntry } from './command/command-spec.js';
 import { collectCommand } from './collect-command.js';
 import { convertCommand } from './convert/convert-command.js';
+import { countersCommand } from './counters/counters-command.js';
 import { demoCommand } from './demo-command.js';
 import { dumpCommand } from './dump-command.js';
 import { explainCommand } from './explain-command.js';
@@ -26,4 +27,5 @@ export const COMMANDS: readonly CliEntry[] = [
   stopCommand,
   recorderCommand,
   gcdumpCommand,
+  countersCommand,
 ];

@@ -8,6 +8,7 @@ import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { stringify } from './json-value.js';
 import { writeErr, writeOut } from './output.js';
+import type { CounterStat } from '../analysis/counter-summary.js';
 import { printable } from './printable.js';
 import { ProgressLine } from './progress-line.js';
 import type { SpanReport } from './span-tracker.js';
@@ -52,11 +53,28 @@ export function formatReport(r: TraceReport): string {
     lines.push(`  thread ${String(d.threadId).padEnd(4)} ${countOf(d.intervals, 'interval')}: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
   }
   lines.push('', ...spanLines(r.spans));
+  lines.push('', ...counterLines(r.counters));
   lines.push('', ...cpuSectionLines(r.cpu));
   lines.push('', ...explainSection(r.explain));
   const dr = r.drops;
   lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${countOf(dr.ranges, 'range')} (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** Each counter: samples, min, mean, max, last (and the total of an interval counter). */
+function counterLines(counters: readonly CounterStat[]): string[] {
+  const lines = [`counters: ${counters.length}${counters.length ? '' : ' (none recorded)'}`];
+  if (counters.length === 0) return lines;
+  const names = counters.map((c) => printable(`${c.provider}/${c.name}`));
+  const units = counters.map((c) => printable(c.unit));
+  const nw = Math.max(...names.map((n) => n.length));
+  const uw = Math.max(4, ...units.map((u) => u.length));
+  const v = (x: number): string => (Number.isInteger(x) ? x.toLocaleString('en-US') : x.toFixed(2)).padStart(14);
+  lines.push(`  ${'counter'.padEnd(nw)}  ${'unit'.padEnd(uw)} ${'samples'.padStart(8)} ${['min', 'mean', 'max', 'last'].map((h) => h.padStart(14)).join(' ')}  total`);
+  counters.forEach((c, i) => {
+    lines.push(`  ${names[i]!.padEnd(nw)}  ${units[i]!.padEnd(uw)} ${String(c.samples).padStart(8)} ${[c.min, c.mean, c.max, c.last].map(v).join(' ')}${c.kind === 'interval' ? `  ${v(c.total).trim()}` : ''}`);
+  });
+  return lines;
 }
 
 /** The top span names (by count, total and self time: the union of the three, most total time first) and the unfinished spans. */

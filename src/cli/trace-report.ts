@@ -6,6 +6,7 @@ import { type EventBatch, readTrace, type TraceSummary } from '../format/trace-r
 import { type CpuProfile, CpuProfileBuilder } from '../analysis/cpu-profile.js';
 import { StallPairs } from '../analysis/runtime-intervals.js';
 import { msToNs } from '../schema/milliseconds.js';
+import { type CounterStat, CounterSummary } from '../analysis/counter-summary.js';
 import { percentile } from './percentile.js';
 import { cpuSection, onCpu, type CpuSection, type OnCpu } from './report/cpu-section.js';
 import { SpanTracker, type SpanReport } from './span-tracker.js';
@@ -77,6 +78,8 @@ export interface TraceReport {
   stalls: { count: number; totalMs: number; longest: StallRecord[]; unfinished: number; stillGoing: { thread: number; sinceNs: number }[] };
   eventLoop: LoopDelay[];
   spans: SpanReport;
+  /** Every counter in the trace (declared counters, Runtime.Counters). */
+  counters: CounterStat[];
   drops: { dropped: number; ranges: number; byThread: Record<string, number> };
   /** The top functions by CPU samples (Runtime.CpuSampler); absent when the trace has none. */
   cpu?: CpuSection;
@@ -143,6 +146,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
   const delays = new Map<number, { p50: number[]; p99: number; max: number; util: number; intervalMs: number }>();
   const spans = new SpanTracker();
   const cpu = new CpuProfileBuilder();
+  const counters = new CounterSummary();
   let first = Infinity;
   let last = -Infinity;
   let events = 0;
@@ -153,6 +157,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
     if (e.timestampNs < first) first = e.timestampNs;
     if (e.timestampNs > last) last = e.timestampNs;
     spans.add(e);
+    counters.add(e);
     if (cpu.add(e)) return;
     const f = e.fields as Record<string, unknown>;
     if (e.provider === 'Runtime.GC' && e.name === 'GCPause') {
@@ -243,6 +248,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
       meanUtilization: d.intervalMs > 0 ? d.util / d.intervalMs : 0,
     })),
     spans: { ...spanReport, slowest: spanReport.slowest.map((x) => withOnCpu(x, x.threadId, x.startNs, x.startNs + msToNs(x.durationMs))) },
+    counters: counters.stats(),
     drops: { dropped: summary.dropped, ranges: summary.drops.length, byThread: dropsByThread },
     ...(section ? { cpu: section } : {}),
     explain,

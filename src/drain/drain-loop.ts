@@ -185,6 +185,7 @@ export class DrainLoop implements RecordVisitor {
     const visited = this.scanner.scan(this);
     if (visited > 0 || force) this.markProgress(passStartNs, this.progress());
     this.flush();
+    Atomics.store(this.memory.i32, Ctl.EventsWritten, this.eventsWritten | 0);
     return visited;
   }
 

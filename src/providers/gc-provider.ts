@@ -5,6 +5,7 @@ import { defineProvider } from '../schema/provider.js';
 import { gcHookLoaded, gcHookMissing, onGcHook, recordGcPauses, threadGcRing } from './gc-hook.js';
 import { flushGcPauses, gcKindName, type GcPause, onGcPause } from './gc-pause-source.js';
 import type { GcRing } from './gc-ring.js';
+import { GcPauseTally } from './gc-pause-tally.js';
 import { WatchdogDuty } from './event-loop/heartbeat.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { isServiceThread } from './service-thread.js';
@@ -28,9 +29,14 @@ export function writeGcPauses(ring: GcRing, thread: number, waitMs = 0): boolean
   return all;
 }
 
+/** Without the hook, the totals of the pauses perf_hooks delivered (with it, the ring keeps them). */
+let observedTally: GcPauseTally | undefined;
+
 /** Without the hook: perf_hooks' entries, which know neither the heap nor preemptions. */
 function writeObservedPause(p: GcPause): void {
-  runtimeGC.GCPause.writeAt(p.startMs, Math.round(p.durationMs * 1e6), p.kind, p.flags, NaN, threadId, NaN);
+  const ns = Math.round(p.durationMs * 1e6);
+  observedTally!.addNamed(p.kind, ns);
+  runtimeGC.GCPause.writeAt(p.startMs, ns, p.kind, p.flags, NaN, threadId, NaN);
 }
 
 /**
@@ -52,8 +58,9 @@ function start(): () => void {
   const ring = threadGcRing();
   if (!ring) {
     if (gcHookMissing && isMainThread) {
-      process.emitWarning(`tracepipe: Runtime.GC runs without its GC hook (${gcHookMissing}): pauses are written when the event loop turns, and those pending when the process exits are lost (docs/PROVIDERS.md)`);
+      process.emitWarning(`tracepipe: GC pauses are recorded without the GC hook (${gcHookMissing}): Runtime.GC writes them and Runtime.Counters counts them when the event loop turns, and those pending when the process exits are lost (docs/PROVIDERS.md)`);
     }
+    observedTally ??= new GcPauseTally();
     return onGcPause(writeObservedPause);
   }
   // The hook's doorbell: the loop turned after pauses, the moment to write what the ring holds.
@@ -70,14 +77,41 @@ function start(): () => void {
 }
 
 let stop: (() => void) | undefined;
+const recorders = new Set<'gc' | 'counters'>();
 
-const sessions = new ProviderSessions('Runtime.GC', (s) => {
-  if (isServiceThread) return;
-  if (s.size > 0) stop ??= start();
+/**
+ * Records this thread's pauses while Runtime.GC or Runtime.Counters wants them: one GC hook listener
+ * (or one perf_hooks listener) serves both, writing GCPause events when Runtime.GC is on and adding
+ * every pause to the thread's totals by kind either way.
+ */
+export function recordGcPausesFor(user: 'gc' | 'counters', on: boolean): void {
+  if (on) recorders.add(user);
+  else recorders.delete(user);
+  if (recorders.size > 0) stop ??= start();
   else {
     stop?.();
     stop = undefined;
   }
+}
+
+/**
+ * Takes the pauses recorded so far (writing them when Runtime.GC is on) and returns the thread's
+ * running totals by kind; undefined while nobody records.
+ */
+export function takeGcTally(): GcPauseTally | undefined {
+  if (!stop) return undefined;
+  const ring = threadGcRing();
+  if (!ring) {
+    flushGcPauses();
+    return observedTally;
+  }
+  writeGcPauses(ring, threadId);
+  return ring.tally;
+}
+
+const sessions = new ProviderSessions('Runtime.GC', (s) => {
+  if (isServiceThread) return;
+  recordGcPausesFor('gc', s.size > 0);
   // With the hook, the watchdog writes the main thread's pauses while its loop is blocked.
   if (isMainThread && gcHookLoaded) setWatchdogDuty(WatchdogDuty.GcDuringStalls, s.size > 0 ? Math.round(s.smallestNumber('StallMs', 100, 1, 3_600_000)) : undefined);
 });

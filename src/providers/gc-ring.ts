@@ -1,4 +1,5 @@
 import { threadId } from 'node:worker_threads';
+import { GcPauseTally, TALLY_BYTES } from './gc-pause-tally.js';
 
 /**
  * One thread's GC pauses as its GC hook recorded them (native/gc-hook/gc_hook.cc writes, this side
@@ -9,6 +10,8 @@ import { threadId } from 'node:worker_threads';
  * Each pause is taken exactly once: the taker of a record is whoever advances `Taken` past it with a
  * compare-and-swap. Takers also hold `Taker` while they copy and write, so a thread about to exit can
  * wait (bounded) until another taker has written what it took before the session's last flush.
+ * Past the records (where the hook never looks) lie the running totals by kind of every pause taken,
+ * whoever took it: Runtime.Counters reads them (gc-pause-tally.ts).
  */
 const enum Word {
   Written = 0,
@@ -51,16 +54,20 @@ export class GcRing {
   private readonly u32: Uint32Array;
   private readonly mask: number;
   private readonly me = threadId + 1;
+  /** Every pause taken so far, by kind. */
+  readonly tally: GcPauseTally;
 
   constructor(readonly sab: SharedArrayBuffer = GcRing.allocate(DEFAULT_CAPACITY)) {
     this.words = new Int32Array(sab, 0, HEADER_BYTES / 4);
-    this.f64 = new Float64Array(sab, HEADER_BYTES);
-    this.u32 = new Uint32Array(sab, HEADER_BYTES);
-    this.mask = this.words[Word.Capacity]! - 1;
+    const capacity = this.words[Word.Capacity]!;
+    this.f64 = new Float64Array(sab, HEADER_BYTES, capacity * RECORD_F64);
+    this.u32 = new Uint32Array(sab, HEADER_BYTES, capacity * RECORD_U32);
+    this.mask = capacity - 1;
+    this.tally = new GcPauseTally(sab, HEADER_BYTES + capacity * RECORD_BYTES);
   }
 
   static allocate(capacity: number): SharedArrayBuffer {
-    const sab = new SharedArrayBuffer(HEADER_BYTES + capacity * RECORD_BYTES);
+    const sab = new SharedArrayBuffer(HEADER_BYTES + capacity * RECORD_BYTES + TALLY_BYTES);
     new Int32Array(sab)[Word.Capacity] = capacity;
     return sab;
   }
@@ -88,6 +95,7 @@ export class GcRing {
         const r = this.read(t & this.mask);
         // Another taker got it first (only after a wait ran out); the record may be overwritten since.
         if (Atomics.compareExchange(w, Word.Taken, t, (t + 1) | 0) !== t) continue;
+        this.tally.add(r.type, r.durationNs);
         each(r);
       }
     } finally {

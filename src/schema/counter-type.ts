@@ -14,6 +14,8 @@ export interface TraceCounterType {
   readonly name: string;
   readonly id: number;
   readonly unit: string;
+  /** The spec's `doc`, or ''. */
+  readonly description: string;
   /** True when at least one session listens; a plain property. */
   readonly enabled: boolean;
   readonly type: TraceEventType;
@@ -44,6 +46,7 @@ export class CounterType implements TraceCounterType {
     h: MemberHeader,
     readonly unit: string,
     typeIndex: number,
+    readonly description = '',
   ) {
     this.provider = h.provider;
     this.name = h.name;

@@ -279,7 +279,7 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
     const unit = spec.unit ?? DEFAULT_COUNTER_UNIT;
     if (typeof unit !== 'string' || unit === '') throw new TypeError(`tracepipe: counter '${name}/${counterName}' needs a non-empty unit string`);
     checkFieldName('counter', `${name}/${counterName}`, unit);
-    const counter = new CounterType(m, unit, providerRegistry.allocateTypeIndex());
+    const counter = new CounterType(m, unit, providerRegistry.allocateTypeIndex(), typeof spec.doc === 'string' ? spec.doc : '');
     provider.events.push(counter.type);
     provider.counters.push(counter);
     (provider as unknown as Record<string, unknown>)[counterName] = counter;

@@ -1,5 +1,6 @@
 import type { CpuProfile } from '../../analysis/cpu-profile.js';
 import { gcPauseSlice, StallSlices, timelineRole } from '../../export/runtime-view.js';
+import { typeRole } from '../../schema/type-role.js';
 import type { BlockEvent } from '../../format/events-block.js';
 import type { TraceHeader } from '../../format/stream-header.js';
 import type { StreamEventType } from '../../format/trace-event.js';
@@ -17,13 +18,14 @@ const RATE_LINES = 12;
 const MB = 1 / (1024 * 1024);
 
 /** What an event type contributes to the charts. */
-type Role = 'gc-pause' | 'stall-start' | 'stall-end' | 'heap' | 'space' | 'delay' | 'other';
+type Role = 'gc-pause' | 'stall-start' | 'stall-end' | 'heap' | 'space' | 'delay' | 'declared-counter' | 'other';
 
 function roleOf(t: StreamEventType): Role {
   const timeline = timelineRole(t);
   if (timeline === 'gc-pause' || timeline === 'stall-start' || timeline === 'stall-end') return timeline;
   if (timeline !== 'counter') return 'other';
-  return t.key === 'Runtime.GCHeap/HeapStats' ? 'heap' : t.key === 'Runtime.GCHeap/HeapSpace' ? 'space' : 'delay';
+  if (typeRole(t.descriptor)?.kind === 'counter') return 'declared-counter';
+  return t.key === 'Runtime.GCHeap/HeapStats' ? 'heap' : t.key === 'Runtime.GCHeap/HeapSpace' ? 'space' : t.key === 'Runtime.EventLoop/Delay' ? 'delay' : 'other';
 }
 
 interface TypeInfo {
@@ -63,6 +65,8 @@ export class ReportCharts {
   private readonly spaces = new SeriesSet(this.grid);
   private readonly delay = new SeriesSet(this.grid);
   private readonly utilization = new SeriesSet(this.grid);
+  /** Declared counters (Runtime.Counters' among them), one chart per provider and unit. */
+  private readonly counterGroups = new Map<string, { provider: string; unit: string; series: SeriesSet }>();
   private readonly stallPairs = new StallSlices();
   private readonly kinds = new Map<string, number>();
   private readonly pauses = { startNs: [] as number[], durationMs: [] as number[], kind: [] as number[], thread: [] as number[], heapAfterMB: [] as Array<number | null> };
@@ -130,6 +134,15 @@ export class ReportCharts {
       case 'space':
         this.spaces.get(`${String(f.space)}, ${thread}`).add(t, num(f.usedBytes));
         break;
+      case 'declared-counter': {
+        const role = typeRole(e.type.descriptor);
+        if (role?.kind !== 'counter') break;
+        const key = `${e.provider}\u0000${role.unit}`;
+        let group = this.counterGroups.get(key);
+        if (!group) this.counterGroups.set(key, (group = { provider: e.provider, unit: role.unit, series: new SeriesSet(this.grid) }));
+        group.series.get(e.threadId === 0 ? role.counter : `${role.counter}, ${thread}`).add(t, num(f[role.unit]));
+        break;
+      }
       case 'delay':
         for (const p of ['p50Ms', 'p99Ms', 'maxMs'] as const) this.delay.get(`${p.slice(0, -2)}, ${thread}`).add(t, num(f[p]));
         this.utilization.get(`utilisation, ${thread}`).add(t, 100 * num(f.utilization));
@@ -185,6 +198,9 @@ export class ReportCharts {
       spaces: this.spaces.all(MB),
       loopDelay: this.delay.all(1),
       loopUtilization: this.utilization.all(1),
+      counters: [...this.counterGroups.values()]
+        .sort((a, b) => a.provider.localeCompare(b.provider) || a.unit.localeCompare(b.unit))
+        .map((g) => ({ provider: g.provider, unit: g.unit === 'bytes' ? 'MB' : g.unit, series: g.series.all(g.unit === 'bytes' ? MB : 1) })),
       cpu: cpuFlameData(profile),
       report,
       reportText,

@@ -62,6 +62,8 @@ export interface ReportPageData {
   readonly loopDelay: readonly TimeSeries[];
   /** Runtime.EventLoop/Delay utilisation (%), per thread. */
   readonly loopUtilization: readonly TimeSeries[];
+  /** Declared counters (Runtime.Counters' among them): one group per provider and unit (bytes as MB), a line per counter. */
+  readonly counters: ReadonlyArray<{ readonly provider: string; readonly unit: string; readonly series: readonly TimeSeries[] }>;
   /** CPU samples (Runtime.CpuSampler) as a call tree per sampled thread, for the flame graph. */
   readonly cpu: CpuFlameData;
   /** The text report's figures, and its text (tables) as `tracepipe report` prints it. */

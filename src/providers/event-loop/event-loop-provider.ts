@@ -1,73 +1,25 @@
-import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
 import { Level } from '../../schema/level.js';
-import { elapsedMs } from '../../schema/milliseconds.js';
 import { defineProvider } from '../../schema/provider.js';
 import { ProviderSessions } from '../provider-sessions.js';
 import { isServiceThread } from '../service-thread.js';
 import { WatchdogDuty } from './heartbeat.js';
-import { everyInterval, type Ticking } from '../interval-ticker.js';
-import { loopCanRest, takeLoopDelay, useLoopSampler } from './loop-sampler.js';
+import { type LoopInterval, useLoopIntervals } from './delay-monitor.js';
 import { setWatchdogDuty } from './stall-watchdog.js';
 
-/** The loop sampler's period for delay: what perf_hooks' monitorEventLoopDelay defaults to. */
-const RESOLUTION_MS = 10;
-
-/** Delay statistics of this thread's event loop over one interval, from its loop sampler. */
-class DelayMonitor {
-  private elu: EventLoopUtilization = performance.eventLoopUtilization();
-  private since = performance.now();
-  private readonly ticking: Ticking;
-
-  constructor(intervalSec: number) {
-    this.ticking = everyInterval(intervalSec, () => this.sample());
-  }
-
-  setInterval(sec: number): void {
-    this.ticking.setInterval(sec);
-  }
-
-  sample(): void {
-    const now = performance.now();
-    const elu = performance.eventLoopUtilization();
-    const util = performance.eventLoopUtilization(elu, this.elu).utilization;
-    // An interval in which the loop never turned has no sample: its delay is the whole interval.
-    const d = takeLoopDelay();
-    const whole = elapsedMs(this.since, now);
-    if (d) runtimeEventLoop.Delay.write(d.p50Ms, d.p99Ms, d.maxMs, d.meanMs, util, whole, d.samples);
-    else runtimeEventLoop.Delay.write(whole, whole, whole, whole, util, whole, 0);
-    this.elu = elu;
-    this.since = now;
-  }
-
-  stop(): void {
-    this.ticking.stop();
-  }
+function writeDelay(i: LoopInterval): void {
+  runtimeEventLoop.Delay.write(i.p50Ms, i.p99Ms, i.maxMs, i.meanMs, i.utilization, i.intervalMs, i.samples);
 }
 
-let delay: DelayMonitor | undefined;
-
-// One delay monitor per thread (each has its own loop) and one watchdog for the main thread, shared by
-// every session: the finest IntervalSec and the smallest StallMs asked for win.
+// One delay monitor per thread (each has its own loop; Runtime.Counters shares it) and one watchdog
+// for the main thread, shared by every session: the finest IntervalSec and the smallest StallMs asked for win.
 const sessions = new ProviderSessions('Runtime.EventLoop', (s) => {
   if (isServiceThread) return;
   const wantDelay = s.size > 0 && runtimeEventLoop.Delay.enabled;
   const wantStalls = s.size > 0 && isMainThread && runtimeEventLoop.StallStart.enabled;
-  if (wantDelay) {
-    const sec = s.smallestNumber('IntervalSec', 1, 0.01, 3600);
-    useLoopSampler('delay', RESOLUTION_MS);
-    if (delay) delay.setInterval(sec);
-    else delay = new DelayMonitor(sec);
-  } else if (delay) {
-    // The last session gets the partial interval before it goes.
-    delay.sample();
-    delay.stop();
-    delay = undefined;
-    useLoopSampler('delay', undefined);
-  }
+  // The last session gets the partial interval before it goes.
+  useLoopIntervals('event-loop', wantDelay ? s.smallestNumber('IntervalSec', 1, 0.01, 3600) : undefined, writeDelay);
   setWatchdogDuty(WatchdogDuty.StallEvents, wantStalls ? Math.round(s.smallestNumber('StallMs', 100, 1, 3_600_000)) : undefined);
-  // The main thread's sampler rests while its loop is idle, and the watchdog wakes it.
-  if (isMainThread) setWatchdogDuty(WatchdogDuty.WakeRestingLoop, wantDelay && loopCanRest() ? Infinity : undefined);
 });
 
 /**

@@ -438,6 +438,7 @@ gcShare();
 lineChart('Heap', 'Runtime.GCHeap/HeapStats: used and total heap per thread (MB); stalls shaded.', data.heap, 'MB');
 lineChart('Heap spaces', 'Runtime.GCHeap/HeapSpace: used size of each heap space per thread (MB).', data.spaces, 'MB');
 lineChart('Event loop', 'Runtime.EventLoop/Delay: delay p50, p99 and max (ms, left) and utilisation (%, right, dashed) per thread; stalls shaded.', data.loopDelay, 'delay (ms)', { extra: data.loopUtilization, extraUnit: 'utilisation (%)' });
+for (const g of data.counters) lineChart(`Counters: ${g.provider} (${g.unit})`, `${g.provider}: its counters in ${g.unit}, one line each (interval counters: the amount in each interval); stalls shaded.`, g.series, g.unit);
 rates();
 const flame = flameGraph();
 textReport();
