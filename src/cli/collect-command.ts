@@ -9,6 +9,7 @@ import { collectTracing, processInfo, stopTracing, TargetError } from '../ipc/di
 import { openPrivateFile } from '../sinks/private-file.js';
 import { findProfile, TRACE_PROFILES, withProviders } from '../session/trace-profiles.js';
 import { CliError } from './cli-error.js';
+import { parseDuration } from './duration-option.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { CollectProgress } from './collect-progress.js';
@@ -42,14 +43,6 @@ interface Plan {
   readonly output: string | undefined;
 }
 
-function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m?.[2] ?? 's']!;
-  const ms = m ? Number(m[1]) * unit : NaN;
-  if (!(ms > 0)) throw new CliError(`--duration must look like 500ms, 10s, 5m or 1h, not '${text}'`);
-  return ms;
-}
-
 function plan(values: Record<string, string | boolean | undefined>): Plan {
   const profileName = values.profile as string | undefined;
   const explicit = values.providers as string | undefined;
@@ -71,7 +64,7 @@ function plan(values: Record<string, string | boolean | undefined>): Plan {
     bufferingMode: buffering,
     bufferSizeMB,
     rundown: values['no-rundown'] !== true,
-    durationMs: duration === undefined ? undefined : parseDuration(duration),
+    durationMs: duration === undefined ? undefined : parseDuration(duration, '--duration'),
     output: values.output as string | undefined,
   };
 }

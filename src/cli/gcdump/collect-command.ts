@@ -9,19 +9,26 @@ import { HeapGraphBuilder, SnapshotStreamError } from '../../heap/heap-graph-bui
 import { collectTracing, isProcessAlive, processInfo, stopTracing, TargetError } from '../../ipc/diagnostics-client.js';
 import { checkCanCreate } from '../../sinks/private-file.js';
 import { CliError } from '../cli-error.js';
+import { parseDuration } from '../duration-option.js';
 import { formatBytes } from '../format-size.js';
 import { writeErr, writeOut } from '../output.js';
 import { GcdumpProgress } from './gcdump-progress.js';
 
-export const collectHelp = `usage: tracepipe gcdump collect --pid N [-o FILE] [--buffer-size MB]
+const USAGE = 'usage: tracepipe gcdump collect --pid N [-o FILE] [--buffer-size MB] [--every DURATION --count K]';
+
+export const collectHelp = `${USAGE}
 
 Takes a heap snapshot of a running process (started with --import tracepipe/register) and writes it
 as a .gcdump file. The snapshot streams through a Block session, so nothing is lost; if anything is,
 no file is written.
 
 options:
-  -o, --output FILE      where to write the dump (default: <pid>-<yyyymmdd>-<hhmmss>.gcdump)
+  -o, --output FILE      where to write the dump (default: <pid>-<yyyymmdd>-<hhmmss>.gcdump); in a
+                         series, {n} in the name is the dump's number (1, 2, ...)
   --buffer-size MB       the session's buffer in the target, in MiB (default 16, at least 1)
+  --every DURATION       with --count: a series, one dump starting every DURATION (30s, 5m, ...)
+  --count K              how many dumps in the series (default 1); e.g. for gcdump leaks:
+                         --every 30s --count 3 -o leak-{n}.gcdump
 `;
 
 const PROVIDER = 'Runtime.HeapSnapshot';
@@ -56,13 +63,20 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { pid: { type: 'string' }, output: { type: 'string', short: 'o' }, 'buffer-size': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      pid: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      'buffer-size': { type: 'string' },
+      every: { type: 'string' },
+      count: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     await writeOut(collectHelp);
     return 0;
   }
-  if (positionals.length > 0 || values.pid === undefined) throw new CliError('usage: tracepipe gcdump collect --pid N [-o FILE] [--buffer-size MB]');
+  if (positionals.length > 0 || values.pid === undefined) throw new CliError(USAGE);
   if (!/^\d+$/.test(values.pid) || Number(values.pid) <= 0) throw new CliError(`--pid must be a process id, not '${values.pid}'`);
   const pid = Number(values.pid);
   // Bursts of V8's serialization outrun the tool for a moment: a buffer that absorbs them spares the
@@ -70,13 +84,34 @@ export async function gcdumpCollect(argv: string[]): Promise<number> {
   const size = values['buffer-size'] ?? '16';
   const bufferSizeMB = parseBufferSizeMB(size);
   if (bufferSizeMB === undefined || bufferSizeMB < 1) throw new CliError(`--buffer-size must be a number of MiB, at least 1, not '${size}'`);
-  const file = values.output ?? defaultOutput(pid);
-  // Find out now, not after a snapshot of minutes, that the file cannot be written.
-  try {
-    checkCanCreate(file);
-  } catch (e) {
-    throw new CliError(`cannot write ${file}: ${(e as Error).message}`, 1);
+  const count = values.count === undefined ? 1 : Number(values.count);
+  if (!Number.isInteger(count) || count < 1 || !/^\d+$/.test(values.count ?? '1')) throw new CliError(`--count must be a whole number, at least 1, not '${values.count}'`);
+  if (count > 1 && values.every === undefined) throw new CliError('--count needs --every (how long from one dump to the next)');
+  const everyMs = values.every === undefined ? 0 : parseDuration(values.every, '--every');
+  const pattern = values.output ?? (count > 1 ? defaultOutput(pid).replace(/\.gcdump$/, '-{n}.gcdump') : defaultOutput(pid));
+  if (count > 1 && !pattern.includes('{n}')) throw new CliError(`with --count ${count}, the output name needs {n} (the dump's number), as in leak-{n}.gcdump`);
+  const files = Array.from({ length: count }, (_, i) => pattern.replaceAll('{n}', String(i + 1)));
+  // Find out now, not after a snapshot of minutes, that a file cannot be written.
+  for (const file of files) {
+    try {
+      checkCanCreate(file);
+    } catch (e) {
+      throw new CliError(`cannot write ${file}: ${(e as Error).message}`, 1);
+    }
   }
+  for (const [i, file] of files.entries()) {
+    const started = performance.now();
+    if (count > 1) writeErr(`dump ${i + 1} of ${count}\n`);
+    const code = await collectOne(pid, file, bufferSizeMB);
+    if (code !== 0 || i === count - 1) return code;
+    const wait = everyMs - (performance.now() - started);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+  return 0;
+}
+
+/** One snapshot of process `pid` into `file`: 0, or 1 with one line on stderr saying why no dump was written. */
+async function collectOne(pid: number, file: string, bufferSizeMB: number): Promise<number> {
   const refuse = (why: string): number => {
     writeErr(`tracepipe: no dump written: ${why}\n`);
     return 1;

@@ -10,8 +10,12 @@ import { digits, parseTop, typeTable } from './type-table.js';
 export const reportHelp = `usage: tracepipe gcdump report FILE [--top N] [--json]
 
 Totals of a .gcdump (nodes, edges, bytes) and its top types (constructor or class name) by count, by
-self size and by retained size (from the dominator tree). --top N: rows per table (default 10).
+self size and by retained size (from the dominator tree), and for each type of the last table the
+object (its immediate dominator) that holds most of its retained size. --top N: rows per table
+(default 10).
 `;
+
+const percent = (part: number, whole: number): string => `${whole > 0 ? Math.round((100 * part) / whole) : 0} %`;
 
 type Key = 'count' | 'selfBytes' | 'retainedBytes';
 
@@ -33,7 +37,7 @@ export async function gcdumpReport(argv: string[]): Promise<number> {
   const n = parseTop(values.top);
   const file = positionals[0]!;
   const g = readGcdump(file, STATISTICS_COLUMNS);
-  const stats = typeStatistics(g);
+  const stats = typeStatistics(g, n);
   const byCount = top(stats.types, 'count', n);
   const bySelf = top(stats.types, 'selfBytes', n);
   const byRetained = top(stats.types, 'retainedBytes', n);
@@ -55,6 +59,9 @@ export async function gcdumpReport(argv: string[]): Promise<number> {
     '',
     `top ${byRetained.length} types by retained size`,
     ...typeTable(byRetained),
+    '',
+    'where they are held (the dominator holding most of each type\'s retained size; `gcdump paths --id` shows why it is alive)',
+    ...byRetained.map((r) => `  ${printable(r.name)}: ${r.heldBy ? `${percent(r.heldBy.bytes, r.retainedBytes)} held by ${printable(r.heldBy.name)}` : 'not held by any one object (the root\'s own)'}`),
   ];
   await writeOut(`${lines.join('\n')}\n`);
   return 0;
