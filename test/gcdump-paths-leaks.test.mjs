@@ -136,6 +136,8 @@ test('bad input: one clear line and a non-zero exit', async (t) => {
     [['leaks', fanIn, fanIn], /usage: tracepipe gcdump leaks/],
     [['leaks', fanIn, fanIn, fanIn, '--min-count', '0'], /--min-count must be a whole number/],
     [['report', truncated], /truncated/],
+    [['diff', fanIn, truncated], /truncated/],
+    [['convert', notDump, '-o', join(dir, 'x.heapsnapshot')], /not a tracepipe \.gcdump file/],
     [['collect', '--pid', String(process.pid), '--every', '1s', '--count', '3', '-o', join(dir, 'x.gcdump')], /needs \{n\}/],
     [['collect', '--pid', String(process.pid), '--count', '3', '-o', join(dir, 'x-{n}.gcdump')], /--count needs --every/],
     [['collect', '--pid', String(process.pid), '--every', 'soon', '--count', '2', '-o', join(dir, 'x-{n}.gcdump')], /--every must look like 500ms/],

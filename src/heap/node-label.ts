@@ -45,6 +45,7 @@ export class NodeLabels {
     const type = this.nodeType(v);
     let name = this.g.string(this.name[v]!);
     if (name.length > MAX_NAME) name = `${name.slice(0, MAX_NAME)}…`;
+    if (type === 'synthetic' && !name) return '(root)';
     const what = type === 'object' || type === 'native' ? name : type === 'string' ? `${JSON.stringify(name)} (string)` : name ? `${name} (${type})` : `(${type})`;
     return what;
   }
