@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dominatorTree } from '../dist/heap/dominator-tree.js';
 import { writeGcdump } from '../dist/heap/gcdump-file.js';
-import { typeStatistics } from '../dist/heap/type-statistics.js';
+import { retainedSizes, typeStatistics } from '../dist/heap/type-statistics.js';
 import { writeHeapSnapshot } from '../dist/export/heapsnapshot-writer.js';
 import { SELF, SHAPES } from './helpers/heap-shapes.mjs';
 import { startCli, startTarget, useTmpdir } from './helpers/ipc-processes.mjs';
@@ -30,14 +30,6 @@ const expected = {
   cycles: { CycleA: 2 * N * O, CycleB: N * O, '(array)': SELF.array + 2 * N * O },
   flat: { Item: N * O, '(array)': SELF.array + N * O },
 };
-
-/** Retained size per node from a dominator array (each node's own plus what it dominates), the textbook way. */
-function retainedFrom(graph, idom, order) {
-  const self = graph.column('nodes', 'self_size');
-  const retained = Float64Array.from(self);
-  for (let i = order.length - 1; i > 0; i--) retained[idom[order[i]]] += retained[order[i]];
-  return retained;
-}
 
 function edgesOf(graph) {
   return { first: graph.firstEdges(), to: graph.column('edges', 'to_node'), type: graph.column('edges', 'type'), never: 6, rootOnly: 5 };
@@ -68,7 +60,7 @@ for (const [shape, make] of Object.entries(SHAPES)) {
     const exported = join(dir, `${shape}.heapsnapshot`);
     writeHeapSnapshot(exported, graph);
     const theirs = heapParser.decode_bytes(readFileSync(exported));
-    const retained = retainedFrom(graph, tree.idom, tree.order);
+    const retained = retainedSizes(graph, tree);
     for (const group of theirs.get_class_groups(0, 1000, false)) {
       const ours = stats.types.find((r) => r.name === group.name());
       if (group.name() !== '(synthetic)') assert.equal(Number(group.retained_size), ours.retainedBytes, `class ${group.name()}`);

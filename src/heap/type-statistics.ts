@@ -38,7 +38,7 @@ export interface TypeStatistics {
  * constructor or class name, every other kind by its type in parentheses; hidden nodes are (system),
  * code is (compiled code).
  */
-export function classKey(type: string, name: string): string {
+function classKey(type: string, name: string): string {
   if (type === 'object' || type === 'native') return name;
   if (type === 'hidden') return '(system)';
   if (type === 'code') return '(compiled code)';
