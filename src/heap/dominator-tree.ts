@@ -4,8 +4,8 @@
  * shape. Cooper, Harvey and Kennedy's iterative algorithm, used before, climbs the dominator tree once
  * per predecessor, which is quadratic on a heap with a long chain and a node many objects point at (a
  * linked list whose nodes share one hidden class). Everything is in typed arrays and iterative (no
- * recursion, so no stack depth); arrays are reused across phases: at the peak it holds the
- * predecessor lists (one word per retaining edge) and seven words per node.
+ * recursion, so no stack depth, nor any stack); arrays are reused across phases: at the peak it holds
+ * the predecessor lists (one word per retaining edge) and six words per node.
  */
 export interface DominatorTree {
   /** Nodes reachable from the root, in depth-first preorder: the root first, every node after its dominator. */
@@ -42,44 +42,45 @@ interface Preorder {
   readonly vertex: Int32Array;
   /** Per number: the number of its parent in the depth-first tree. */
   readonly parent: Int32Array;
-  /** Two arrays of nodeCount words the search used, free for the next phases. */
-  readonly scratch: [Int32Array, Int32Array];
+  /** An array of nodeCount words the search used, free for the next phases. */
+  readonly scratch: Int32Array;
 }
 
-/** A depth-first search from the root over retaining edges, numbering nodes in preorder. */
+/**
+ * A depth-first search from the root over retaining edges, numbering nodes in preorder. The path
+ * from the root to the current node is the chain of depth-first parents, so no stack is kept: only,
+ * per number, the next edge of that node to follow.
+ */
 function preorder(nodeCount: number, root: number, g: RetainingEdges): Preorder {
   const { first, to } = g;
   const number = new Int32Array(nodeCount).fill(-1);
   const vertex = new Int32Array(nodeCount);
   const parent = new Int32Array(nodeCount);
-  const stack = new Int32Array(nodeCount);
-  // Per stack depth: the next edge of that node to follow.
   const cursor = new Int32Array(nodeCount);
-  let top = 0;
-  let n = 0;
-  number[root] = n;
-  vertex[n] = root;
-  parent[n++] = 0;
-  stack[top] = root;
-  cursor[top++] = first[root]!;
-  while (top > 0) {
-    const v = stack[top - 1]!;
+  number[root] = 0;
+  vertex[0] = root;
+  parent[0] = -1;
+  cursor[0] = first[root]!;
+  let n = 1;
+  for (let current = 0; current !== -1; ) {
+    const v = vertex[current]!;
     const end = first[v + 1]!;
-    let e = cursor[top - 1]!;
+    let e = cursor[current]!;
     while (e < end && (number[to[e]!] !== -1 || !retains(g, root, v, e))) e++;
     if (e === end) {
-      top--;
+      current = parent[current]!;
       continue;
     }
-    cursor[top - 1] = e + 1;
+    cursor[current] = e + 1;
     const w = to[e]!;
-    parent[n] = number[v]!;
     number[w] = n;
-    vertex[n++] = w;
-    stack[top] = w;
-    cursor[top++] = first[w]!;
+    vertex[n] = w;
+    parent[n] = current;
+    cursor[n] = first[w]!;
+    current = n++;
   }
-  return { number, vertex: vertex.subarray(0, n), parent: parent.subarray(0, n), scratch: [stack, cursor] };
+  parent[0] = 0;
+  return { number, vertex: vertex.subarray(0, n), parent: parent.subarray(0, n), scratch: cursor };
 }
 
 /** Predecessors over retaining edges from reachable nodes, as preorder numbers (CSR). */
@@ -111,7 +112,7 @@ export function dominatorTree(nodeCount: number, root: number, edges: RetainingE
   // the link-eval forest's `ancestor`: a number's parent is read only while it is processed, and it is
   // linked (its ancestor becomes meaningful) only after. Numbers above `linked` are in the forest.
   const ancestor = p.parent;
-  const [compressStack, label] = p.scratch;
+  const label = p.scratch;
   // The node-to-number map is not needed again until its array holds the result.
   const semi = p.number;
   const bucket = new Int32Array(n).fill(-1);
@@ -119,19 +120,29 @@ export function dominatorTree(nodeCount: number, root: number, edges: RetainingE
   const idom = new Int32Array(n);
   for (let i = 0; i < n; i++) semi[i] = label[i] = i;
   let linked = n;
-  /** The number with the least semidominator on v's forest path (v itself when v is a tree root). */
+  /**
+   * The number with the least semidominator on v's forest path (v itself when v is a tree root),
+   * compressing that path: up it reversing the ancestor links (no stack), then down it from the top
+   * restoring them compressed, each node taking its ancestor's label when that is better.
+   */
   const evaluate = (v: number): number => {
     if (v < linked) return v;
-    // Compress the path from v up to its forest root's child, top first.
-    let top = 0;
-    for (let u = v; ancestor[u]! >= linked; u = ancestor[u]!) compressStack[top++] = u;
-    while (top > 0) {
-      const u = compressStack[--top]!;
-      const a = ancestor[u]!;
-      if (a >= linked) {
-        if (semi[label[a]!]! < semi[label[u]!]!) label[u] = label[a]!;
-        ancestor[u] = ancestor[a]!;
-      }
+    let below = -1;
+    let u = v;
+    while (ancestor[u]! >= linked) {
+      const up = ancestor[u]!;
+      ancestor[u] = below;
+      below = u;
+      u = up;
+    }
+    // u is the top of the path to compress: its ancestor is a forest root, which stays its ancestor.
+    let a = u;
+    for (u = below; u !== -1; ) {
+      const next = ancestor[u]!;
+      if (semi[label[a]!]! < semi[label[u]!]!) label[u] = label[a]!;
+      ancestor[u] = ancestor[a]!;
+      a = u;
+      u = next;
     }
     return label[v]!;
   };
