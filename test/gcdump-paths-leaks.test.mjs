@@ -58,7 +58,7 @@ test('report names, for each top type by retained size, the object holding most 
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /\n {2}Holder: 100 % held by \(array\) @5\n/);
   const json = JSON.parse((await gcdump(t, ['report', fanIn, '--json'])).stdout);
-  assert.deepEqual(json.byRetainedSize.find((row) => row.name === 'Holder').heldBy, { id: 5, name: '(array) @5', bytes: 5 * 32 });
+  assert.deepEqual(json.byRetainedSize.find((row) => row.name === 'Holder').heldBy, { id: 5, name: '(array) @5', bytes: 5 * 32, byType: { name: '(array)', bytes: 5 * 32 } });
 });
 
 /** Starts the leak server; sends requests every few ms until `stop()`; resolves the count sent. */

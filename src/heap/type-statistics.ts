@@ -16,11 +16,16 @@ export interface TypeRow {
   readonly heldBy?: Holder;
 }
 
-/** One node that dominates objects of a type: its label (`(array) @123`) and how much of the type's retained size it holds. */
+/**
+ * The node that dominates the largest share of a type's objects: its label (`(array) @123`) and how
+ * much of the type's retained size it holds; and the type of dominators holding most of it, for
+ * objects held each by a different one (the Leaf of each of a million Retained).
+ */
 export interface Holder {
   readonly id: number;
   readonly name: string;
   readonly bytes: number;
+  readonly byType: { readonly name: string; readonly bytes: number };
 }
 
 export interface TypeStatistics {
@@ -133,9 +138,9 @@ export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
   const k = names.length;
   const tree = dominatorTree(g.nodeCount, 0, retainingEdges(g));
   const retained = retainedSizes(g, tree);
-  const { byClass, topLevel } = classRetained(g.nodeCount, tree, classOf, k, retained);
+  const { byClass, topLevel, children } = classRetained(g.nodeCount, tree, classOf, k, retained);
   const chosen = [...names.keys()].sort((a, b) => byClass[b]! - byClass[a]! || names[a]!.localeCompare(names[b]!)).slice(0, holdersFor);
-  const holders = mainHolders(g, tree.idom, classOf, topLevel, retained, chosen);
+  const holders = mainHolders(g, children, classOf, names, topLevel, retained, chosen);
   return {
     nodes: g.nodeCount,
     edges: g.edgeCount,
@@ -149,24 +154,53 @@ export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
   };
 }
 
-/** Per chosen type: the immediate dominator under which most of its counted objects' retained size sits. */
-function mainHolders(g: HeapGraph, idom: Int32Array, classOf: Uint32Array, topLevel: Uint8Array, retained: Float64Array, chosen: readonly number[]): Map<number, Holder> {
+/**
+ * Per chosen type: the immediate dominator under which most of its counted objects' retained size
+ * sits. One pass over the dominator tree's children lists, which group objects by dominator: per
+ * dominator, its children's retained sizes are summed per type in scratch arrays (no map per object).
+ */
+function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: Uint32Array, names: readonly string[], topLevel: Uint8Array, retained: Float64Array, chosen: readonly number[]): Map<number, Holder> {
   const out = new Map<number, Holder>();
   if (chosen.length === 0) return out;
-  const sums = new Map<number, Map<number, number>>(chosen.map((c) => [c, new Map()]));
-  for (let v = 0; v < g.nodeCount; v++) {
-    if (!topLevel[v] || idom[v]! < 0 || idom[v] === v) continue;
-    const byHolder = sums.get(classOf[v]!);
-    if (byHolder) byHolder.set(idom[v]!, (byHolder.get(idom[v]!) ?? 0) + retained[v]!);
+  const classes = names.length;
+  const wanted = new Uint8Array(classes);
+  for (const c of chosen) wanted[c] = 1;
+  const sum = new Float64Array(classes);
+  const best = new Float64Array(classes);
+  const bestHolder = new Int32Array(classes).fill(-1);
+  const touched: number[] = [];
+  const byHolderType = new Map<number, Map<number, number>>(chosen.map((c) => [c, new Map()]));
+  const { start, list } = children;
+  for (let d = 0; d < g.nodeCount; d++) {
+    for (let k = start[d]!, end = start[d + 1]!; k < end; k++) {
+      const w = list[k]!;
+      const c = classOf[w]!;
+      if (!wanted[c] || !topLevel[w]) continue;
+      if (sum[c] === 0) touched.push(c);
+      sum[c]! += retained[w]!;
+    }
+    for (const c of touched) {
+      if (sum[c]! > best[c]!) [best[c], bestHolder[c]] = [sum[c]!, d];
+      const types = byHolderType.get(c)!;
+      types.set(classOf[d]!, (types.get(classOf[d]!) ?? 0) + sum[c]!);
+      sum[c] = 0;
+    }
+    touched.length = 0;
   }
   const labels = new NodeLabels(g);
-  for (const [c, byHolder] of sums) {
-    let best = -1;
-    let bytes = 0;
-    for (const [d, b] of byHolder) if (b > bytes || (b === bytes && d < best)) [best, bytes] = [d, b];
-    if (best >= 0) out.set(c, { id: labels.nodeId(best), name: labels.node(best), bytes });
+  for (const c of chosen) {
+    const d = bestHolder[c]!;
+    if (d < 0) continue;
+    const [type, bytes] = [...byHolderType.get(c)!].reduce((a, b) => (b[1] > a[1] ? b : a));
+    out.set(c, { id: labels.nodeId(d), name: labels.node(d), bytes: best[c]!, byType: { name: names[type]!, bytes } });
   }
   return out;
+}
+
+/** The dominator tree's children in CSR form: node d's are list[start[d]] .. list[start[d+1]]. */
+interface DominatorChildren {
+  readonly start: Int32Array;
+  readonly list: Int32Array;
 }
 
 /**
@@ -174,7 +208,7 @@ function mainHolders(g: HeapGraph, idom: Int32Array, classOf: Uint32Array, topLe
  * (marked in `topLevel`), found by one walk of the dominator tree that counts, per type, how many of
  * the current node's dominators are of that type.
  */
-function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Array, classes: number, retained: Float64Array): { byClass: Float64Array; topLevel: Uint8Array } {
+function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Array, classes: number, retained: Float64Array): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
   const { order, idom } = tree;
   // Dominator-tree children in CSR form.
   const childStart = new Int32Array(nodeCount + 1);
@@ -198,7 +232,7 @@ function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Ar
     byClass[classOf[v]!]! += retained[v]!;
     topLevel[v] = 1;
   }
-  if (order.length === 0) return { byClass, topLevel };
+  if (order.length === 0) return { byClass, topLevel, children: { start: childStart, list: children } };
   const root = order[0]!;
   let top = 0;
   stack[top++] = root;
@@ -221,5 +255,5 @@ function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Ar
       top--;
     }
   }
-  return { byClass, topLevel };
+  return { byClass, topLevel, children: { start: childStart, list: children } };
 }

@@ -17,6 +17,14 @@ object (its immediate dominator) that holds most of its retained size. --top N: 
 
 const percent = (part: number, whole: number): string => `${whole > 0 ? Math.round((100 * part) / whole) : 0} %`;
 
+/** Where a type's retained size is held: one object when it holds most of it, else the kind of object that does. */
+function holderLine(r: TypeRow): string {
+  const h = r.heldBy;
+  if (!h) return 'not held by any one object (the root\'s own)';
+  if (2 * h.bytes >= r.retainedBytes) return `${percent(h.bytes, r.retainedBytes)} held by ${printable(h.name)}`;
+  return `spread over many objects: ${percent(h.byType.bytes, r.retainedBytes)} under ${printable(h.byType.name)} objects; the largest share, ${percent(h.bytes, r.retainedBytes)}, under ${printable(h.name)}`;
+}
+
 type Key = 'count' | 'selfBytes' | 'retainedBytes';
 
 function top(types: readonly TypeRow[], key: Key, n: number): TypeRow[] {
@@ -61,7 +69,7 @@ export async function gcdumpReport(argv: string[]): Promise<number> {
     ...typeTable(byRetained),
     '',
     'where they are held (the dominator holding most of each type\'s retained size; `gcdump paths --id` shows why it is alive)',
-    ...byRetained.map((r) => `  ${printable(r.name)}: ${r.heldBy ? `${percent(r.heldBy.bytes, r.retainedBytes)} held by ${printable(r.heldBy.name)}` : 'not held by any one object (the root\'s own)'}`),
+    ...byRetained.map((r) => `  ${printable(r.name)}: ${holderLine(r)}`),
   ];
   await writeOut(`${lines.join('\n')}\n`);
   return 0;
