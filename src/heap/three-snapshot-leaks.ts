@@ -36,7 +36,7 @@ export interface Leaks {
 
 /** The ids of a dump's objects, sorted, for membership by binary search. */
 export function sortedIds(g: HeapGraph): Float64Array {
-  return Float64Array.from(g.column('nodes', 'id')).sort();
+  return new Float64Array(g.column('nodes', 'id')).sort();
 }
 
 function has(sorted: Float64Array, id: number): boolean {

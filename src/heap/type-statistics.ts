@@ -121,7 +121,7 @@ export function retainingEdges(g: HeapGraph): RetainingEdges {
 /** Retained size per node: its own plus all it dominates, summed in reverse preorder. */
 export function retainedSizes(g: HeapGraph, tree: DominatorTree): Float64Array {
   const { order, idom } = tree;
-  const retained = Float64Array.from(g.column('nodes', 'self_size'));
+  const retained = new Float64Array(g.column('nodes', 'self_size'));
   for (let i = order.length - 1; i > 0; i--) {
     const v = order[i]!;
     retained[idom[v]!]! += retained[v]!;
@@ -223,7 +223,6 @@ function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Ar
   const byClass = new Float64Array(classes);
   const topLevel = new Uint8Array(nodeCount);
   const onPath = new Int32Array(classes);
-  const stack = new Int32Array(order.length);
   const cursor = fill; // reused: next child to visit per node
   for (let i = 0; i < nodeCount; i++) cursor[i] = childStart[i]!;
   // Unreachable nodes retain only themselves and are dominated by nothing.
@@ -234,13 +233,11 @@ function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Ar
   }
   if (order.length === 0) return { byClass, topLevel, children: { start: childStart, list: children } };
   const root = order[0]!;
-  let top = 0;
-  stack[top++] = root;
   byClass[classOf[root]!]! += retained[root]!;
   topLevel[root] = 1;
   onPath[classOf[root]!]!++;
-  while (top > 0) {
-    const v = stack[top - 1]!;
+  // Depth first without a stack: the way back up is the dominator chain.
+  for (let v = root; v !== -1; ) {
     if (cursor[v]! < childStart[v + 1]!) {
       const w = children[cursor[v]!++]!;
       const c = classOf[w]!;
@@ -249,10 +246,10 @@ function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Ar
         topLevel[w] = 1;
       }
       onPath[c]!++;
-      stack[top++] = w;
+      v = w;
     } else {
       onPath[classOf[v]!]!--;
-      top--;
+      v = v === root ? -1 : idom[v]!;
     }
   }
   return { byClass, topLevel, children: { start: childStart, list: children } };
