@@ -1,4 +1,4 @@
-// Issue 11, the tool's side without a target: dominators (Cooper–Harvey–Kennedy against the textbook
+// Issue 11, the tool's side without a target: dominators (Lengauer–Tarjan against the textbook
 // dataflow definition on random graphs), retained sizes per type, and the .gcdump file (round trip,
 // damage, wrong files). Random graphs use a fixed seed (HEAP_GRAPH_SEED replays).
 import { after, test } from 'node:test';
@@ -62,7 +62,7 @@ function csr(n, edges) {
   return { first, to: Uint32Array.from(sorted.map((e) => e[1])), type: new Uint8Array(sorted.length), never: -1, rootOnly: -1 };
 }
 
-test('Cooper–Harvey–Kennedy gives the same immediate dominators as the dataflow definition on random graphs', () => {
+test('Lengauer–Tarjan gives the same immediate dominators as the dataflow definition on random graphs', () => {
   const graph = fc.integer({ min: 1, max: 40 }).chain((n) =>
     fc.record({ n: fc.constant(n), edges: fc.array(fc.tuple(fc.nat(n - 1), fc.nat(n - 1)), { maxLength: n * 4 }) }),
   );

@@ -89,7 +89,7 @@ test('query: table, JSON, schema and an error quoting a name escaped; CSV to a p
   assert.ok(csv.stdout.includes(`"value${HOSTILE}"`), 'CSV is exact when it goes to a pipe');
 });
 
-test('gcdump report and diff: type names and the argv escaped', async () => {
+test('gcdump report, diff, paths and leaks: type names and the argv escaped', async () => {
   const strings = ['', `Type${HOSTILE}`];
   const graph = graphOf(
     [
@@ -106,6 +106,8 @@ test('gcdump report and diff: type names and the argv escaped', async () => {
   assert.match((await textOf(['gcdump', 'report', a])).stdout, /Type\\u001b\[2J/);
   assert.equal(JSON.parse((await textOf(['gcdump', 'report', a, '--json'])).stdout).byCount.some((t) => t.name === `Type${HOSTILE}`), true);
   await textOf(['gcdump', 'diff', a, b]);
+  assert.match((await textOf(['gcdump', 'paths', a, '--type', `Type${HOSTILE}`])).stdout, /^Type\\u001b\[2J.* @3: retains 10 bytes/);
+  await textOf(['gcdump', 'leaks', a, b, a, '--min-count', '1']);
 });
 
 test("ps and collect --pid: another process's argv escaped", async (t) => {

@@ -1,8 +1,9 @@
-import { dominatorTree } from './dominator-tree.js';
+import { type DominatorTree, dominatorTree, type RetainingEdges } from './dominator-tree.js';
 import type { HeapGraph } from './heap-graph.js';
+import { NodeLabels } from './node-label.js';
 
 /** The columns type statistics need; readGcdump loads only these. */
-export const STATISTICS_COLUMNS = { nodes: ['type', 'name', 'self_size', 'edge_count'], edges: ['type', 'to_node'] } as const;
+export const STATISTICS_COLUMNS = { nodes: ['type', 'name', 'id', 'self_size', 'edge_count'], edges: ['type', 'to_node'] } as const;
 
 /** One type (constructor or class name) of a heap: how many objects, their own bytes and what they retain. */
 export interface TypeRow {
@@ -11,6 +12,20 @@ export interface TypeRow {
   readonly selfBytes: number;
   /** Bytes freed if every object of the type went: the retained sizes of those not dominated by another of the type. */
   readonly retainedBytes: number;
+  /** The dominator that holds most of that (only for the types asked for). */
+  readonly heldBy?: Holder;
+}
+
+/**
+ * The node that dominates the largest share of a type's objects: its label (`(array) @123`) and how
+ * much of the type's retained size it holds; and the type of dominators holding most of it, for
+ * objects held each by a different one (the Leaf of each of a million Retained).
+ */
+export interface Holder {
+  readonly id: number;
+  readonly name: string;
+  readonly bytes: number;
+  readonly byType: { readonly name: string; readonly bytes: number };
 }
 
 export interface TypeStatistics {
@@ -36,7 +51,7 @@ function classKey(type: string, name: string): string {
 }
 
 /** Per node, the index of its type in `names`. */
-function classify(g: HeapGraph): { classOf: Uint32Array; names: string[] } {
+export function classify(g: HeapGraph): { classOf: Uint32Array; names: string[] } {
   const types = g.typeNames('nodes');
   const type = g.column('nodes', 'type');
   const name = g.column('nodes', 'name');
@@ -97,43 +112,104 @@ export function typeTotals(g: HeapGraph): TypeTotals {
   return { classOf, names, count, selfBytes, total };
 }
 
-/** Counts, self sizes and retained sizes per type; the root is node 0, as V8 writes it. */
-export function typeStatistics(g: HeapGraph): TypeStatistics {
+/** Which edges retain, as DevTools decides: weak edges never do, shortcut edges only from the root (where they mark the user's global objects). */
+export function retainingEdges(g: HeapGraph): RetainingEdges {
+  const edgeTypes = g.typeNames('edges');
+  return { first: g.firstEdges(), to: g.column('edges', 'to_node'), type: g.column('edges', 'type'), never: edgeTypes.indexOf('weak'), rootOnly: edgeTypes.indexOf('shortcut') };
+}
+
+/** Retained size per node: its own plus all it dominates, summed in reverse preorder. */
+export function retainedSizes(g: HeapGraph, tree: DominatorTree): Float64Array {
+  const { order, idom } = tree;
+  const retained = new Float64Array(g.column('nodes', 'self_size'));
+  for (let i = order.length - 1; i > 0; i--) {
+    const v = order[i]!;
+    retained[idom[v]!]! += retained[v]!;
+  }
+  return retained;
+}
+
+/**
+ * Counts, self sizes and retained sizes per type; the root is node 0, as V8 writes it. For the
+ * `holdersFor` types of largest retained size, also the dominator that holds most of it.
+ */
+export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
   const { classOf, names, count, selfBytes, total } = typeTotals(g);
   const k = names.length;
-  const self = g.column('nodes', 'self_size');
-  // Which edges retain, as DevTools decides: weak edges never do, shortcut edges only from the root
-  // (where they mark the user's global objects).
-  const edgeTypes = g.typeNames('edges');
-  const tree = dominatorTree(g.nodeCount, 0, {
-    first: g.firstEdges(),
-    to: g.column('edges', 'to_node'),
-    type: g.column('edges', 'type'),
-    never: edgeTypes.indexOf('weak'),
-    rootOnly: edgeTypes.indexOf('shortcut'),
-  });
-  const retainedBytes = classRetained(g.nodeCount, tree.order, tree.idom, classOf, k, self);
+  const tree = dominatorTree(g.nodeCount, 0, retainingEdges(g));
+  const retained = retainedSizes(g, tree);
+  const { byClass, topLevel, children } = classRetained(g.nodeCount, tree, classOf, k, retained);
+  const chosen = [...names.keys()].sort((a, b) => byClass[b]! - byClass[a]! || names[a]!.localeCompare(names[b]!)).slice(0, holdersFor);
+  const holders = mainHolders(g, children, classOf, names, topLevel, retained, chosen);
   return {
     nodes: g.nodeCount,
     edges: g.edgeCount,
     selfBytes: total,
     unreachable: g.nodeCount - tree.order.length,
-    types: names.map((name, c) => ({ name, count: count[c]!, selfBytes: selfBytes[c]!, retainedBytes: retainedBytes[c]! })),
+    types: names.map((name, c) => {
+      const row = { name, count: count[c]!, selfBytes: selfBytes[c]!, retainedBytes: byClass[c]! };
+      const heldBy = holders.get(c);
+      return heldBy ? { ...row, heldBy } : row;
+    }),
   };
 }
 
 /**
- * Retained size per node (its own plus all it dominates, summed in reverse preorder), then per type
- * the sum over its objects that no other object of the type dominates, found by one walk of the
- * dominator tree that counts, per type, how many of the current node's dominators are of that type.
+ * Per chosen type: the immediate dominator under which most of its counted objects' retained size
+ * sits. One pass over the dominator tree's children lists, which group objects by dominator: per
+ * dominator, its children's retained sizes are summed per type in scratch arrays (no map per object).
  */
-function classRetained(nodeCount: number, order: Int32Array, idom: Int32Array, classOf: Uint32Array, classes: number, self: ArrayLike<number>): Float64Array {
-  const retained = new Float64Array(nodeCount);
-  for (let i = 0; i < nodeCount; i++) retained[i] = self[i]!;
-  for (let i = order.length - 1; i > 0; i--) {
-    const v = order[i]!;
-    retained[idom[v]!]! += retained[v]!;
+function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: Uint32Array, names: readonly string[], topLevel: Uint8Array, retained: Float64Array, chosen: readonly number[]): Map<number, Holder> {
+  const out = new Map<number, Holder>();
+  if (chosen.length === 0) return out;
+  const classes = names.length;
+  const wanted = new Uint8Array(classes);
+  for (const c of chosen) wanted[c] = 1;
+  const sum = new Float64Array(classes);
+  const best = new Float64Array(classes);
+  const bestHolder = new Int32Array(classes).fill(-1);
+  const touched: number[] = [];
+  const byHolderType = new Map<number, Map<number, number>>(chosen.map((c) => [c, new Map()]));
+  const { start, list } = children;
+  for (let d = 0; d < g.nodeCount; d++) {
+    for (let k = start[d]!, end = start[d + 1]!; k < end; k++) {
+      const w = list[k]!;
+      const c = classOf[w]!;
+      if (!wanted[c] || !topLevel[w]) continue;
+      if (sum[c] === 0) touched.push(c);
+      sum[c]! += retained[w]!;
+    }
+    for (const c of touched) {
+      if (sum[c]! > best[c]!) [best[c], bestHolder[c]] = [sum[c]!, d];
+      const types = byHolderType.get(c)!;
+      types.set(classOf[d]!, (types.get(classOf[d]!) ?? 0) + sum[c]!);
+      sum[c] = 0;
+    }
+    touched.length = 0;
   }
+  const labels = new NodeLabels(g);
+  for (const c of chosen) {
+    const d = bestHolder[c]!;
+    if (d < 0) continue;
+    const [type, bytes] = [...byHolderType.get(c)!].reduce((a, b) => (b[1] > a[1] ? b : a));
+    out.set(c, { id: labels.nodeId(d), name: labels.node(d), bytes: best[c]!, byType: { name: names[type]!, bytes } });
+  }
+  return out;
+}
+
+/** The dominator tree's children in CSR form: node d's are list[start[d]] .. list[start[d+1]]. */
+interface DominatorChildren {
+  readonly start: Int32Array;
+  readonly list: Int32Array;
+}
+
+/**
+ * Per type, the sum of retained sizes over its objects that no other object of the type dominates
+ * (marked in `topLevel`), found by one walk of the dominator tree that counts, per type, how many of
+ * the current node's dominators are of that type.
+ */
+function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Array, classes: number, retained: Float64Array): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
+  const { order, idom } = tree;
   // Dominator-tree children in CSR form.
   const childStart = new Int32Array(nodeCount + 1);
   for (let i = 1; i < order.length; i++) childStart[idom[order[i]!]! + 1]!++;
@@ -145,30 +221,36 @@ function classRetained(nodeCount: number, order: Int32Array, idom: Int32Array, c
     children[fill[idom[v]!]!++] = v;
   }
   const byClass = new Float64Array(classes);
+  const topLevel = new Uint8Array(nodeCount);
   const onPath = new Int32Array(classes);
-  const stack = new Int32Array(order.length);
   const cursor = fill; // reused: next child to visit per node
   for (let i = 0; i < nodeCount; i++) cursor[i] = childStart[i]!;
   // Unreachable nodes retain only themselves and are dominated by nothing.
-  for (let v = 0; v < nodeCount; v++) if (idom[v] === -1) byClass[classOf[v]!]! += retained[v]!;
-  if (order.length === 0) return byClass;
+  for (let v = 0; v < nodeCount; v++) {
+    if (idom[v] !== -1) continue;
+    byClass[classOf[v]!]! += retained[v]!;
+    topLevel[v] = 1;
+  }
+  if (order.length === 0) return { byClass, topLevel, children: { start: childStart, list: children } };
   const root = order[0]!;
-  let top = 0;
-  stack[top++] = root;
   byClass[classOf[root]!]! += retained[root]!;
+  topLevel[root] = 1;
   onPath[classOf[root]!]!++;
-  while (top > 0) {
-    const v = stack[top - 1]!;
+  // Depth first without a stack: the way back up is the dominator chain.
+  for (let v = root; v !== -1; ) {
     if (cursor[v]! < childStart[v + 1]!) {
       const w = children[cursor[v]!++]!;
       const c = classOf[w]!;
-      if (onPath[c] === 0) byClass[c]! += retained[w]!;
+      if (onPath[c] === 0) {
+        byClass[c]! += retained[w]!;
+        topLevel[w] = 1;
+      }
       onPath[c]!++;
-      stack[top++] = w;
+      v = w;
     } else {
       onPath[classOf[v]!]!--;
-      top--;
+      v = v === root ? -1 : idom[v]!;
     }
   }
-  return byClass;
+  return { byClass, topLevel, children: { start: childStart, list: children } };
 }

@@ -9,6 +9,7 @@ import { collectTracing, isProcessAlive, processInfo, stopTracing, TargetError }
 import { checkCanCreate } from '../../sinks/private-file.js';
 import { CliError } from '../cli-error.js';
 import { defineCommand, QUIET_OPTION } from '../command/command-spec.js';
+import { parseDuration } from '../duration-option.js';
 import { formatBytes } from '../format-size.js';
 import { writeErr, writeOut } from '../output.js';
 import { GcdumpProgress } from './gcdump-progress.js';
@@ -52,16 +53,19 @@ export const gcdumpCollectCommand = defineCommand({
     pid: { type: 'string', value: 'N', required: true, description: 'the process (see `tracepipe ps`)' },
     output: { type: 'string', short: 'o', value: 'FILE', defaultText: '<pid>-<yyyymmdd>-<hhmmss>.gcdump', description: 'where to write the dump' },
     'buffer-size': { type: 'string', value: 'MB', default: '16', description: "the session's buffer in the target, in MiB (at least 1)" },
+    every: { type: 'string', value: 'TIME', description: 'with --count: a series, one dump starting every TIME (30s, 5m, ...)', defaultText: 'one dump' },
+    count: { type: 'string', value: 'K', default: '1', description: 'how many dumps in the series; in a series, {n} in the output name is the dump\'s number (1, 2, ...)' },
     ...QUIET_OPTION,
   },
   examples: [
     { args: ['--pid', '4242'], does: 'a heap snapshot of process 4242' },
     { args: ['--pid', '4242', '-o', 'before.gcdump'], does: 'the same, into before.gcdump' },
+    { args: ['--pid', '4242', '--every', '30s', '--count', '3', '-o', 'leak-{n}.gcdump'], does: 'three dumps 30 s apart, for gcdump leaks' },
   ],
   run: ({ values }) => gcdumpCollect(values),
 });
 
-async function gcdumpCollect(values: { pid: string; output: string | undefined; 'buffer-size': string; quiet: boolean }): Promise<number> {
+async function gcdumpCollect(values: { pid: string; output: string | undefined; 'buffer-size': string; every: string | undefined; count: string; quiet: boolean }): Promise<number> {
   if (!/^\d+$/.test(values.pid) || Number(values.pid) <= 0) throw new CliError(`--pid must be a process id, not '${values.pid}'`);
   const pid = Number(values.pid);
   // Bursts of V8's serialization outrun the tool for a moment: a buffer that absorbs them spares the
@@ -69,13 +73,34 @@ async function gcdumpCollect(values: { pid: string; output: string | undefined; 
   const size = values['buffer-size'];
   const bufferSizeMB = parseBufferSizeMB(size);
   if (bufferSizeMB === undefined || bufferSizeMB < 1) throw new CliError(`--buffer-size must be a number of MiB, at least 1, not '${size}'`);
-  const file = values.output ?? defaultOutput(pid);
-  // Find out now, not after a snapshot of minutes, that the file cannot be written.
-  try {
-    checkCanCreate(file);
-  } catch (e) {
-    throw new CliError(`cannot write ${file}: ${(e as Error).message}`, 1);
+  const count = Number(values.count);
+  if (!Number.isInteger(count) || count < 1 || !/^\d+$/.test(values.count)) throw new CliError(`--count must be a whole number, at least 1, not '${values.count}'`);
+  if (count > 1 && values.every === undefined) throw new CliError('--count needs --every (how long from one dump to the next)');
+  const everyMs = values.every === undefined ? 0 : parseDuration(values.every, '--every');
+  const pattern = values.output ?? (count > 1 ? defaultOutput(pid).replace(/\.gcdump$/, '-{n}.gcdump') : defaultOutput(pid));
+  if (count > 1 && !pattern.includes('{n}')) throw new CliError(`with --count ${count}, the output name needs {n} (the dump's number), as in leak-{n}.gcdump`);
+  const files = Array.from({ length: count }, (_, i) => pattern.replaceAll('{n}', String(i + 1)));
+  // Find out now, not after a snapshot of minutes, that a file cannot be written.
+  for (const file of files) {
+    try {
+      checkCanCreate(file);
+    } catch (e) {
+      throw new CliError(`cannot write ${file}: ${(e as Error).message}`, 1);
+    }
   }
+  for (const [i, file] of files.entries()) {
+    const started = performance.now();
+    if (count > 1) writeErr(`dump ${i + 1} of ${count}\n`);
+    const code = await collectOne(pid, file, bufferSizeMB, values.quiet);
+    if (code !== 0 || i === count - 1) return code;
+    const wait = everyMs - (performance.now() - started);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+  return 0;
+}
+
+/** One snapshot of process `pid` into `file`: 0, or 1 with one line on stderr saying why no dump was written. */
+async function collectOne(pid: number, file: string, bufferSizeMB: number, quiet: boolean): Promise<number> {
   const refuse = (why: string): number => {
     writeErr(`tracepipe: no dump written: ${why}\n`);
     return 1;
@@ -93,7 +118,7 @@ async function gcdumpCollect(values: { pid: string; output: string | undefined; 
   const builder = new HeapGraphBuilder(stream.sessionId, { pid, argv: info.argv, nodeVersion: info.nodeVersion });
   const loss = new LossTracker();
   const reasons: number[] = [];
-  const progress = new GcdumpProgress(process.stderr, builder, values.quiet);
+  const progress = new GcdumpProgress(process.stderr, builder, quiet);
   let stopAsked = false;
   /** Drops the sequence points report (they arrive even when no event follows the drops). */
   let reportedDrops = 0;

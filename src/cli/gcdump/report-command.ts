@@ -8,6 +8,16 @@ import { printable } from '../printable.js';
 import { ProgressLine } from '../progress-line.js';
 import { digits, parseTop, typeTable } from './type-table.js';
 
+const percent = (part: number, whole: number): string => `${whole > 0 ? Math.round((100 * part) / whole) : 0} %`;
+
+/** Where a type's retained size is held: one object when it holds most of it, else the kind of object that does. */
+function holderLine(r: TypeRow): string {
+  const h = r.heldBy;
+  if (!h) return 'not held by any one object (the root\'s own)';
+  if (2 * h.bytes >= r.retainedBytes) return `${percent(h.bytes, r.retainedBytes)} held by ${printable(h.name)}`;
+  return `spread over many objects: ${percent(h.byType.bytes, r.retainedBytes)} under ${printable(h.byType.name)} objects; the largest share, ${percent(h.bytes, r.retainedBytes)}, under ${printable(h.name)}`;
+}
+
 type Key = 'count' | 'selfBytes' | 'retainedBytes';
 
 function top(types: readonly TypeRow[], key: Key, n: number): TypeRow[] {
@@ -19,7 +29,8 @@ export const gcdumpReportCommand = defineCommand({
   summary: 'totals of a .gcdump and its top types by count, self size and retained size',
   description:
     'Totals of a .gcdump (nodes, edges, bytes) and its top types (constructor or class name) by count, by self size and by\n' +
-    'retained size (from the dominator tree).',
+    'retained size (from the dominator tree), and for each type of the last table the object (its immediate dominator) that\n' +
+    'holds most of its retained size.',
   positionals: [{ name: 'FILE', description: 'the dump (.gcdump)' }],
   options: {
     top: { type: 'string', value: 'N', default: '10', description: 'rows per table' },
@@ -42,7 +53,7 @@ async function gcdumpReport(file: string, values: { top: string; json: boolean; 
   try {
     g = readGcdump(file, STATISTICS_COLUMNS);
     progress.update({ doing: `computing retained sizes (dominators of ${digits(g.nodeCount)} nodes)` });
-    stats = typeStatistics(g);
+    stats = typeStatistics(g, n);
   } finally {
     progress.stop();
   }
@@ -67,6 +78,9 @@ async function gcdumpReport(file: string, values: { top: string; json: boolean; 
     '',
     `top ${byRetained.length} types by retained size`,
     ...typeTable(byRetained),
+    '',
+    'where they are held (the dominator holding most of each type\'s retained size; `gcdump paths --id` shows why it is alive)',
+    ...byRetained.map((r) => `  ${printable(r.name)}: ${holderLine(r)}`),
   ];
   await writeOut(`${lines.join('\n')}\n`);
   return 0;

@@ -12,9 +12,10 @@ export function delta(n: number): string {
   return n > 0 ? `+${digits(n)}` : digits(n);
 }
 
-/** `--top N`: rows per table. */
-export function parseTop(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1) throw new CliError(`--top must be a whole number, at least 1, not '${text}'`);
+/** `--top N`: rows per table (default 10); or another whole-number option, named. */
+export function parseTop(text: string | undefined, option = '--top'): number {
+  if (text === undefined) return 10;
+  if (!/^\d+$/.test(text) || Number(text) < 1) throw new CliError(`${option} must be a whole number, at least 1, not '${text}'`);
   return Number(text);
 }
 
