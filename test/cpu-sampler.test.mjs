@@ -126,7 +126,7 @@ test('samples arrive while the thread never yields: the watchdog writes them dur
 });
 
 test('workers that import tracepipe are sampled on their own threads, one of them terminated while it spins', { timeout: 120_000 }, async (t) => {
-  const r = await traced(t, ['worker', '1200']);
+  const r = await traced(t, ['worker', '600']);
   assert.equal(r.code, 0, r.err);
   const { profile } = await profileOf(r.file);
   assert.equal(profile.unresolvedSamples, 0);

@@ -40,9 +40,13 @@
 namespace {
 
 // Each rotation costs the thread V8's stop and start of a profile and the interning of its new
-// stacks (on a deep-stacked program, about 1 ms at 100 ms rotations, most of the sampler's own cost): a
-// second bounds how late samples are while keeping that below a few tenths of a percent.
+// stacks (on a deep-stacked program, about 1 ms at 100 ms rotations, most of the sampler's own cost).
+// The main thread rotates once a second: whatever ends it (a stop, an exit, a crash dump) first takes
+// its samples on the thread itself. A worker's last samples can only be taken by another thread once
+// it has rotated, and a worker terminated or ended with the process gets no last rotation in time:
+// workers rotate every 100 ms, so that is all they can lose.
 constexpr int kRotateMs = 1000;
+constexpr int kWorkerRotateMs = 100;
 // How often the rotation thread looks for samplers due.
 constexpr int kRotationCheckMs = 100;
 // Samples a thread may queue before something takes them: over two minutes at 1 ms.
@@ -111,6 +115,7 @@ struct ThreadSampler {
   // Kept between rotations for its capacity.
   NodeMemo memo;
   int intervalUs = 1000;
+  int rotateMs = kRotateMs;
   // The profile running, stopped at the next rotation once the next one has started.
   v8::ProfilerId current = 0;
   bool hasCurrent = false;
@@ -317,7 +322,7 @@ void DisposeProfiler(ThreadSampler* s, bool keepPrepared) {
 // Whether a rotation is due: the rotation thread's interrupt and the thread's own timer both ask, and
 // the first does it (a tenth of the period's slack, so neither waits a whole period for the other).
 bool Due(const ThreadSampler* s, uint64_t now) {
-  return now - s->lastRotationNs.load() >= static_cast<uint64_t>(kRotateMs) * 1000000 * 9 / 10;
+  return now - s->lastRotationNs.load() >= static_cast<uint64_t>(s->rotateMs) * 1000000 * 9 / 10;
 }
 
 // On the sampled thread: start the next profile, then stop the current one.
@@ -408,6 +413,7 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if (intervalUs < 1) return Throw(isolate, "intervalUs must be at least 1");
   ThreadSampler* s = SamplerOf(data, isolate);
   s->threadId = info[0]->Uint32Value(context).FromJust();
+  s->rotateMs = s->threadId == 0 ? kRotateMs : kWorkerRotateMs;
   const bool retune = s->profiler != nullptr && intervalUs != s->intervalUs;
   s->intervalUs = intervalUs;
   if (s->profiler == nullptr) {

@@ -70,8 +70,8 @@ export class NativeSamples {
     if (t.lostRestart > 0) runtimeCpuSampler.SamplesLost.write(t.lostRestart, thread, 'profiler-restart');
   }
 
-  /** Writes the samples of every thread that has waited too long for its own loop (WAITING_MS). */
-  writeWaiting(): void {
-    for (const thread of this.sampler.waiting(WAITING_MS)) this.writeFor(thread);
+  /** Writes the samples of every thread that has waited longer than `ms` for its own loop (or ended). */
+  writeWaiting(ms = WAITING_MS): void {
+    for (const thread of this.sampler.waiting(ms)) this.writeFor(thread);
   }
 }

@@ -6,8 +6,11 @@ import { runtimeCpuSampler } from './cpu-sampler-provider.js';
 import { INSPECTOR_ROTATE_SEC, InspectorRoute } from './inspector-route.js';
 import { NativeSamples, nativeSampler, nativeSamplerMissing } from './native-route.js';
 
-/** How often a thread whose loop turns rotates its profiles when due (native/gc-hook/cpu_sampler.cc: every second) and writes its samples. */
-const NATIVE_WRITE_SEC = 0.25;
+/**
+ * How often a thread whose loop turns rotates its profiles when due (native/gc-hook/cpu_sampler.cc: the
+ * main thread every second, workers every 100 ms) and writes its samples.
+ */
+const NATIVE_WRITE_SEC = isMainThread ? 0.25 : 0.1;
 /** The stall after which the watchdog writes the main thread's samples while its loop is blocked. */
 const STALL_MS = 100;
 
@@ -26,6 +29,9 @@ function nativeRoute(sampler: NonNullable<typeof nativeSampler>, intervalUs: num
   const flush = (): void => {
     sampler.rotate(true);
     samples.writeFor(threadId);
+    // A session that stops, or a process that exits, ends before the next tick would write the
+    // samples of workers that ended (terminated while they spun) or wait: all of them, now.
+    if (isMainThread) samples.writeWaiting(0);
   };
   const ticking = everyInterval(NATIVE_WRITE_SEC, () => {
     sampler.rotate();
@@ -43,6 +49,7 @@ function nativeRoute(sampler: NonNullable<typeof nativeSampler>, intervalUs: num
       if (isMainThread) setWatchdogDuty(WatchdogDuty.CpuSamplesDuringStalls, undefined);
       sampler.stop();
       samples.writeFor(threadId);
+      if (isMainThread) samples.writeWaiting(0);
     },
   };
 }
