@@ -5,38 +5,18 @@
 // V8's own .heapsnapshot of the same heap, taken in the same target right after. The shapes rotate
 // order by round. memlab is installed on first use as in the gcdump benchmark; BENCH_GCDUMP_OBJECTS and
 // BENCH_GCDUMP_ROUNDS change the size (default 2,000,000) and the rounds (default 1).
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { median } from '../support/stats.mjs';
 import { row } from '../support/report.mjs';
+import { measured, MEASURED_CLI, MEMLAB_DIR, memlabAvailable, OBJECTS, PEER, ROOT, ROUNDS, runProcess, TARGET } from '../gcdump/gcdump-bench-support.mjs';
 
-const OBJECTS = Number(process.env.BENCH_GCDUMP_OBJECTS ?? 2_000_000);
-const ROUNDS = Number(process.env.BENCH_GCDUMP_ROUNDS ?? 1);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TARGET = join(ROOT, 'test/fixtures/heap-target.mjs');
-const MEASURED_CLI = fileURLToPath(new URL('../gcdump/measured-cli.mjs', import.meta.url));
-const PEER = fileURLToPath(new URL('../gcdump/parse-peer.mjs', import.meta.url));
-const MEMLAB_DIR = join(ROOT, 'bench/.cache/memlab');
 const SHAPES = ['chain', 'tree', 'fanIn', 'cycles', 'flat'];
 
 export const description = `issue 25: gcdump report on five heap shapes of ${OBJECTS.toLocaleString('en-US')} objects vs memlab on V8's own snapshot`;
-
-async function runProcess(cmd, args, env = {}) {
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const [code] = await once(child, 'exit');
-  return { code, out, err };
-}
-
-const measured = (err) => JSON.parse(/MEASURED (.*)/.exec(err)[1]);
 
 async function shapeRound(dir, shape, memlab) {
   const child = spawn(process.execPath, ['--import', 'tracepipe/register', TARGET, 'shape', shape, String(OBJECTS)], { cwd: ROOT, env: { ...process.env, TMPDIR: dir }, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -63,17 +43,6 @@ async function shapeRound(dir, shape, memlab) {
     return result;
   } finally {
     child.kill('SIGKILL');
-  }
-}
-
-function memlabAvailable() {
-  if (existsSync(join(MEMLAB_DIR, 'node_modules/@memlab/core/package.json'))) return true;
-  mkdirSync(MEMLAB_DIR, { recursive: true });
-  try {
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', MEMLAB_DIR, '@memlab/core@2.0.5'], { env: { ...process.env, PUPPETEER_SKIP_DOWNLOAD: '1' }, stdio: 'ignore', timeout: 600_000 });
-    return true;
-  } catch {
-    return false;
   }
 }
 

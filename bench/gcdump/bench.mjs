@@ -14,23 +14,15 @@
 // memlab is installed on first use into bench/.cache/ (PUPPETEER_SKIP_DOWNLOAD=1, so its browser is
 // not downloaded); without it the run compares with the vscode parser alone. BENCH_GCDUMP_OBJECTS and
 // BENCH_GCDUMP_ROUNDS change the size (default 2,000,000) and the rounds (default 1).
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { median } from '../support/stats.mjs';
 import { row } from '../support/report.mjs';
+import { measured, MEASURED_CLI, MEMLAB_DIR, memlabAvailable, OBJECTS, PEER, ROOT, ROUNDS, runProcess, TARGET } from './gcdump-bench-support.mjs';
 
-const OBJECTS = Number(process.env.BENCH_GCDUMP_OBJECTS ?? 2_000_000);
-const ROUNDS = Number(process.env.BENCH_GCDUMP_ROUNDS ?? 1);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TARGET = join(ROOT, 'test/fixtures/heap-target.mjs');
-const MEASURED_CLI = fileURLToPath(new URL('./measured-cli.mjs', import.meta.url));
-const PEER = fileURLToPath(new URL('./parse-peer.mjs', import.meta.url));
-const MEMLAB_DIR = join(ROOT, 'bench/.cache/memlab');
 const ADDON = join(ROOT, 'native/gc-hook/build/Release/heap_snapshot.node');
 
 export const description = `issue 11: gcdump collect + report of a ${OBJECTS.toLocaleString('en-US')}-object heap vs v8.writeHeapSnapshot() and memlab parsing V8's file`;
@@ -69,18 +61,12 @@ function resetPeak(pid) {
   return () => procStatusKB(pid, 'VmHWM') - before;
 }
 
-async function runProcess(cmd, args, env) {
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`${args.join(' ')} exited ${code}: ${err.trim().split('\n').slice(-3).join(' | ')}`);
-  return { out, err };
+/** Runs a measured step; it must succeed. */
+async function runStep(cmd, args, env) {
+  const r = await runProcess(cmd, args, env);
+  if (r.code !== 0) throw new Error(`${args.join(' ')} exited ${r.code}: ${r.err.trim().split('\n').slice(-3).join(' | ')}`);
+  return r;
 }
-
-const measured = (err) => JSON.parse(/MEASURED (.*)/.exec(err)[1]);
 
 /** `route`: 'addon' (the default), or 'inspector' (the addon turned off in the target: the fallback). */
 async function gcdumpVariant(dir, route) {
@@ -88,10 +74,10 @@ async function gcdumpVariant(dir, route) {
   try {
     const peak = resetPeak(target.pid);
     const file = join(dir, 'bench.gcdump');
-    const collect = await runProcess(process.execPath, [MEASURED_CLI, 'gcdump', 'collect', '--pid', String(target.pid), '-o', file], { TMPDIR: dir });
+    const collect = await runStep(process.execPath, [MEASURED_CLI, 'gcdump', 'collect', '--pid', String(target.pid), '-o', file], { TMPDIR: dir });
     const targetPeakKB = peak();
     const pauseMs = Number((await target.ask('gap')).split(' ')[1]);
-    const report = await runProcess(process.execPath, [MEASURED_CLI, 'gcdump', 'report', file]);
+    const report = await runStep(process.execPath, [MEASURED_CLI, 'gcdump', 'report', file]);
     const count = new RegExp(`\\n\\s+([\\d,]+)\\s+[\\d,]+\\s+[\\d,]+\\s+Retained\\n`).exec(report.out)?.[1];
     const nodes = /wrote .*: ([\d,]+) nodes and ([\d,]+) edges/.exec(collect.out);
     return {
@@ -141,27 +127,11 @@ async function v8Variant(dir, peers) {
     const targetPeakKB = peak();
     const pauseMs = Number((await target.ask('gap')).split(' ')[1]);
     const parsed = {};
-    for (const p of peers) parsed[p] = JSON.parse((await runProcess(process.execPath, [PEER, p, file, MEMLAB_DIR])).out);
+    for (const p of peers) parsed[p] = JSON.parse((await runStep(process.execPath, [PEER, p, file, MEMLAB_DIR])).out);
     return { pauseMs, writeMs: Number(reply.split(' ')[1]), targetPeakKB, fileBytes: statSync(file).size, parsed };
   } finally {
     target.stop();
     rmSync(join(dir, 'bench.heapsnapshot'), { force: true });
-  }
-}
-
-/** memlab 2.0.5 pins puppeteer, whose install downloads a browser: skipped, it is not needed to parse. */
-function memlabAvailable() {
-  if (existsSync(join(MEMLAB_DIR, 'node_modules/@memlab/core/package.json'))) return true;
-  mkdirSync(MEMLAB_DIR, { recursive: true });
-  try {
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', MEMLAB_DIR, '@memlab/core@2.0.5'], {
-      env: { ...process.env, PUPPETEER_SKIP_DOWNLOAD: '1' },
-      stdio: 'ignore',
-      timeout: 600_000,
-    });
-    return true;
-  } catch {
-    return false;
   }
 }
 
