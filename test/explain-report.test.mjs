@@ -55,7 +55,9 @@ test('report --html: each explained item links to its place on the timeline, whi
   const url = pathToFileURL(html).href;
   await page.goto(url, { waitUntil: 'load', timeout: 60_000 });
   await page.waitForFunction(() => window.tracepipeReport !== undefined && window.tracepipeExplain !== undefined, null, { timeout: 60_000 });
-  const shown = await page.evaluate(() => ({ explain: window.tracepipeExplain, timeline: window.tracepipeReport.timeline, verdicts: [...document.querySelectorAll('#explain .verdict')].map((v) => v.textContent) }));
+  const shown = await page.evaluate(() => ({ explain: window.tracepipeExplain, timeline: window.tracepipeReport.timeline, verdicts: [...document.querySelectorAll('#explain .verdict')].map((v) => v.textContent), subtitle: document.getElementById('subtitle').textContent }));
+  // Counts agree with their nouns: one GC pause, two stalls.
+  assert.match(shown.subtitle, / · 1 GC pause · 2 stalls · 0 events dropped$/);
   assert.deepEqual(shown.verdicts, items.map((i) => i.verdict.text), 'the section shows explain’s verdicts');
   assert.deepEqual(shown.explain.links, items.map((i) => `#t=${i.startNs / 1e9},${i.endNs / 1e9}`), 'each item links to its interval');
   assert.equal(shown.timeline.focus, null, 'without an address the charts show the whole trace');

@@ -61,7 +61,7 @@ section.append(
   element(
     'p',
     'note',
-    `tracepipe explain: the ${explain.spans.slowest.length} slowest spans and the ${Math.min(STALLS, explain.stalls.items.length)} longest event-loop stalls, each split among ${explain.precedence.map((c) => CAUSE_NAMES[c]).join(' > ')} (each instant counts for the first that covers it). ${explain.sampler.note ?? 'CPU from Runtime.CpuSampler.'} Click an item to see it on the timeline; hover a bar for each share.`,
+    `tracepipe explain: the ${countOf(explain.spans.slowest.length, 'slowest span')} and the ${countOf(Math.min(STALLS, explain.stalls.items.length), 'longest event-loop stall')}, each split among ${explain.precedence.map((c) => CAUSE_NAMES[c]).join(' > ')} (each instant counts for the first that covers it). ${explain.sampler.note ?? 'CPU from Runtime.CpuSampler.'} Click an item to see it on the timeline; hover a bar for each share.`,
   ),
 );
 const legend = element('p', 'legend');

@@ -72,7 +72,7 @@ class FlameGraph {
       for (const t of threads) {
         const o = document.createElement('option');
         o.value = String(t.thread);
-        o.textContent = `thread ${t.thread} (${t.samples.toLocaleString('en-US')} samples, ${t.sampledMs.toFixed(1)} ms)`;
+        o.textContent = `thread ${t.thread} (${countOf(t.samples, 'sample')}, ${t.sampledMs.toFixed(1)} ms)`;
         select.append(o);
       }
       select.value = String(busiest.thread);
@@ -110,8 +110,8 @@ class FlameGraph {
     this.zoomed = -1;
     const omitted = t.omittedNodes ? ` Only its ${t.nodes.function.length.toLocaleString('en-US')} most sampled call paths are kept: the other ${t.omittedNodes.toLocaleString('en-US')} (${t.omittedMs.toFixed(2)} ms of self time in all) show, zoomed in, as blank under their callers.` : '';
     const deep = this.layout.hiddenRows ? ` ${this.layout.hiddenRows} rows of calls deeper than ${FlameGraph.MAX_ROWS} are not drawn.` : '';
-    const noStack = t.noStackSamples ? ` ${t.noStackSamples === 1 ? '1 sample has' : `${t.noStackSamples.toLocaleString('en-US')} samples have`} no stack (the trace does not define it, or V8 gave no frame): the bar "(no stack)".` : '';
-    this.note.textContent = `Thread ${t.thread}: ${t.samples.toLocaleString('en-US')} samples, ${t.sampledMs.toFixed(2)} ms sampled.${noStack}${omitted}${deep}`;
+    const noStack = t.noStackSamples ? ` ${countOf(t.noStackSamples, 'sample')} ${t.noStackSamples === 1 ? 'has' : 'have'} no stack (the trace does not define it, or V8 gave no frame): the bar "(no stack)".` : '';
+    this.note.textContent = `Thread ${t.thread}: ${countOf(t.samples, 'sample')}, ${t.sampledMs.toFixed(2)} ms sampled.${noStack}${omitted}${deep}`;
     this.show(null);
     this.draw();
   }
@@ -262,15 +262,15 @@ class FlameGraph {
     const pct = (ms: number) => `${t.sampledMs > 0 ? ((100 * ms) / t.sampledMs).toFixed(1) : '0.0'} %`;
     const lines = [this.name(node)];
     if (node === -1) {
-      lines.push(`total ${t.sampledMs.toFixed(2)} ms (100 %, ${t.samples.toLocaleString('en-US')} samples)`);
+      lines.push(`total ${t.sampledMs.toFixed(2)} ms (100 %, ${countOf(t.samples, 'sample')})`);
       return lines;
     }
     if (node === FlameGraph.NO_STACK) {
-      lines.push(`self ${t.noStackMs.toFixed(2)} ms (${pct(t.noStackMs)}, ${t.noStackSamples} samples)`);
+      lines.push(`self ${t.noStackMs.toFixed(2)} ms (${pct(t.noStackMs)}, ${countOf(t.noStackSamples, 'sample')})`);
       return lines;
     }
     const n = t.nodes;
-    lines.push(`self ${n.selfMs[node]!.toFixed(2)} ms (${pct(n.selfMs[node]!)}, ${n.selfSamples[node]!.toLocaleString('en-US')} samples) · total ${n.totalMs[node]!.toFixed(2)} ms (${pct(n.totalMs[node]!)}, ${n.totalSamples[node]!.toLocaleString('en-US')} samples)`);
+    lines.push(`self ${n.selfMs[node]!.toFixed(2)} ms (${pct(n.selfMs[node]!)}, ${countOf(n.selfSamples[node]!, 'sample')}) · total ${n.totalMs[node]!.toFixed(2)} ms (${pct(n.totalMs[node]!)}, ${countOf(n.totalSamples[node]!, 'sample')})`);
     const all = this.layout.byFunction.get(n.function[node]!);
     if (all && (all.selfMs !== n.selfMs[node] || all.totalMs !== n.totalMs[node])) lines.push(`over all its calls: self ${all.selfMs.toFixed(2)} ms (${pct(all.selfMs)}) · total ${all.totalMs.toFixed(2)} ms (${pct(all.totalMs)})`);
     const url = this.data.urls[n.function[node]!];

@@ -336,7 +336,7 @@ function gcShare(): void {
 /** Events per second per event type, drop ranges marked on the time axis. */
 function rates(): void {
   const r = data.rates;
-  const s = section('Events per second', `Per event type, in buckets of ${r.bucketS >= 1 ? `${r.bucketS} s` : `${r.bucketS * 1000} ms`}. Red marks on the time axis: where events were dropped (${data.drops.atS.length} drop ranges${data.drops.omitted ? `, ${data.drops.omitted} more not placed` : ''}).`);
+  const s = section('Events per second', `Per event type, in buckets of ${r.bucketS >= 1 ? `${r.bucketS} s` : `${r.bucketS * 1000} ms`}. Red marks on the time axis: where events were dropped (${countOf(data.drops.atS.length, 'drop range')}${data.drops.omitted ? `, ${data.drops.omitted.toLocaleString('en-US')} more not placed` : ''}).`);
   if (r.x.length === 0) {
     s.querySelector('.note')!.textContent += ' No events in this trace.';
     return;
@@ -431,7 +431,7 @@ function showAddress(): void {
 }
 
 const started = performance.now();
-document.getElementById('subtitle')!.textContent = `${data.trace.file} · pid ${data.trace.pid} on ${data.trace.hostname} · node ${data.trace.nodeVersion} · began ${data.trace.startedAt} · ${data.trace.events.toLocaleString('en-US')} events over ${data.trace.durationS.toFixed(3)} s · ${data.report.gc.all.count} GC pauses · ${data.report.stalls.count} stalls · ${data.report.drops.dropped.toLocaleString('en-US')} events dropped`;
+document.getElementById('subtitle')!.textContent = `${data.trace.file} · pid ${data.trace.pid} on ${data.trace.hostname} · node ${data.trace.nodeVersion} · began ${data.trace.startedAt} · ${countOf(data.trace.events, 'event')} over ${data.trace.durationS.toFixed(3)} s · ${countOf(data.report.gc.all.count, 'GC pause')} · ${countOf(data.report.stalls.count, 'stall')} · ${countOf(data.report.drops.dropped, 'event')} dropped`;
 pauseTimeline();
 histogram();
 gcShare();

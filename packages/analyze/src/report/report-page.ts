@@ -9,6 +9,8 @@ const UPLOT_STYLES = 'uplot/dist/uPlot.min.css';
 /** The page script (src/report-view, compiled for the browser), and the flame graph's classic script it uses. */
 const VIEW_SCRIPT = new URL('../report-view/report-view.js', import.meta.url);
 const FLAME_SCRIPT = new URL('../report-view/flame-graph.js', import.meta.url);
+/** countOf, the scripts' one shared helper (a classic script, first). */
+const COUNT_SCRIPT = new URL('../report-view/count-text.js', import.meta.url);
 /** The "why it was slow" section's script, run after the page script. */
 const EXPLAIN_SCRIPT = new URL('../report-view/explain-view.js', import.meta.url);
 
@@ -45,12 +47,13 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => `&#${c.cha
  * with no network (its Content-Security-Policy forbids any request).
  */
 export async function renderReportPage(data: ReportPageData): Promise<string> {
-  const [uplotScript, uplotStyles, view, flame, explainView] = await Promise.all([
+  const [uplotScript, uplotStyles, view, flame, explainView, countText] = await Promise.all([
     readFile(require.resolve(UPLOT_SCRIPT), 'utf8'),
     readFile(require.resolve(UPLOT_STYLES), 'utf8'),
     readFile(VIEW_SCRIPT, 'utf8'),
     readFile(FLAME_SCRIPT, 'utf8'),
     readFile(EXPLAIN_SCRIPT, 'utf8'),
+    readFile(COUNT_SCRIPT, 'utf8'),
   ]);
   // JSON in a script element: every '<' escaped, so no string in the trace can close it.
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
@@ -69,6 +72,7 @@ export async function renderReportPage(data: ReportPageData): Promise<string> {
 <main id="report"></main>
 <script id="tracepipe-data" type="application/json">${json}</script>
 <script>${inlined(uplotScript, UPLOT_SCRIPT)}</script>
+<script>${inlined(countText, 'the count script')}</script>
 <script>${inlined(flame, 'the flame graph script')}</script>
 <script type="module">${inlined(view, 'the page script')}</script>
 <script type="module">${inlined(explainView, 'the explain section script')}</script>
