@@ -154,3 +154,28 @@ test('bad input: one clear line and a non-zero exit', async (t) => {
     assert.match(r.stderr, message, args.join(' '));
   }
 });
+
+test('leaks: a growing Map’s new backing store (one object, a small group) does not hide the entries it holds', async () => {
+  const { threeSnapshotLeaks } = await import('../dist/heap/three-snapshot-leaks.js');
+  const N = 25;
+  const strings = ['', 'cache', 'Map', 'table', 'Record', 'payload'];
+  // root → Map (old) → table (new: the Map grew) → N Records (new), each → its payload array (new).
+  const records = Array.from({ length: N }, (_, i) => ({ type: 'object', name: 'Record', self: 40, edges: [['property', 5, 3 + N + i]] }));
+  const payloads = Array.from({ length: N }, () => ({ type: 'array', name: '', self: 100, edges: [] }));
+  const g = graphOf(
+    [
+      { type: 'synthetic', name: '', self: 0, edges: [['property', 1, 1]] },
+      { type: 'object', name: 'Map', self: 30, edges: [['internal', 3, 2]] },
+      { type: 'array', name: '', self: 8 * N, edges: records.map((_, i) => ['element', i, 3 + i]) },
+      ...records,
+      ...payloads,
+    ],
+    strings,
+  );
+  const ids = g.column('nodes', 'id');
+  const leaks = threeSnapshotLeaks(Float64Array.of(ids[0], ids[1]), Float64Array.from(ids).sort(), g, 20);
+  assert.equal(leaks.groups[0].type, 'Record', JSON.stringify(leaks.groups));
+  assert.equal(leaks.groups[0].retainedBytes, N * 140, 'each record with its payload');
+  assert.equal(leaks.groups[1].retainedBytes, 0, 'the payloads are counted with their records, not twice');
+  assert.deepEqual(leaks.small, { objects: 1, groups: 1 });
+});

@@ -19,7 +19,7 @@ export interface LeakGroup {
   readonly path: string;
   readonly count: number;
   readonly selfBytes: number;
-  /** Retained sizes of its objects that no other leaked object dominates (so groups never count a byte twice). */
+  /** Retained sizes of its objects that no object of a shown group dominates (so shown groups never count a byte twice). */
   readonly retainedBytes: number;
   /** One of its objects (the one retaining most): its id and full path, for `gcdump paths --id`. */
   readonly example: { readonly id: number; readonly edges: readonly number[] };
@@ -58,6 +58,15 @@ function has(sorted: Float64Array, id: number): boolean {
  * process) are the suspects, grouped by type and by their shortest retainer path in `final`, the
  * groups that retain most first.
  */
+interface Group {
+  readonly type: string;
+  readonly path: string;
+  count: number;
+  selfBytes: number;
+  retainedBytes: number;
+  example: number;
+}
+
 export function threeSnapshotLeaks(baseline: Float64Array, target: Float64Array, final: HeapGraph, minCount: number): Leaks {
   const ids = final.column('nodes', 'id');
   const self = final.column('nodes', 'self_size');
@@ -75,7 +84,8 @@ export function threeSnapshotLeaks(baseline: Float64Array, target: Float64Array,
   const { classOf, names } = classify(final);
   let stringTable = -1;
   for (let v = 0; v < final.nodeCount && stringTable < 0; v++) if (labels.nodeType(v) === 'synthetic' && labels.what(v) === `${STRING_TABLE} (synthetic)`) stringTable = v;
-  const groups = new Map<string, { type: string; path: string; count: number; selfBytes: number; retainedBytes: number; example: number }>();
+  const groups = new Map<string, Group>();
+  const groupOf: (Group | undefined)[] = new Array(final.nodeCount);
   for (let v = 0; v < final.nodeCount; v++) {
     if (!leaked[v]) continue;
     const route = paths.shortest(v);
@@ -91,9 +101,22 @@ export function threeSnapshotLeaks(baseline: Float64Array, target: Float64Array,
     if (!group) groups.set(key, (group = { type, path, count: 0, selfBytes: 0, retainedBytes: 0, example: v }));
     group.count++;
     group.selfBytes += self[v]!;
-    const d = tree.idom[v]!;
-    if (d < 0 || !leaked[d]) group.retainedBytes += retained[v]!;
+    groupOf[v] = group;
     if (retained[v]! > retained[group.example]!) group.example = v;
+  }
+  // A group's retained bytes are those of its objects that no object of a shown group dominates, so
+  // shown groups never count a byte twice. Objects of small groups do not hide what they dominate: a
+  // growing Map's new backing store (one object) dominates every entry of the leak.
+  const shown = (v: number): boolean => (groupOf[v]?.count ?? 0) >= minCount;
+  const covered = new Uint8Array(final.nodeCount);
+  for (let i = 1; i < tree.order.length; i++) {
+    const v = tree.order[i]!;
+    const d = tree.idom[v]!;
+    if (covered[d] || shown(d)) covered[v] = 1;
+  }
+  for (let v = 0; v < final.nodeCount; v++) {
+    const group = groupOf[v];
+    if (group && !covered[v]) group.retainedBytes += retained[v]!;
   }
   let objects = 0;
   let selfBytes = 0;
