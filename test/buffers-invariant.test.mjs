@@ -83,6 +83,30 @@ test('a stop while threads write between rare loop turns: the drain waits for th
   await stopWhileWriting(t, { rounds: 8, count: 16_000, burst: 4_000, paceUs: 5, delayMs: (round) => (round * 7) % 16 });
 });
 
+// A thread that computes when the stop comes (or is descheduled on a loaded machine) writes nothing
+// for longer than the drain's quiet window, then commits into the chunk it holds before its loop
+// turns. The drain asks the kernel whether it still runs, and waits for it: before, it took its final
+// count after 100 ms of quiet, and the 1,000 events written after it were neither read nor counted.
+test('a stop while a thread computes, then writes before its loop turns: the drain waits, read + dropped == attempted', async (t) => {
+  const file = join(await tempDir(t), 'compute.tptrace');
+  const worker = startProducerWorker(PROVIDER);
+  t.after(() => worker.close());
+  await worker.ready;
+  const session = await startSession({ providers: PROVIDER, output: file });
+  const flags = new Int32Array(new SharedArrayBuffer(8));
+  const reply = worker.request({ cmd: 'compute-then-write', count: 1000, computeMs: 400, flags });
+  for (const deadline = Date.now() + 10_000; Atomics.load(flags, 0) === 0; ) {
+    assert.ok(Date.now() < deadline, 'the worker wrote its first event within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  Atomics.store(flags, 1, 1);
+  await session.stop();
+  const r = await reply;
+  assert.equal(r.attempted, 1001, 'the worker wrote while the session ran, as far as it could tell');
+  const th = (await readTrace(file).summary()).threads[r.threadId];
+  assert.equal(th.events + th.dropped, r.attempted, `${th.events} read + ${th.dropped} dropped of ${r.attempted} attempted`);
+});
+
 async function stopWhileWriting(t, { rounds, count, burst, paceUs = 0, delayMs }) {
   const dir = await tempDir(t);
   const workers = [startProducerWorker(PROVIDER), startProducerWorker(PROVIDER)];

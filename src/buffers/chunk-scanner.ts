@@ -27,6 +27,8 @@ export interface SlotProgress {
   readonly inSlowPath: boolean;
   /** The thread has not yet closed the session (heard of its stop): it may still write into the chunk it holds. */
   readonly open: boolean;
+  /** The thread's kernel id (0: unknown). */
+  readonly osThreadId: number;
 }
 
 /**
@@ -162,6 +164,7 @@ export class ChunkScanner {
         dead: state === SlotState.Dead,
         inSlowPath: Atomics.load(m.i32, m.slotI32(s, SlotI32.InSlowPath)) !== 0,
         open: state === SlotState.Live,
+        osThreadId: m.i32[m.slotI32(s, SlotI32.OsThreadId)]!,
         parks: m.f64[m.slotF64(s, SlotF64.Parks)]!,
         longestParkNs: m.f64[m.slotF64(s, SlotF64.LongestParkNs)]!,
       });

@@ -99,6 +99,8 @@ export const SlotI32 = {
   Beat: 4,
   /** 1 while the producer is in its slow path (taking a chunk, parking, dropping): a stop waits for 0. */
   InSlowPath: 5,
+  /** The producing thread's kernel id (0: unknown): a stopping drain asks the kernel whether it still runs. */
+  OsThreadId: 6,
 } as const;
 /** Float64 word indexes within a slot. */
 export const SlotF64 = {
@@ -347,7 +349,7 @@ export class SessionMemory {
   }
 
   /** Claims a slot for a producing thread; -1 when all are taken. */
-  allocSlot(threadId: number, originDeltaNs: number): number {
+  allocSlot(threadId: number, originDeltaNs: number, osThreadId: number): number {
     const slot = Atomics.add(this.i32, Ctl.SlotCount, 1);
     if (slot >= this.maxSlots) {
       Atomics.sub(this.i32, Ctl.SlotCount, 1);
@@ -355,6 +357,7 @@ export class SessionMemory {
     }
     this.f64[this.slotF64(slot, SlotF64.OriginDeltaNs)] = originDeltaNs;
     this.i32[this.slotI32(slot, SlotI32.ThreadId)] = threadId;
+    this.i32[this.slotI32(slot, SlotI32.OsThreadId)] = osThreadId;
     Atomics.store(this.i32, this.slotI32(slot, SlotI32.State), SlotState.Live);
     return slot;
   }

@@ -13,6 +13,7 @@ import type { Sink } from './sink.js';
 import type { DrainResult, DumpResult } from '../session/drain-protocol.js';
 import { RingSnapshot } from '../buffers/ring-snapshot.js';
 import { errorMessage } from '../schema/error-message.js';
+import { RunningThreads } from './running-threads.js';
 
 const IDLE_WAIT_MS = 100;
 /**
@@ -37,9 +38,9 @@ const FLUSH_BYTES = 1 << 20;
  */
 const STOP_SETTLE_MS = 2000;
 /**
- * A thread that has not closed a stopping session and has written nothing for this long is not
- * waited for. A loop that has not turned for this long is a stall by the default StallMs: one that
- * turns sooner closes the session, and its rundown is in the stream.
+ * A thread that has not closed a stopping session, has written nothing for this long and is asleep
+ * (see RunningThreads) is not waited for. A loop that has not turned for this long is a stall by the
+ * default StallMs: one that turns sooner closes the session, and its rundown is in the stream.
  */
 const OPEN_QUIET_MS = 100;
 /** Timestamps the format carries exactly (zigzag varints of at most 53 bits): about ±52 days around the origin. */
@@ -324,31 +325,44 @@ export class DrainLoop implements RecordVisitor {
    * Waits (bounded) until no live producer is inside its slow path, releasing parked ones meanwhile,
    * and no thread still writes without having closed the session (heard of the stop, sealed,
    * published): such a thread commits into the chunk it holds, and would after the last count. A
-   * thread that has not closed it but writes nothing for OPEN_QUIET_MS (one blocked in
-   * Atomics.wait, a worker that ended without closing it) is not waited for: the last pass reads what
-   * it holds, and what it writes when it wakes (its rundown) is lost uncounted. Nor are other
-   * threads at the process's exit: they end with it.
+   * thread that has not closed it is waited for while it writes or runs (on a CPU or waiting for
+   * one: descheduled between a write's check and its commit, or computing towards its rundown); one
+   * that writes nothing for OPEN_QUIET_MS while asleep (its loop idle, blocked in Atomics.wait, a
+   * worker that ended without closing it) is not: the last pass reads what it holds, and what it
+   * writes when it wakes is lost uncounted. Nor are other threads at the process's exit: they end
+   * with it. Where the kernel cannot be asked (not Linux), quiet for OPEN_QUIET_MS is enough.
    */
   private settle(): void {
     const m = this.memory;
     const queue = this.scanner.queue;
     const deadline = performance.now() + STOP_SETTLE_MS;
+    const running = new RunningThreads();
     let quietSince = performance.now();
     let openSeq = -1;
-    while (performance.now() < deadline) {
-      queue.skipAbandoned();
-      const slots = this.scanner.progress();
-      if (!slots.some((p) => p.inSlowPath && !p.dead)) {
-        if (Atomics.load(m.i32, Ctl.Exiting) !== 0 || !slots.some((p) => p.open && !p.dead)) return;
-        // What the open threads committed since the last look: taken now, and a sign they still write.
-        this.pass(false);
-        const seq = this.scanner.progress().reduce((sum, p) => (p.open && !p.dead ? sum + p.nextSeq : sum), 0);
-        if (seq !== openSeq) quietSince = performance.now();
-        else if (performance.now() - quietSince >= OPEN_QUIET_MS) return;
-        openSeq = seq;
+    try {
+      while (performance.now() < deadline) {
+        queue.skipAbandoned();
+        const slots = this.scanner.progress();
+        if (!slots.some((p) => p.inSlowPath && !p.dead)) {
+          const open = slots.filter((p) => p.open && !p.dead);
+          if (Atomics.load(m.i32, Ctl.Exiting) !== 0 || open.length === 0) return;
+          // What the open threads committed since the last look: taken now, and a sign they still write.
+          this.pass(false);
+          const seq = this.scanner.progress().reduce((sum, p) => (p.open && !p.dead ? sum + p.nextSeq : sum), 0);
+          const now = performance.now();
+          const busy = running.anyRunning(
+            open.map((p) => p.osThreadId),
+            now,
+          );
+          if (seq !== openSeq || busy) quietSince = now;
+          else if (now - quietSince >= OPEN_QUIET_MS) return;
+          openSeq = seq;
+        }
+        queue.wakeAll();
+        Atomics.wait(m.i32, Ctl.DrainWake, Atomics.load(m.i32, Ctl.DrainWake), SETTLE_POLL_MS);
       }
-      queue.wakeAll();
-      Atomics.wait(m.i32, Ctl.DrainWake, Atomics.load(m.i32, Ctl.DrainWake), SETTLE_POLL_MS);
+    } finally {
+      running.close();
     }
   }
 

@@ -9,6 +9,7 @@ import type { RecordTarget } from '../schema/record-abi.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { errorMessage } from '../schema/error-message.js';
 import { onProcessExit } from './process-exit.js';
+import { thisOsThreadId } from './thread-schedstat.js';
 
 interface LiveSession {
   readonly desc: SessionDescriptor;
@@ -77,7 +78,7 @@ class ThreadSessions {
     if (s.buffer && !s.buffer.detached) return s.buffer;
     if (s.buffer) return undefined;
     const claim = () => {
-      const slot = s.memory.allocSlot(threadId, Number(origin - BigInt(s.desc.originNs)));
+      const slot = s.memory.allocSlot(threadId, Number(origin - BigInt(s.desc.originNs)), thisOsThreadId());
       if (slot < 0) process.emitWarning(`tracepipe: session ${s.desc.id} has no free thread slot; thread ${threadId} will not be traced in it`);
       return slot;
     };

@@ -72,6 +72,20 @@ if (!isMainThread && workerData?.producer) {
     if (msg.cmd === 'load') {
       const enabled = await waitEnabled(p.Load);
       parentPort.postMessage({ threadId, enabled, attempted: enabled ? await writeLoad(p, msg.count, msg.burst, msg.progress, msg.paceUs) : 0 });
+    } else if (msg.cmd === 'compute-then-write') {
+      // One event, then (flags[0] = 1) a computation that lasts until flags[1] is set and `computeMs`
+      // after, then `count` events: all without a turn of the event loop, so the thread hears of a stop
+      // only after them.
+      const enabled = await waitEnabled(p.Load);
+      let attempted = 0;
+      if (enabled) {
+        p.Load.write(attempted++, threadId, 0, 0);
+        Atomics.store(msg.flags, 0, 1);
+        while (Atomics.load(msg.flags, 1) === 0);
+        for (const until = performance.now() + msg.computeMs; performance.now() < until; );
+        for (let i = 0; i < msg.count; i++) if (p.Load.enabled) p.Load.write(attempted++, threadId, i, i);
+      }
+      parentPort.postMessage({ threadId, enabled, attempted });
     } else if (msg.cmd === 'mark') {
       const enabled = await waitEnabled(p.Mark);
       // The process clock around the write, to check the event lands on the trace clock.

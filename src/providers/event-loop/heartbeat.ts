@@ -1,4 +1,4 @@
-import type { SchedSample } from './thread-schedstat.js';
+import type { SchedSample } from '../../session/thread-schedstat.js';
 
 /**
  * What the main thread's event loop and its watchdog thread share (a SharedArrayBuffer the watchdog

@@ -1,6 +1,6 @@
 import { type Heartbeat, monotonicMs } from './heartbeat.js';
 import type { RestClock, RestProbe } from './rest-clock.js';
-import { SchedSample, ThreadSchedStat } from './thread-schedstat.js';
+import { SchedSample, ThreadSchedStat } from '../../session/thread-schedstat.js';
 
 /**
  * Runnable time a resting thread may add without being taken for awake: the rest of the turn in which

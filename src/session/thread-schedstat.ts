@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readlinkSync, readSync } from 'node:fs';
 
 /**
  * One reading of a thread's Linux scheduler statistics (`/proc/.../schedstat`): how long it has been
@@ -78,4 +78,22 @@ export class ThreadSchedStat {
     closeSync(this.fd);
     this.fd = -1;
   }
+}
+
+let osThreadId: number | undefined;
+
+/**
+ * The kernel's id of the calling thread (its `/proc/self/task/` entry), read once per thread; 0 where
+ * there is no /proc. A stopping drain watches the threads of open slots by it (drain/running-threads.ts).
+ */
+export function thisOsThreadId(): number {
+  if (osThreadId === undefined) {
+    try {
+      // "<pid>/task/<tid>"
+      osThreadId = Number(readlinkSync('/proc/thread-self').split('/')[2]) || 0;
+    } catch {
+      osThreadId = 0;
+    }
+  }
+  return osThreadId;
 }
