@@ -1,4 +1,5 @@
-// Runs the benchmarks: `node bench/run.mjs` for all of them, `node bench/run.mjs <name>...` for some.
+// Runs the benchmarks: `node bench/run.mjs` for all of them, `node bench/run.mjs <name>...` for some,
+// `node bench/run.mjs --list` names them.
 // `npm run bench` builds first. Every benchmark measures its peers and ideals in the same run and
 // prints ratios; absolute times drift between runs on shared machines, ratios much less.
 import { existsSync } from 'node:fs';
@@ -13,6 +14,10 @@ function entryOf(name) {
 }
 
 const asked = process.argv.slice(2);
+if (asked.includes('--list')) {
+  for (const name of BENCHMARKS) console.log(`${name}: ${(await import(entryOf(name).href)).description}`);
+  process.exit(0);
+}
 const unknown = asked.filter((n) => !BENCHMARKS.includes(n));
 if (unknown.length > 0) {
   console.error(`unknown benchmark ${unknown.join(', ')}; choose from: ${BENCHMARKS.join(', ')}`);
