@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cli } from './helpers/convert-helpers.mjs';
-import { chromiumPath } from './helpers/report-page.mjs';
+import { chromiumPath, openPage } from './helpers/report-page.mjs';
 import { app, begin, definitions, end, gcPause, sample, SamplerStarted, stall, trace } from './helpers/explain-trace.mjs';
 
 /** Twelve requests of different lengths, a GC pause, a child query, two stalls, CPU samples throughout. */
@@ -43,40 +43,32 @@ test('report --html: each explained item links to its place on the timeline, whi
   const explained = JSON.parse((await cli(['explain', file, '--json'])).stdout);
   const items = [...explained.spans.slowest, ...[...explained.stalls.items].sort((a, b) => b.durationMs - a.durationMs)];
 
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [], timeout: 60_000 });
-  t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const errors = [];
-  const requests = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('request', (q) => requests.push(q.url()));
   const url = pathToFileURL(html).href;
-  await page.goto(url, { waitUntil: 'load', timeout: 60_000 });
-  await page.waitForFunction(() => window.tracepipeReport !== undefined && window.tracepipeExplain !== undefined, null, { timeout: 60_000 });
-  const shown = await page.evaluate(() => ({ explain: window.tracepipeExplain, timeline: window.tracepipeReport.timeline, verdicts: [...document.querySelectorAll('#explain .verdict')].map((v) => v.textContent), subtitle: document.getElementById('subtitle').textContent }));
+  const result = await openPage(executablePath, html, join(file, '..', 'report.png'), async (page) => {
+    await page.waitForFunction(() => window.tracepipeExplain !== undefined, null, { timeout: 60_000 });
+    const shown = await page.evaluate(() => ({ explain: window.tracepipeExplain, timeline: window.tracepipeReport.timeline, verdicts: [...document.querySelectorAll('#explain .verdict')].map((v) => v.textContent), subtitle: document.getElementById('subtitle').textContent }));
+    // Following an item's link: every time chart shows its interval, with a margin, and marks it.
+    await page.click('#explain .explain-item:nth-of-type(1) a');
+    await page.waitForFunction(() => window.tracepipeReport.timeline.focus !== null, null, { timeout: 10_000 });
+    await page.waitForFunction(() => window.tracepipeReport.timeline.charts >= 3 && window.tracepipeReport.drawn.focusMarks >= window.tracepipeReport.timeline.charts, null, { timeout: 10_000 });
+    const first = await page.evaluate(() => ({ hash: location.hash, ...window.tracepipeReport.timeline }));
+    // The address also works when the page opens on it.
+    const stallLink = shown.explain.links[explained.spans.slowest.length];
+    await page.goto(`${url}${stallLink}`, { waitUntil: 'load', timeout: 60_000 });
+    await page.waitForFunction(() => window.tracepipeReport?.timeline.focus, null, { timeout: 60_000 });
+    const opened = await page.evaluate(() => window.tracepipeReport.timeline.focus);
+    return { shown, first, opened };
+  });
+  const { shown, first, opened } = result.interaction;
   // Counts agree with their nouns: one GC pause, two stalls.
   assert.match(shown.subtitle, / · 1 GC pause · 2 stalls · 0 events dropped$/);
   assert.deepEqual(shown.verdicts, items.map((i) => i.verdict.text), 'the section shows explain’s verdicts');
   assert.deepEqual(shown.explain.links, items.map((i) => `#t=${i.startNs / 1e9},${i.endNs / 1e9}`), 'each item links to its interval');
   assert.equal(shown.timeline.focus, null, 'without an address the charts show the whole trace');
-
-  // Following an item's link: every time chart shows its interval, with a margin, and marks it.
-  await page.click('#explain .explain-item:nth-of-type(1) a');
-  await page.waitForFunction(() => window.tracepipeReport.timeline.focus !== null, null, { timeout: 10_000 });
-  await page.waitForFunction(() => window.tracepipeReport.timeline.charts >= 3 && window.tracepipeReport.drawn.focusMarks >= window.tracepipeReport.timeline.charts, null, { timeout: 10_000 });
-  const first = await page.evaluate(() => ({ hash: location.hash, ...window.tracepipeReport.timeline }));
   assert.equal(first.hash, shown.explain.links[0]);
   assert.deepEqual(first.focus, [items[0].startNs / 1e9, items[0].endNs / 1e9]);
   assert.ok(first.view[0] < first.focus[0] && first.view[1] > first.focus[1], `the view ${first.view} holds the item ${first.focus} with a margin`);
-
-  // The address also works when the page opens on it.
-  const stallLink = shown.explain.links[explained.spans.slowest.length];
-  await page.goto(`${url}${stallLink}`, { waitUntil: 'load', timeout: 60_000 });
-  await page.waitForFunction(() => window.tracepipeReport?.timeline.focus, null, { timeout: 60_000 });
-  const opened = await page.evaluate(() => window.tracepipeReport.timeline.focus);
   assert.deepEqual(opened, [items[explained.spans.slowest.length].startNs / 1e9, items[explained.spans.slowest.length].endNs / 1e9]);
-  assert.deepEqual(errors, [], 'no console errors');
-  assert.deepEqual(requests.filter((q) => !q.startsWith(url)), [], 'no requests but the page itself');
+  assert.deepEqual(result.errors, [], 'no console errors');
+  assert.deepEqual(result.requests.filter((q) => !q.startsWith(url)), [], 'no requests but the page itself');
 });
