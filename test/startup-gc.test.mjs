@@ -49,3 +49,22 @@ for (const [name, providers] of [['Runtime.GC alone', 'Runtime.GC'], ['the defau
     checkMissingAfterFlush(lines, end, pairs, flushedMs);
   });
 }
+
+test("a startup session that records no pauses lets go of them: a session started later holds none from before its start", { skip: !hook && 'without the GC hook nothing is held', timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const later = join(dir, 'later.tptrace');
+  const INDEX = new URL('../dist/index.js', import.meta.url).href;
+  const program = `const { startSession } = await import(${JSON.stringify(INDEX)});
+    const s = await startSession({ providers: 'Runtime.GC', output: ${JSON.stringify(later)} });
+    globalThis.gc();
+    await s.stop();`;
+  const env = { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: join(dir, 'startup.tptrace'), TRACEPIPE_PROVIDERS: 'Runtime.Process' };
+  const child = spawn(process.execPath, ['--expose-gc', '--max-semi-space-size=1', `--import=${REGISTER}`, '--input-type=module', '-e', program], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const [code] = await once(child, 'close');
+  assert.equal(code, 0, stderr);
+  const { pauses } = await tracedPauses(later);
+  assert.ok(pauses.length >= 1, 'the forced collection is traced');
+  assert.deepEqual(pauses.filter((p) => p.startMs < 0).map((p) => `${p.kind} at ${p.startMs.toFixed(3)} ms`), [], 'no pause from before the session');
+});
