@@ -10,6 +10,10 @@
 import { isMainThread } from './ipc/main-thread.js';
 
 if (await isMainThread()) {
+  const { TRACEPIPE_ENABLE: enable, TRACEPIPE_FLIGHT_RECORDER: recorder } = process.env;
+  // First, before loading the rest: the collections tracepipe's own loading causes wait in the GC ring
+  // for the sessions asked for (docs/PROVIDERS.md, "Collections before the session").
+  const releaseGcPauses = enable || recorder ? (await import('./providers/gc-hook.js')).holdGcPauses() : undefined;
   const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
   const { startDiagnosticServer } = await import('./ipc/diagnostics-server.js');
   const { foreignHost } = await import('./schema/provider-host.js');
@@ -22,7 +26,6 @@ if (await isMainThread()) {
     const { loadNativeAddon } = await import('./providers/native-addon.js');
     loadNativeAddon<{ prepare(): void }>('cpu_sampler').addon?.prepare();
   }
-  const { TRACEPIPE_ENABLE: enable, TRACEPIPE_FLIGHT_RECORDER: recorder } = process.env;
   if (enable || recorder) {
     // Through the public entry, which defines the built-in providers: sessions naming them then get their events.
     // If it cannot load, tracing steps aside and the application starts as it would untraced.
@@ -36,5 +39,6 @@ if (await isMainThread()) {
       const { startFlightRecorderFromEnv } = await import('./api/flight-recorder.js');
       await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
     }
+    releaseGcPauses?.();
   }
 }

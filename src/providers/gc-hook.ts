@@ -99,7 +99,35 @@ export function onMarkCompact(listener: () => void): (() => void) | undefined {
   });
 }
 
+/** Whether Runtime.GC or Runtime.Counters records (recordGcPauses), as opposed to an early hold. */
+let recording = false;
+/** Whether holdGcPauses holds the pauses of a startup that has no session yet. */
+let holding = false;
+
 /** Starts or stops recording this thread's pauses into its ring (while it is hooked: see onGcHook). */
 export function recordGcPauses(on: boolean): void {
-  threadGcRing()?.setRecording(on);
+  recording = on;
+  threadGcRing()?.setRecording(on || holding);
+}
+
+/**
+ * Records this thread's pauses from now on, before any session exists: a startup session's trace then
+ * holds the collections tracepipe's own loading causes, which wait in the ring until Runtime.GC takes
+ * them. Returns how to let go, once the sessions asked for have started: if none records pauses, the
+ * ring's are discarded then (a session started later must not hold pauses from before it).
+ */
+export function holdGcPauses(): () => void {
+  const unhook = onGcHook(() => undefined);
+  if (!unhook) return () => undefined;
+  holding = true;
+  ring!.setRecording(true);
+  return () => {
+    if (!holding) return;
+    holding = false;
+    if (!recording) {
+      ring!.setRecording(false);
+      ring!.take(() => undefined);
+    }
+    unhook();
+  };
 }

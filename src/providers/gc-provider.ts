@@ -66,6 +66,8 @@ function start(): () => void {
   // The hook's doorbell: the loop turned after pauses, the moment to write what the ring holds.
   const unhook = onGcHook(() => writeGcPauses(ring, threadId))!;
   recordGcPauses(true);
+  // What the ring holds already (a startup's own collections, held before this session existed).
+  writeGcPauses(ring, threadId);
   return () => {
     // Written while still recording: a collection these writes cause is recorded, and written next.
     writeGcPauses(ring, threadId, FLUSH_WAIT_MS);

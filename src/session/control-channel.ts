@@ -41,6 +41,14 @@ function publishEnvironment(): void {
   setEnvironmentData(ENV_KEY, [...active.values()] as unknown as string);
 }
 
+/**
+ * The session's drain is starting: this thread (the owner) writes into it already, its events waiting
+ * in the buffers; providers and other threads hear of it from announceOpen, once the drain runs.
+ */
+export function announceStarting(desc: SessionDescriptor): void {
+  threadSessions.open(desc, false);
+}
+
 export function announceOpen(desc: SessionDescriptor): void {
   active.set(desc.id, desc);
   publishEnvironment();

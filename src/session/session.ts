@@ -4,12 +4,13 @@ import { BufferingMode, type BufferingModeName, capacityOf, Ctl, type MemoryLayo
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
 import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, ProducerStats, SinkSpec } from './drain-protocol.js';
-import { announceClose, announceOpen } from './control-channel.js';
+import { announceClose, announceOpen, announceStarting } from './control-channel.js';
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
 import { TRACEPIPE_VERSION } from './version.js';
 import { markServiceWorker } from './service-workers.js';
 import { onProcessExit } from './process-exit.js';
+import type { SessionDescriptor } from './session-descriptor.js';
 
 /** What every session takes; SessionOptions adds its output (a ring has none). */
 export interface SessionSettings {
@@ -138,6 +139,8 @@ export class TraceSession {
     private readonly stopTimeoutMs: number,
     /** Whether the drain writes the output itself (a file or an fd), so it can end the stream while this thread cannot run. */
     readonly drainWritesOutput: boolean,
+    /** @internal What every thread needs to write into it. */
+    readonly descriptor: SessionDescriptor,
   ) {
     this.id = nextSessionId++;
     this.providers = providers;
@@ -432,7 +435,10 @@ function planSession(options: SessionOptions): SessionPlan {
 }
 
 /**
- * Starts a session; resolves once its drain is running and every thread that should is enabled.
+ * Starts a session; resolves once its drain is running and every thread that should is enabled. The
+ * calling thread writes into it from the call on: what it writes before the drain runs waits in the
+ * session's buffer (without parking: no drain frees a chunk yet); providers' onEnable and other
+ * threads follow once the drain runs (docs/BUFFERING.md).
  * Every option, and the session limit, is checked before anything exists (no buffer, no drain thread,
  * no file touched, an fd output's prologue not asked for), so a refusal leaves no trace. Past the
  * limit (TRACEPIPE_MAX_SESSIONS, default 8; every live session counts) it throws SessionLimitError.
@@ -450,20 +456,36 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
   // must not come back to life here as a running session that nobody stops.
   if (session.state !== 'starting') return session;
   session.state = 'running';
-  session.memory.setState(SessionState.Enabled);
   live.add(session);
   tell(session, true);
-  announceOpen({ id: session.id, sab: session.memory.sab, providers: plan.providers, originNs: session.originNs.toString(), rundown: plan.rundown });
+  announceOpen(session.descriptor);
   return session;
 }
 
-/** Creates the session's memory and drain; resolves once the drain runs. */
+/** Creates the session's memory, in which this thread writes at once, and its drain; resolves once the drain runs. */
 async function launch(plan: SessionPlan): Promise<TraceSession> {
-  const { providers, sink, mode, bufferSizeMB, output } = plan;
   const id = nextSessionId;
-  const prologue = typeof output === 'object' && 'fd' in output ? output.prologue?.(id) : undefined;
-  const memory = SessionMemory.create(plan.layout, BUFFERING_MODES[mode], plan.blockTimeoutMs);
+  const memory = SessionMemory.create(plan.layout, BUFFERING_MODES[plan.mode], plan.blockTimeoutMs);
   const originNs = process.hrtime.bigint();
+  const descriptor: SessionDescriptor = { id, sab: memory.sab, providers: plan.providers, originNs: originNs.toString(), rundown: plan.rundown };
+  memory.setState(SessionState.Enabled);
+  announceStarting(descriptor);
+  try {
+    return await startDrain(plan, memory, descriptor);
+  } catch (e) {
+    // What this thread wrote meanwhile goes with the session that never ran.
+    memory.setState(SessionState.Failed);
+    announceClose(id);
+    throw e;
+  }
+}
+
+/** Starts the session's drain thread on `memory`; resolves once it runs. */
+async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: SessionDescriptor): Promise<TraceSession> {
+  const { providers, sink, mode, bufferSizeMB, output } = plan;
+  const { id } = descriptor;
+  const originNs = BigInt(descriptor.originNs);
+  const prologue = typeof output === 'object' && 'fd' in output ? output.prologue?.(id) : undefined;
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
   const worker = new Worker(new URL('../workers/drain-worker.js', import.meta.url), {
     workerData: {
@@ -477,7 +499,7 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
     stderr: false,
   });
   markServiceWorker(worker, 'tracepipe-drain');
-  const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd');
+  const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd', descriptor);
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
   else if (typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new ListenerConsumer((e) => output.onEvent(e)));
 

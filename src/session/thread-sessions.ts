@@ -15,6 +15,11 @@ interface LiveSession {
   readonly desc: SessionDescriptor;
   readonly memory: SessionMemory;
   buffer: ThreadBuffer | undefined;
+  /**
+   * False while the session's drain is starting: events are written (they wait in the buffers), but no
+   * provider is told of the session yet, and nothing parks (no drain frees a chunk yet).
+   */
+  running: boolean;
 }
 
 const origin = threadOriginNs();
@@ -38,12 +43,27 @@ class ThreadSessions {
     });
   }
 
-  open(desc: SessionDescriptor): void {
-    if (this.live.has(desc.id)) return;
+  /**
+   * This thread writes into the session from now on. `running` false: its drain is still starting, so
+   * providers' onEnable wait for open() again once it runs (docs/BUFFERING.md, "Enable callbacks after
+   * the drain runs").
+   */
+  open(desc: SessionDescriptor, running = true): void {
+    const known = this.live.get(desc.id);
+    if (known) {
+      if (running && !known.running) this.markRunning(known);
+      return;
+    }
     const memory = SessionMemory.attach(desc.sab);
     if (memory.state >= SessionState.Stopping) return;
-    this.live.set(desc.id, { desc, memory, buffer: undefined });
+    this.live.set(desc.id, { desc, memory, buffer: undefined, running });
     this.recompute();
+  }
+
+  private markRunning(s: LiveSession): void {
+    s.running = true;
+    if (s.buffer) s.buffer.neverBlock = false;
+    for (const p of providerRegistry.all()) if (p.enablements.some((e) => e.sessionId === s.desc.id)) this.notify(p, p.enablements);
   }
 
   /**
@@ -91,6 +111,7 @@ class ThreadSessions {
       },
       () => this.sealChunks(),
     );
+    s.buffer.neverBlock = !s.running;
     return s.buffer;
   }
 
@@ -166,8 +187,9 @@ class ThreadSessions {
   }
 
   /** Provider callbacks run after the targets are set, so an onEnable may write at once. */
-  private notify(p: ProviderImpl, now: EnableContext[]): void {
+  private notify(p: ProviderImpl, enabled: readonly EnableContext[]): void {
     if (!p.onEnable && !p.onDisable) return;
+    const now = enabled.filter((c) => this.live.get(c.sessionId)?.running !== false);
     const done = this.notified.get(p.name) ?? new Map<number, EnableContext>();
     this.notified.set(p.name, done);
     for (const [id, ctx] of [...done]) {

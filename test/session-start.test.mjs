@@ -1,0 +1,65 @@
+// A session records the starting thread's events from the moment startSession is called (issue 24):
+// what it writes before the drain runs waits in the session's buffer; providers' onEnable still run
+// only once the drain runs (issue 3's contract), and nothing parks before there is a drain.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { defineProvider, readTrace, startSession } from '../dist/index.js';
+import { tempDir } from './helpers/temp-dir.mjs';
+
+const early = defineProvider('Test.EarlyStart', {
+  events: { Mark: { id: 1, fields: [['n', 'u32']] } },
+  onEnable() {
+    enabledAt.push(writes);
+  },
+});
+const enabledAt = [];
+let writes = 0;
+
+async function marks(file) {
+  const ns = [];
+  for await (const e of readTrace(file)) if (e.name === 'Mark') ns.push(e.fields.n);
+  return ns;
+}
+
+test('an event written right after startSession is called, before it resolves, is in the trace; onEnable runs only once the drain runs', async (t) => {
+  const file = join(await tempDir(t), 'early.tptrace');
+  enabledAt.length = 0;
+  writes = 0;
+  const starting = startSession({ providers: 'Test.EarlyStart', output: file });
+  assert.equal(early.Mark.enabled, true, 'enabled on the calling thread as startSession returns');
+  early.Mark.write(1);
+  writes++;
+  assert.deepEqual(enabledAt, [], 'no onEnable before the drain runs');
+  const session = await starting;
+  assert.deepEqual(enabledAt, [1], 'onEnable ran once, after the early write, by the time startSession resolved');
+  early.Mark.write(2);
+  const r = await session.stop();
+  assert.equal(r.eventsDropped, 0);
+  assert.deepEqual(await marks(file), [1, 2]);
+});
+
+test('before the drain runs, a Block session does not park the writer: what does not fit is dropped and counted', async (t) => {
+  const file = join(await tempDir(t), 'early-block.tptrace');
+  const starting = startSession({ providers: 'Test.EarlyStart', output: file, bufferingMode: 'block', bufferSizeMB: 0.25 });
+  const n = 200_000; // ~3 MB of records: far more than a 0.25 MB buffer holds
+  for (let i = 0; i < n; i++) early.Mark.write(i);
+  const session = await starting;
+  const r = await session.stop();
+  assert.ok(r.eventsDropped > 0, 'the overflow is counted as dropped');
+  assert.equal(r.eventsWritten + r.eventsDropped, n, 'every attempt is written or counted');
+  assert.equal((await marks(file)).length, r.eventsWritten);
+});
+
+test('a session whose drain cannot start leaves nothing enabled, and what was written meanwhile goes nowhere', async (t) => {
+  const dir = await tempDir(t);
+  const starting = startSession({ providers: 'Test.EarlyStart', output: join(dir, 'no-such-dir', 'x.tptrace') });
+  early.Mark.write(1);
+  await assert.rejects(starting, /cannot start session/);
+  assert.equal(early.Mark.enabled, false);
+  const file = join(dir, 'after.tptrace');
+  const session = await startSession({ providers: 'Test.EarlyStart', output: file });
+  early.Mark.write(7);
+  await session.stop();
+  assert.deepEqual(await marks(file), [7]);
+});
