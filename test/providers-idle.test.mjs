@@ -218,3 +218,28 @@ test('a socket reader\'s drain sleeps between the counters\' publications: each 
   assert.equal(result.status, 'failed');
   assert.match(result.error.message, /reader closed the connection/);
 });
+
+test('a watchdog only there to wake the resting sampler (Runtime.Counters) reads the resting thread 4 times a second, and a block from rest still weighs whole as delay', { timeout: 60_000, skip: !canRest && 'neither the addon nor /proc schedstat here: the sampler never rests' }, async (t) => {
+  const file = join(await tempDir(t), 'wake-only.tptrace');
+  const session = await startSession({ providers: 'Runtime.Counters:*:5:IntervalSec=0.5', output: file });
+  t.after(() => session.stop());
+  await settledAtRest();
+  const seconds = 3;
+  const before = watchdogCounters();
+  await sleep(seconds * 1000);
+  const polls = watchdogCounters().polls - before.polls;
+  // Before: every 100 ms (30 here), as when it watches for stalls.
+  assert.ok(polls >= seconds && polls <= 5 * seconds, `readings of the resting thread in ${seconds} s: ${polls}`);
+
+  await settledAtRest();
+  const blockMs = 800;
+  blockFor(blockMs);
+  await sleep(1200);
+  await session.stop();
+  const maxes = (await eventsOf(file)).filter((e) => e.name === 'LoopDelayMax.Counter').map((e) => e.fields.ms);
+  const max = Math.max(...maxes);
+  // The watchdog saw the wake up to a reading late; the delay runs from the wake all the same (from
+  // libuv's idle time exactly; from a schedstat to within its ticks and a reading).
+  const least = mainRestRoute() === 'loop-idle' ? blockMs * 0.97 : blockMs - 300;
+  assert.ok(max >= least && max <= blockMs + 300, `the largest delay, ${max} ms, is the ${blockMs} ms block`);
+});
