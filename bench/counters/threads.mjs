@@ -3,7 +3,7 @@
 // STARTUP_PROVIDERS is set: `default` for the default profile, or a provider spec), runs the tracepipe
 // CLI with the arguments given (PID stands for the target's pid) against it, and prints each thread's
 // CPU (ms per second) and times it was put on a CPU (wakes per second), from
-// /proc/<pid>/task/*/schedstat, over 20 s from 33.5 s after start. Threads are named by their comm
+// /proc/<pid>/task/*/schedstat, over 20 s from 33.5 s after start (WINDOW_S, SETTLE_S + 1.5). Threads are named by their comm
 // (node's main thread, V8's `V8 DefaultWorke`, libuv's `libuv-worker`, workers by their `name`)
 // and numbered by their id less the target's pid. Linux only.
 import { spawn } from 'node:child_process';
@@ -14,8 +14,9 @@ import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SETTLE_MS = 32_000;
-const WINDOW_MS = 20_000;
+/** From when, and for how long (SETTLE_S and WINDOW_S change them: V8 optimises the periodic work's code for a minute or two). */
+const SETTLE_MS = Number(process.env.SETTLE_S ?? 32) * 1000;
+const WINDOW_MS = Number(process.env.WINDOW_S ?? 20) * 1000;
 const args = process.argv.slice(2);
 const dir = mkdtempSync(join(tmpdir(), 'tracepipe-threads-'));
 const startup = process.env.STARTUP_PROVIDERS;
