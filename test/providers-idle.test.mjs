@@ -168,3 +168,78 @@ test('a periodic sample handed over without waking the drain still wakes it for 
   await session.stop();
   assert.deepEqual((await eventsOf(file)).filter((e) => e.name === 'Ping').map((e) => e.fields.n), [1, 2, 3, 4]);
 });
+
+test('a socket reader\'s drain sleeps between the counters\' publications: each wakes it, one more pass releases it, and a reader that leaves is still noticed', { timeout: 60_000 }, async (t) => {
+  const { createServer, connect } = await import('node:net');
+  const { once } = await import('node:events');
+  const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
+  const { threadSessions } = await import('../dist/session/thread-sessions.js');
+  const { defineProvider } = await import('../dist/index.js');
+  const provider = defineProvider('Test.LiveWake', { events: { Ping: { id: 1, fields: [['n', 'u32']] } } });
+  const path = join(await tempDir(t), 'live.sock');
+  const accepted = [];
+  const listener = createServer({ allowHalfOpen: true }, (socket) => accepted.push(socket));
+  await new Promise((resolve) => listener.listen(path, resolve));
+  t.after(() => listener.close());
+  const reader = connect({ path, allowHalfOpen: true });
+  await once(reader, 'connect');
+  reader.resume();
+  assert.ok(await eventually(() => accepted.length === 1), 'the connection is accepted');
+  const socket = accepted[0];
+  t.after(() => socket.destroy());
+  const session = await startSession({ providers: 'Runtime.Counters,Test.LiveWake', output: { fd: takeDescriptor(socket) } });
+  const i32 = session.memory.i32;
+  const asleep = () => Atomics.load(i32, Ctl.DrainAsleep) === 1;
+
+  // A periodic sample is what a live reader waits for: handing it over wakes the sleeping drain.
+  let woken = false;
+  for (let tries = 0; tries < 20 && !woken; tries++) {
+    assert.ok(await eventually(asleep), 'the drain sleeps between publications');
+    const wakes = Atomics.load(i32, Ctl.DrainWake);
+    // The drain may wake on its own between the look and the hand-over: then look again.
+    if (!asleep()) continue;
+    threadSessions.writeAndHandOver(() => provider.Ping.write(tries));
+    woken = Atomics.load(i32, Ctl.DrainWake) > wakes;
+  }
+  assert.ok(woken, 'a sample handed over woke the sleeping drain of a live reader');
+
+  // Passes, counted over a few idle seconds of publications once a second: one for each
+  // publication and one that writes the sequence point releasing it (before: one every 100 ms).
+  const seconds = 3;
+  const passesBefore = session.memory.drainPasses;
+  await sleep(seconds * 1000);
+  const passes = session.memory.drainPasses - passesBefore;
+  assert.ok(passes >= seconds - 1, `the publications reached the reader: ${passes} passes in ${seconds} s`);
+  assert.ok(passes <= 4 * seconds, `drain passes while idle: ${passes} in ${seconds} s`);
+
+  // The reader leaves without a word: the drain's check on its passes notices it.
+  reader.destroy();
+  const result = await session.done;
+  assert.equal(result.status, 'failed');
+  assert.match(result.error.message, /reader closed the connection/);
+});
+
+test('a watchdog only there to wake the resting sampler (Runtime.Counters) reads the resting thread 4 times a second, and a block from rest still weighs whole as delay', { timeout: 60_000, skip: !canRest && 'neither the addon nor /proc schedstat here: the sampler never rests' }, async (t) => {
+  const file = join(await tempDir(t), 'wake-only.tptrace');
+  const session = await startSession({ providers: 'Runtime.Counters:*:5:IntervalSec=0.5', output: file });
+  t.after(() => session.stop());
+  await settledAtRest();
+  const seconds = 3;
+  const before = watchdogCounters();
+  await sleep(seconds * 1000);
+  const polls = watchdogCounters().polls - before.polls;
+  // Before: every 100 ms (30 here), as when it watches for stalls.
+  assert.ok(polls >= seconds && polls <= 5 * seconds, `readings of the resting thread in ${seconds} s: ${polls}`);
+
+  await settledAtRest();
+  const blockMs = 800;
+  blockFor(blockMs);
+  await sleep(1200);
+  await session.stop();
+  const maxes = (await eventsOf(file)).filter((e) => e.name === 'LoopDelayMax.Counter').map((e) => e.fields.ms);
+  const max = Math.max(...maxes);
+  // The watchdog saw the wake up to a reading late; the delay runs from the wake all the same (from
+  // libuv's idle time exactly; from a schedstat to within its ticks and a reading).
+  const least = mainRestRoute() === 'loop-idle' ? blockMs * 0.97 : blockMs - 300;
+  assert.ok(max >= least && max <= blockMs + 300, `the largest delay, ${max} ms, is the ${blockMs} ms block`);
+});

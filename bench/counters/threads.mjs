@@ -2,9 +2,10 @@
 // starts an idle process with `--import tracepipe/register` (and a startup session when
 // STARTUP_PROVIDERS is set: `default` for the default profile, or a provider spec), runs the tracepipe
 // CLI with the arguments given (PID stands for the target's pid) against it, and prints each thread's
-// CPU (ms per second, from /proc/<pid>/task/*/schedstat) over 20 s from 33.5 s after start.
-// Thread N is the one whose id is the target's pid + N: 0 the main thread, the first few V8's helpers,
-// then the session's drain and the watchdog. Linux only.
+// CPU (ms per second) and times it was put on a CPU (wakes per second), from
+// /proc/<pid>/task/*/schedstat, over 20 s from 33.5 s after start (WINDOW_S, SETTLE_S + 1.5). Threads are named by their comm
+// (node's main thread, V8's `V8 DefaultWorke`, libuv's `libuv-worker`, workers by their `name`)
+// and numbered by their id less the target's pid. Linux only.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,8 +14,9 @@ import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SETTLE_MS = 32_000;
-const WINDOW_MS = 20_000;
+/** From when, and for how long (SETTLE_S and WINDOW_S change them: V8 optimises the periodic work's code for a minute or two). */
+const SETTLE_MS = Number(process.env.SETTLE_S ?? 32) * 1000;
+const WINDOW_MS = Number(process.env.WINDOW_S ?? 20) * 1000;
 const args = process.argv.slice(2);
 const dir = mkdtempSync(join(tmpdir(), 'tracepipe-threads-'));
 const startup = process.env.STARTUP_PROVIDERS;
@@ -24,9 +26,15 @@ const target = spawn(process.execPath, ['--import', 'tracepipe/register', '-e', 
 await new Promise((r) => setTimeout(r, 1500));
 const tool = args.length > 0 ? spawn(process.execPath, [CLI, ...args.map((a) => a.replace('PID', String(target.pid))), '-o', join(dir, 'out')], { stdio: 'ignore' }) : undefined;
 
-/** CPU ms so far of each thread of the target. */
+/** CPU ms and runs so far of each thread of the target, by `comm:number`. */
 function threads() {
-  return Object.fromEntries(readdirSync(`/proc/${target.pid}/task`).map((id) => [Number(id) - target.pid, Number(readFileSync(`/proc/${target.pid}/task/${id}/schedstat`, 'utf8').split(' ')[0]) / 1e6]));
+  return Object.fromEntries(
+    readdirSync(`/proc/${target.pid}/task`).map((id) => {
+      const task = `/proc/${target.pid}/task/${id}`;
+      const [ns, , runs] = readFileSync(`${task}/schedstat`, 'utf8').split(' ').map(Number);
+      return [`${readFileSync(`${task}/comm`, 'utf8').trim()}:${Number(id) - target.pid}`, { ms: ns / 1e6, runs }];
+    }),
+  );
 }
 await new Promise((r) => setTimeout(r, SETTLE_MS));
 const before = threads();
@@ -34,6 +42,14 @@ await new Promise((r) => setTimeout(r, WINDOW_MS));
 const after = threads();
 tool?.kill('SIGINT');
 target.kill();
-const perSecond = Object.entries(after).map(([n, ms]) => [n, (ms - (before[n] ?? 0)) / (WINDOW_MS / 1000)]);
-console.log(`${startup ? `startup session ${startup}` : 'no startup session'}${args.length ? `, tracepipe ${args.join(' ')}` : ''}: ${perSecond.filter(([, v]) => v >= 0.005).map(([n, v]) => `thread ${n} ${v.toFixed(2)}`).join(', ') || 'nothing'}; total ${perSecond.reduce((s, [, v]) => s + v, 0).toFixed(2)} ms/s`);
+const perSecond = Object.entries(after).map(([n, a]) => {
+  const b = before[n] ?? { ms: 0, runs: 0 };
+  return [n, (a.ms - b.ms) / (WINDOW_MS / 1000), (a.runs - b.runs) / (WINDOW_MS / 1000)];
+});
+const busy = perSecond.filter(([, ms, runs]) => ms >= 0.005 || runs >= 0.1);
+console.log(
+  `${startup ? `startup session ${startup}` : 'no startup session'}${args.length ? `, tracepipe ${args.join(' ')}` : ''}: ` +
+    `${busy.map(([n, ms, runs]) => `${n} ${ms.toFixed(2)} ms/s ${runs.toFixed(1)} wakes/s`).join(', ') || 'nothing'}; ` +
+    `total ${perSecond.reduce((s, [, ms]) => s + ms, 0).toFixed(2)} ms/s`,
+);
 setTimeout(() => rmSync(dir, { recursive: true, force: true }), 500);

@@ -67,6 +67,11 @@ export const Ctl = {
   SignalFlush: 26,
   /** Events the drain has written to the output so far (wraps at 2^32): Runtime.Counters reads it live. */
   EventsWritten: 27,
+  /**
+   * 1 when a reader consumes the stream as the drain writes it (a socket, a listener): a periodic
+   * sample handed over wakes a sleeping drain, since that reader waits for it.
+   */
+  LiveReader: 28,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"
@@ -297,6 +302,14 @@ export class SessionMemory {
    * drain that went to sleep on finding nothing must see it. The drain sets DrainAsleep before it
    * reads those counters a last time, so either it sees the count or this sees it asleep.
    */
+  get liveReader(): boolean {
+    return Atomics.load(this.i32, Ctl.LiveReader) !== 0;
+  }
+
+  set liveReader(live: boolean) {
+    Atomics.store(this.i32, Ctl.LiveReader, live ? 1 : 0);
+  }
+
   wakeDrainIfAsleep(): void {
     if (Atomics.load(this.i32, Ctl.DrainAsleep) !== 0) this.wakeDrain();
   }

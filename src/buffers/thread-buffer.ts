@@ -317,7 +317,7 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     // never drained: its drain needs waking only to make more of the budget resident.
     if (m.mode === BufferingMode.Ring && m.i32[Ctl.ResidentChunks] === m.chunkCount) return;
     if (m.chunkCount - Atomics.load(m.i32, Ctl.FreeCount) > m.wakeThreshold) m.wakeDrain();
-    else if (!this.quietChunk) m.wakeDrainIfAsleep();
+    else if (!this.quietChunk || m.liveReader) m.wakeDrainIfAsleep();
   }
 
   private drop(reason: number): number {

@@ -101,6 +101,7 @@ export class DrainLoop implements RecordVisitor {
     private readonly clockDeltaNs: number,
   ) {
     this.scanner = new ChunkScanner(memory);
+    if (sink.live) memory.liveReader = true;
     this.writer.header(header);
     this.flush();
   }
@@ -219,15 +220,20 @@ export class DrainLoop implements RecordVisitor {
 
   /**
    * A live reader releases an event only once a sequence point is past it by its reorder window, so
-   * after the producers go quiet idle passes keep writing one every IDLE_WAIT_MS for a while.
+   * after the producers go quiet the passes that run for a while still write one, every IDLE_WAIT_MS
+   * at most.
    */
   private markTime(): boolean {
-    return this.marking() && this.nowNs() - this.lastSequencePointNs >= IDLE_WAIT_MS * 1e6;
+    return this.sink.live === true && this.nowNs() - this.lastEventNs < IDLE_MARK_NS && this.nowNs() - this.lastSequencePointNs >= IDLE_WAIT_MS * 1e6;
   }
 
-  /** Whether idle passes still mark time for a live reader. */
-  private marking(): boolean {
-    return this.sink.live === true && this.nowNs() - this.lastEventNs < IDLE_MARK_NS;
+  /**
+   * Whether a live reader still lacks the sequence point IDLE_WAIT_MS past the last event, which
+   * releases it from the default reorder window: the drain passes once more for it, then sleeps. Later
+   * passes (the next event, the sink's own check) mark time for readers with a wider window.
+   */
+  private markOwed(): boolean {
+    return this.sink.live === true && this.lastSequencePointNs < this.lastEventNs + IDLE_WAIT_MS * 1e6;
   }
 
   /**
@@ -383,7 +389,7 @@ export class DrainLoop implements RecordVisitor {
           lastVisited = this.pass(lastVisited > 0 || this.markTime());
           // Nothing came, or nothing is left anywhere (every chunk free: the next event needs a chunk
           // taken, which wakes this drain). Parked producers wait for chunks only passes free.
-          quiet = (lastVisited === 0 || m.allChunksFree) && !this.marking() && this.scanner.queue.empty;
+          quiet = (lastVisited === 0 || m.allChunksFree) && !this.markOwed() && this.scanner.queue.empty;
         }
         // A parked producer that died is skipped here even when no other producer is left to notice.
         this.scanner.queue.checkHead();

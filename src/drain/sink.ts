@@ -11,14 +11,11 @@ export interface Sink {
   readonly congested?: boolean;
   /**
    * A reader consumes the stream while it is written (a socket, a listener): after the producers go
-   * quiet the drain keeps writing sequence points for a while, so the reader can release its last
-   * events. A file is read once it is complete.
+   * quiet the drain writes a sequence point past their last events, so the reader can release them,
+   * and periodic samples wake the drain (BUFFERING.md). A file is read once it is complete.
    */
   readonly live?: boolean;
-  /**
-   * The longest an idle drain may sleep: a sink that checks something on every pass, or a reader
-   * waiting for events that do not wake the drain (periodic samples; BUFFERING.md).
-   */
+  /** The longest an idle drain may sleep now: a sink that checks something on its passes. */
   readonly maxSleepMs?: number;
   /**
    * A sink that never waits for its reader (a dump to a client): write() keeps what the reader does

@@ -134,7 +134,7 @@ class ThreadSessions {
    * Runs `write`, a burst of events after which this thread expects to write nothing for a while (a
    * provider's periodic sample), and hands its chunks to the drains at once: no idle-seal timer wakes
    * the thread later for them, and no sleeping drain is woken for them (it takes them on its next
-   * pass: a periodic sample is not worth a wake-up).
+   * pass: a periodic sample is not worth a wake-up), unless its reader reads the stream live.
    */
   writeAndHandOver(write: () => void): void {
     ThreadBuffer.handingOver = true;

@@ -3,8 +3,14 @@ import type { Sink } from '../drain/sink.js';
 
 /** How long a write waits for a full socket buffer before trying again. */
 const RETRY_WAIT_MS = 2;
-/** How often an idle drain checks that the reader is still there. */
-const PEER_CHECK_MS = 100;
+/**
+ * The longest a reader that went away unseen (no write to fail) keeps its session: an idle drain
+ * wakes for nothing else. A pass that runs anyway (a periodic sample, a sequence point) checks once a
+ * quarter of it has gone by, so a session whose samples wake the drain once a second never wakes it
+ * for this.
+ */
+const PEER_CHECK_MS = 2000;
+const PEER_CHECK_EARLY_MS = PEER_CHECK_MS / 4;
 /**
  * A reader that takes no byte for this long is not reading (stopped, hung, or never meant to): the
  * session fails and frees its memory and its place among the process's sessions.
@@ -43,8 +49,7 @@ export function writeSome(fd: number, bytes: Uint8Array, off: number): number {
  */
 export class FdSink implements Sink {
   readonly live = true;
-  readonly maxSleepMs = PEER_CHECK_MS;
-  private nextPeerCheck = 0;
+  private lastPeerCheck = -Infinity;
   private readonly scratch = new Uint8Array(256);
 
   constructor(
@@ -70,6 +75,11 @@ export class FdSink implements Sink {
     }
   }
 
+  /** Until the next peer check is due: an idle drain sleeps no longer. */
+  get maxSleepMs(): number {
+    return Math.max(0, this.lastPeerCheck + PEER_CHECK_MS - performance.now());
+  }
+
   /**
    * Never congested (a full socket is waited out in write), but the drain asks every pass, busy or
    * idle, so this is where a reader that vanished without a write to fail is noticed: a non-blocking
@@ -77,8 +87,8 @@ export class FdSink implements Sink {
    */
   get congested(): boolean {
     const now = performance.now();
-    if (now < this.nextPeerCheck) return false;
-    this.nextPeerCheck = now + PEER_CHECK_MS;
+    if (now - this.lastPeerCheck < PEER_CHECK_EARLY_MS) return false;
+    this.lastPeerCheck = now;
     for (;;) {
       let n: number;
       try {

@@ -3,9 +3,6 @@ import { Ctl, type SessionMemory } from '../buffers/session-memory.js';
 import type { Sink } from '../drain/sink.js';
 import type { DataMessage } from '../session/drain-protocol.js';
 
-/** A listener or stream hears a quiet process's periodic samples within this. */
-const LIVE_LATENCY_MS = 1000;
-
 /**
  * Hands encoded bytes to the session's owning thread, which writes them to a user stream or decodes
  * them for a listener. The owner subtracts what it consumed from InflightBytes; the drain holds off
@@ -13,7 +10,6 @@ const LIVE_LATENCY_MS = 1000;
  */
 export class PortSink implements Sink {
   readonly live = true;
-  readonly maxSleepMs = LIVE_LATENCY_MS;
 
   constructor(
     private readonly port: MessagePort,

@@ -11,13 +11,20 @@ export interface StallListener {
   stallEnd(durationMs: number): void;
 }
 
-/** How often the watchdog reads a resting thread (StallMs, when smaller). */
+/** How often the watchdog reads a resting thread while it watches for stalls (StallMs, when smaller). */
 export const REST_POLL_MS = 100;
+/**
+ * How often it reads one when it is only there to wake the resting sampler (Runtime.Counters, or
+ * Delay without stall events): a wake seen later costs no figure, since the sampler takes a loop that
+ * has been busy since it woke as late from then (LoopSampler.answer), but each reading is a wake-up
+ * of this thread, the larger part of an idle process's cost.
+ */
+export const WAKE_POLL_MS = 250;
 /**
  * The watchdog's side (runs on its own thread, so it sees a stall while it lasts). A loop that beats
  * (its sampler runs while it has work) is stalled once its last beat is older than StallMs plus one
  * beat interval. A loop whose sampler rests is asleep as long as its thread has not left its rest
- * (read every REST_POLL_MS by `probe`: its loop's idle time, or its schedstat); once it has, the
+ * (read every REST_POLL_MS, or WAKE_POLL_MS, by `probe`: its loop's idle time, or its schedstat); once it has, the
  * watchdog rings the doorbell and reckons when it woke from the same reading. With no answer StallMs
  * (plus the probe's lag) after that, the loop is stalled; the answer ends it.
  * Resolves when the heartbeat stops. `yieldToLoop` lets this thread's own event loop run between
@@ -55,6 +62,7 @@ export async function watchStalls(
     }
     const stallMs = hb.stallMs;
     const watching = (hb.duties & STALL_DUTIES) !== 0;
+    const pollMs = watching ? Math.min(REST_POLL_MS, stallMs) : WAKE_POLL_MS;
     if (rang && hb.count !== rang.beat) {
       // Answered. A loop that did not turn for StallMs after it woke stalled, though this thread
       // could not look in time (a busy machine): reported now, with its length.
@@ -68,7 +76,7 @@ export async function watchStalls(
       rang = undefined;
       // The thread is finishing that turn: read it again a poll later, not while it runs.
       if (hb.resting) {
-        hb.sleep(seen, Math.min(REST_POLL_MS, stallMs));
+        hb.sleep(seen, pollMs);
         continue;
       }
     }
@@ -76,7 +84,7 @@ export async function watchStalls(
       const sinceMs = probe ? probe.takeBaseline(hb) : hb.restSinceMs;
       hb.countPoll();
       if (probe?.stillResting()) {
-        probe.sleepWhileResting(hb, seen, Math.min(REST_POLL_MS, stallMs));
+        probe.sleepWhileResting(hb, seen, pollMs);
         continue;
       }
       // It left its rest: since when, the reading says.
@@ -85,7 +93,7 @@ export async function watchStalls(
     }
     if (!watching) {
       // Only here to wake a resting loop: nothing to time.
-      hb.sleep(seen, REST_POLL_MS);
+      hb.sleep(seen, pollMs);
       continue;
     }
     const beat = hb.count;
