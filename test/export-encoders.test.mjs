@@ -13,6 +13,7 @@ import { CsvText } from '../dist/export/csv-writer.js';
 import { EventTables } from '../dist/export/event-tables.js';
 import { computePayloadLayout } from '../dist/schema/payload-layout.js';
 import { needTool, run } from './helpers/convert-helpers.mjs';
+import { checkFieldsWriter } from './helpers/fields-writer-check.mjs';
 import { parseCsv, parseProtoText } from './helpers/reader-text.mjs';
 
 const SEED = Number(process.env.TRACEPIPE_FUZZ_SEED ?? 20261123);
@@ -117,6 +118,16 @@ test('integer fields and microseconds are digit-for-digit what String gives', ()
     }),
     { numRuns: 2000, seed: SEED },
   );
+});
+
+test('a type\'s fields writer writes the members JSON.stringify gives, then its closing text, growing its buffer mid-event; so does its form without code generation', async () => {
+  assert.equal(checkFieldsWriter(SEED, 1500), 1500);
+  // The closure form, in a process that may not compile code from strings.
+  const helper = fileURLToPath(new URL('./helpers/fields-writer-check.mjs', import.meta.url));
+  const script = `import { checkFieldsWriter } from ${JSON.stringify(helper)}; console.log(checkFieldsWriter(${SEED}, 500));`;
+  const r = await run(process.execPath, ['--disallow-code-generation-from-strings', '--input-type=module', '-e', script]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '500');
 });
 
 test('CSV cells read back exactly: quoted strings with quotes, commas and newlines; -0, NaN and Infinity', () => {

@@ -8,12 +8,13 @@ import type { ExportEnd } from './export-writer.js';
 import { fieldsWriter, type FieldsWriter, JsonWriter } from './json-text.js';
 import { counterFields, counterGroup, processLabel, type Slice, type TimelineRole } from './runtime-view.js';
 import type { SpanFlow, SpanPlace, SpanSlice } from './span-slices.js';
-import { utf8 } from './text-writer.js';
+import { MAX_MICROSECONDS_TEXT, putBytes, putMicroseconds, utf8 } from './text-writer.js';
 import { TimelineWriter, type TypeView } from './timeline-writer.js';
 
 interface ChromeView extends TypeView {
   /** `,\n{"name":"Provider/Event","cat":"Provider","ph":"i","ts":` */
   readonly instantHead: Uint8Array;
+  /** Its fields, then the `}}` that closes `args` and the event. */
   readonly args: FieldsWriter;
   readonly counters: readonly FieldLayout[];
 }
@@ -56,7 +57,7 @@ export class ChromeWriter extends TimelineWriter<ChromeView> {
       role,
       threadInfo,
       instantHead: utf8(`,\n{"name":${JSON.stringify(t.key)},"cat":${JSON.stringify(t.descriptor.provider)},"ph":"i","ts":`),
-      args: fieldsWriter(Object.keys(fields), new Map(t.layout.fields.map((f) => [f.name, f.type])), 'number'),
+      args: fieldsWriter(Object.keys(fields), new Map(t.layout.fields.map((f) => [f.name, f.type])), 'number', '}}'),
       counters: counterFields(t),
     };
   }
@@ -102,11 +103,12 @@ export class ChromeWriter extends TimelineWriter<ChromeView> {
   protected instant(e: BlockEvent, v: ChromeView): void {
     const args = this.pidTidArgs(e.threadId);
     const w = this.w;
-    w.raw(v.instantHead);
-    w.microseconds(e.timestampNs);
-    w.raw(args);
+    // Most of a conversion's events are instants: room for the head is reserved once, not per part.
+    w.ensure(v.instantHead.length + MAX_MICROSECONDS_TEXT + args.length);
+    const b = w.buf;
+    const p = putMicroseconds(b, putBytes(b, w.pos, v.instantHead), e.timestampNs);
+    w.pos = putBytes(b, p, args);
     v.args(w, e.fields);
-    w.ascii('}}');
   }
 
   protected counter(e: BlockEvent, v: ChromeView): void {
