@@ -80,7 +80,8 @@ test('a stall that begins while the loop rests is reported while it lasts, at le
   const file = join(await tempDir(t), 'stall.tptrace');
   const session = await startSession({ providers: 'Runtime.EventLoop:*:5:StallMs=100', output: file });
   const blocks = [];
-  for (const ms of [400, 250]) {
+  // Long enough that a watchdog descheduled for a while on a loaded machine still sees each one while it lasts.
+  for (const ms of [700, 500]) {
     await settledAtRest();
     const start = process.hrtime.bigint();
     blockFor(ms);
