@@ -3,7 +3,7 @@ import { isMainThread } from 'node:worker_threads';
 import { Level } from '../../schema/level.js';
 import { defineProvider, providerRegistry } from '../../schema/provider.js';
 import type { CounterSpec } from '../../schema/counter-type.js';
-import { liveSessions } from '../../session/session.js';
+import { sessionMachineryIfLoaded } from '../../machinery.js';
 import { type LoopInterval, useLoopIntervals } from '../event-loop/delay-monitor.js';
 import { TALLY_KINDS, type TallyReading } from '../gc-pause-tally.js';
 import { recordGcPausesFor, takeGcTally } from '../gc-provider.js';
@@ -23,6 +23,9 @@ interface Baseline {
 }
 
 let baseline: Baseline | undefined;
+
+/** The process's sessions: the counters run only in one, so the machinery has loaded. */
+const liveSessions = () => sessionMachineryIfLoaded()?.session.liveSessions() ?? [];
 
 function takeBaseline(): Baseline {
   const sessions = new Map<number, { written: number; dropped: number }>();

@@ -1,0 +1,55 @@
+/**
+ * The one seam between what `import 'tracepipe'` loads and what loads on first use.
+ *
+ * Importing tracepipe loads its public entry (src/index.ts): the schema, the built-in providers'
+ * definitions, the thread's host and the API's front ends. Everything else (sessions, buffers, the
+ * drain, the built-in providers' machinery, the diagnostics server and client, the trace reader, the
+ * flight recorder) is reached through the functions below, each a dynamic import() made once, when
+ * first needed: a program that imports tracepipe and never traces pays for none of it, and an
+ * attachable process (`--import tracepipe/register`) loads the session machinery only when a client
+ * first asks for a session. Loading it grows the heap by ~2 MB, and a start that grows the old
+ * generation by a megabyte or more earns a one-off V8 memory-reducer collection seconds later.
+ *
+ * Nothing here imports the public entry: the entry and the diagnostics server both come here.
+ */
+/** Sessions and what they need to run: the session layer, with the built-in providers' machinery attached. */
+export interface SessionMachinery {
+  readonly session: typeof import('./session/session.js');
+  readonly providerSpec: typeof import('./session/provider-spec.js');
+}
+
+let loading: Promise<SessionMachinery> | undefined;
+let loaded: SessionMachinery | undefined;
+
+/**
+ * Loads the session machinery (once). The thread's host and the built-in providers' definitions come
+ * first, so that a session started from here (the diagnostics server's first request) sees the same
+ * providers as one started after `import 'tracepipe'`.
+ */
+export function loadSessionMachinery(): Promise<SessionMachinery> {
+  loading ??= (async () => {
+    await import('./api/tracepipe-host.js');
+    await import('./providers/runtime-providers.js');
+    const [, session, providerSpec] = await Promise.all([import('./providers/runtime-machinery.js'), import('./session/session.js'), import('./session/provider-spec.js')]);
+    loaded = { session, providerSpec };
+    return loaded;
+  })();
+  return loading;
+}
+
+/** The machinery if it has loaded; until then this thread has no session (sessions start through it). */
+export function sessionMachineryIfLoaded(): SessionMachinery | undefined {
+  return loaded;
+}
+
+/** The machinery if loading it has begun, undefined otherwise: asking which sessions run then loads nothing. */
+export function loadedSessionMachinery(): Promise<SessionMachinery> | undefined {
+  return loading;
+}
+
+export const loadDiagnosticsServer = (): Promise<typeof import('./ipc/diagnostics-server.js')> => import('./ipc/diagnostics-server.js');
+export const loadDiagnosticRequests = (): Promise<typeof import('./ipc/diagnostics-requests.js')> => import('./ipc/diagnostics-requests.js');
+export const loadDiagnosticsClient = (): Promise<typeof import('./ipc/diagnostics-client.js')> => import('./ipc/diagnostics-client.js');
+export const loadStartupSession = (): Promise<typeof import('./ipc/startup-session.js')> => import('./ipc/startup-session.js');
+export const loadFlightRecorder = (): Promise<typeof import('./api/flight-recorder.js')> => import('./api/flight-recorder.js');
+export const loadTraceReader = (): Promise<typeof import('./format/trace-reader.js')> => import('./format/trace-reader.js');
