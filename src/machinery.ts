@@ -12,6 +12,8 @@
  *
  * Nothing here imports the public entry: the entry and the diagnostics server both come here.
  */
+import { createRequire } from 'node:module';
+
 /** Sessions and what they need to run: the session layer, with the built-in providers' machinery attached. */
 export interface SessionMachinery {
   readonly session: typeof import('./session/session.js');
@@ -22,19 +24,36 @@ let loading: Promise<SessionMachinery> | undefined;
 let loaded: SessionMachinery | undefined;
 
 /**
- * Loads the session machinery (once). The thread's host and the built-in providers' definitions come
- * first, so that a session started from here (the diagnostics server's first request) sees the same
- * providers as one started after `import 'tracepipe'`.
+ * What the sessions need loaded first, in order: the thread's host and the built-in providers'
+ * definitions (so that a session started from here, as the diagnostics server's first request is,
+ * sees the same providers as one started after `import 'tracepipe'`), then what those providers do.
  */
+const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/runtime-machinery.js'];
+
+/** Loads the session machinery (once). */
 export function loadSessionMachinery(): Promise<SessionMachinery> {
   loading ??= (async () => {
-    await import('./api/tracepipe-host.js');
-    await import('./providers/runtime-providers.js');
-    const [, session, providerSpec] = await Promise.all([import('./providers/runtime-machinery.js'), import('./session/session.js'), import('./session/provider-spec.js')]);
+    for (const m of BEFORE_SESSIONS) await import(m);
+    const [session, providerSpec] = await Promise.all([import('./session/session.js'), import('./session/provider-spec.js')]);
     loaded = { session, providerSpec };
     return loaded;
   })();
   return loading;
+}
+
+/**
+ * Loads it now, synchronously, where Node can require() ES modules (20.19 and later): a worker thread
+ * started while a session runs records from its first event, as it did when sessions loaded with
+ * the import. Returns false where Node cannot (loadSessionMachinery() then does it a moment later).
+ */
+export function loadSessionMachineryNow(): boolean {
+  if (loaded) return true;
+  if (loading || !(process.features as { require_module?: boolean }).require_module) return false;
+  const require = createRequire(import.meta.url);
+  for (const m of BEFORE_SESSIONS) require(m);
+  loaded = { session: require('./session/session.js') as SessionMachinery['session'], providerSpec: require('./session/provider-spec.js') as SessionMachinery['providerSpec'] };
+  loading = Promise.resolve(loaded);
+  return true;
 }
 
 /** The machinery if it has loaded; until then this thread has no session (sessions start through it). */

@@ -1,16 +1,17 @@
 /**
  * A worker thread that imports tracepipe joins the process's sessions, which the main thread
  * announces (src/session/control-channel.ts). Sessions load on first use (src/machinery.ts), so the
- * worker loads them when it starts while a session runs, or when the first session opens later; the
- * machinery's own channel then asks the main thread for every live session. The main thread starts
+ * worker loads them as it imports tracepipe while a session runs (at once where Node can, so its
+ * first events are recorded), or when the first session opens later; the machinery's own channel then asks the main thread for every live session. The main thread starts
  * its sessions through the machinery and watches nothing.
  */
 import { BroadcastChannel, getEnvironmentData, isMainThread } from 'node:worker_threads';
-import { loadSessionMachinery } from '../machinery.js';
+import { loadSessionMachinery, loadSessionMachineryNow } from '../machinery.js';
 import { errorMessage } from '../schema/error-message.js';
 import { CONTROL_CHANNEL, SESSIONS_ENV_KEY } from '../session/control-names.js';
 
 function join(): void {
+  if (loadSessionMachineryNow()) return;
   loadSessionMachinery().catch((e: unknown) => process.stderr.write(`tracepipe: this worker thread joins no session: ${errorMessage(e)}\n`));
 }
 
