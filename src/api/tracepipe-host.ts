@@ -1,7 +1,7 @@
 import type { DiagnosticServer } from '../ipc/diagnostics-server.js';
 import { loadDiagnosticsServer, loadSessionMachinery, sessionMachineryIfLoaded } from '../machinery.js';
 import { CounterType } from '../schema/counter-type.js';
-import { type EnabledFlag, EventType } from '../schema/event-type.js';
+import { type EnabledFlag, EventType, type WriterMirror } from '../schema/event-type.js';
 import { defineHostProvider, definitionSignature, type ProviderEnablement, type ProviderImpl, providerRegistry } from '../schema/provider.js';
 import { type ComponentProvider, foreignHost, HOST_KEY, HOST_VERSION, mayHost, type ProviderHost, WAITING_KEY } from '../schema/provider-host.js';
 import { SpanType } from '../schema/span-type.js';
@@ -61,9 +61,7 @@ function link(p: ProviderImpl, c: ComponentProvider): void {
     const own = (p as unknown as Record<string, unknown>)[name];
     const m = object as Linked;
     if (own instanceof EventType) {
-      // The generated writers read their targets from `this`: bound, they write the host's.
-      m.write = own.write.bind(own);
-      m.writeAt = own.writeAt.bind(own);
+      own.addWriterMirror(m as unknown as WriterMirror);
       own.addMirror(m);
     } else if (own instanceof SpanType) {
       m.begin = own.begin;
