@@ -69,6 +69,7 @@ export function loadedSessionMachinery(): Promise<SessionMachinery> | undefined 
 export const loadDiagnosticsServer = (): Promise<typeof import('./ipc/diagnostics-server.js')> => import('./ipc/diagnostics-server.js');
 export const loadDiagnosticRequests = (): Promise<typeof import('./ipc/diagnostics-requests.js')> => import('./ipc/diagnostics-requests.js');
 export const loadDiagnosticsClient = (): Promise<typeof import('./ipc/diagnostics-client.js')> => import('./ipc/diagnostics-client.js');
-export const loadStartupSession = (): Promise<typeof import('./ipc/startup-session.js')> => import('./ipc/startup-session.js');
-export const loadFlightRecorder = (): Promise<typeof import('./api/flight-recorder.js')> => import('./api/flight-recorder.js');
+// Both start sessions: the machinery (the host, the built-in providers' callbacks) first.
+export const loadStartupSession = async (): Promise<typeof import('./ipc/startup-session.js')> => (await loadSessionMachinery(), import('./ipc/startup-session.js'));
+export const loadFlightRecorder = async (): Promise<typeof import('./api/flight-recorder.js')> => (await loadSessionMachinery(), import('./api/flight-recorder.js'));
 export const loadTraceReader = (): Promise<typeof import('./format/trace-reader.js')> => import('./format/trace-reader.js');
