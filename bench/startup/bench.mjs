@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { row } from '../support/report.mjs';
 import { formatSummary, median, summarize } from '../support/stats.mjs';
@@ -38,15 +38,23 @@ function childEnv(extra) {
   return env;
 }
 
+/**
+ * TRACEPIPE_BENCH_BEFORE=<checkout with a built dist/> adds that build's import and register, run in
+ * the same rounds, so a change's before and after are measured side by side.
+ */
+const BEFORE = process.env.TRACEPIPE_BENCH_BEFORE;
+const beforeFile = (f) => pathToFileURL(resolve(BEFORE, 'dist', f)).href;
+
 export async function run() {
   const checks = [];
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-startup-'));
   try {
     // Import: each specifier first thing in a fresh process, rounds interleaved.
-    const specs = ['tracepipe', 'tracepipe/lite', 'pino'];
+    const specs = ['tracepipe', 'tracepipe/lite', 'pino', ...(BEFORE ? [beforeFile('index.js')] : [])];
     const imports = await interleavedRounds(IMPORT_ROUNDS, specs, async (s) => (await runVariant(VARIANT, ['import', s])).ms);
     console.log(`import, ${IMPORT_ROUNDS} fresh processes each, interleaved (ms from the call to its resolve):`);
-    for (const s of specs) row(`import '${s}'`, `${formatSummary(summarize(imports[s]), 1)} ms`);
+    for (const s of specs) row(s === specs[3] ? "import 'tracepipe' (before)" : `import '${s}'`, `${formatSummary(summarize(imports[s]), 1)} ms`);
+    if (BEFORE) row("import 'tracepipe' / before", `${median(imports.tracepipe.map((v, k) => v / imports[specs[3]][k])).toFixed(2)}× (median of per-round ratios)`);
     // Per round, the ratio of processes that ran side by side.
     const vsPino = median(imports.tracepipe.map((v, k) => v / imports.pino[k]));
     const vsLite = median(imports.tracepipe.map((v, k) => v / imports['tracepipe/lite'][k]));
@@ -77,6 +85,10 @@ export async function run() {
       'startup session (TRACEPIPE_ENABLE=1)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output } },
       'flight recorder (TRACEPIPE_FLIGHT_RECORDER=16)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_FLIGHT_RECORDER: '16', TRACEPIPE_FLIGHT_DIR: dir } },
     };
+    if (BEFORE) {
+      variants['--import tracepipe/register (before)'] = { nodeArgs: ['--import', beforeFile('register.js')], env: {} };
+      variants['startup session (before)'] = { nodeArgs: ['--import', beforeFile('register.js')], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output } };
+    }
     const names = Object.keys(variants);
     const procs = await interleavedRounds(PROCESS_ROUNDS, names, (n) => timedProcess(variants[n].nodeArgs, childEnv(variants[n].env), dir));
     console.log(`\`node -e 0\`, ${PROCESS_ROUNDS} processes each, interleaved (${TIME}: wall, user + system CPU, peak RSS; "+" is the median of per-round differences with the untraced process):`);
