@@ -9,11 +9,11 @@ export { typeRole, eventRole, type TypeRole } from './schema/type-role.js';
 // The session functions through the thread's host: another copy of tracepipe may run the sessions.
 // Importing tracepipe loads none of the machinery behind them: it loads on first use (src/machinery.ts).
 export { startSession, liveSessions, startDiagnosticServer, type TracepipeHost } from './api/tracepipe-host.js';
-export type { TraceSession, SessionOptions, SessionResult } from './session/session.js';
+export type { SessionOptions, SessionResult } from './session/session.js';
 export { SessionError, SessionLimitError } from './session/session-error.js';
 export type { SessionOutput } from './session/session-output.js';
 export { parseProviderSpec, ProviderSpecError, type ProviderRequest, type ProviderConfig } from './session/provider-spec.js';
-export { readTrace, startFlightRecorder, processInfo, collectTracing, stopTracing, listTargets } from './api/on-first-use.js';
+export { readTrace, startFlightRecorder, processInfo, collectTracing, stopTracing, listTargets, TraceSession } from './api/on-first-use.js';
 export type { TraceReadable, TraceSummary, ThreadSummary, ReadOptions, ByteSource, EventBatch, PlacedDrop, BatchOptions } from './format/trace-reader.js';
 export type { TraceEvent, StreamEventType } from './format/trace-event.js';
 export type { BlockEvent } from './format/events-block.js';

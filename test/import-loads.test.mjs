@@ -53,6 +53,7 @@ test('the first session loads the machinery, and it runs the built-in providers'
     const s = await t.startSession({ providers: 'Runtime.Process', rundown: true, output: { onEvent: (e) => events.push(e.name) } });
     await s.stop();
     if (!events.includes('Process')) throw new Error('no Process event: ' + events.join());
+    if (!(s instanceof t.TraceSession) || ({}) instanceof t.TraceSession) throw new Error('instanceof TraceSession');
     const n = t.liveSessions().length;
     if (n !== 0) throw new Error(n + ' sessions left');`;
   const loaded = await loadedBy(code);

@@ -1,7 +1,8 @@
 /**
  * The public functions whose work lives in modules `import 'tracepipe'` does not load: each loads
  * what it needs through the seam (src/machinery.ts) on its first call. All of them return promises
- * already, except readTrace, whose reader loads when the trace is first read.
+ * already, except readTrace, whose reader loads when the trace is first read. TraceSession stands
+ * for the sessions' class until it loads.
  */
 import type { FlightRecorder, FlightRecorderOptions } from './flight-recorder.js';
 import type { ProcessInfo, CollectRequest, StopResult } from '../ipc/ipc-commands.js';
@@ -10,7 +11,7 @@ import type { BatchOptions, ByteSource, EventBatch, ReadOptions, SkimResult, Tra
 import type { BlockEvent, RawPayload } from '../format/events-block.js';
 import type { TraceEvent } from '../format/trace-event.js';
 import { checkReorderWindow } from '../format/read-options.js';
-import { loadDiagnosticsClient, loadFlightRecorder, loadTraceReader } from '../machinery.js';
+import { loadDiagnosticsClient, loadFlightRecorder, loadTraceReader, sessionMachineryIfLoaded } from '../machinery.js';
 
 export async function startFlightRecorder(options?: FlightRecorderOptions): Promise<FlightRecorder> {
   return (await loadFlightRecorder()).startFlightRecorder(options);
@@ -84,3 +85,17 @@ export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceR
   checkReorderWindow(options.reorderWindowNs);
   return new DeferredTraceReadable(source, options);
 }
+
+type SessionClass = typeof import('../session/session.js').TraceSession;
+
+/**
+ * The sessions' class, for `x instanceof TraceSession`, without loading it: sessions are made by
+ * startSession, never constructed, and before the session machinery loads there is none.
+ */
+export const TraceSession = Object.freeze({
+  [Symbol.hasInstance]: (v: unknown): boolean => {
+    const real = sessionMachineryIfLoaded()?.session.TraceSession;
+    return real !== undefined && v instanceof real;
+  },
+}) as unknown as SessionClass;
+export type TraceSession = InstanceType<SessionClass>;
