@@ -12,8 +12,6 @@
  *
  * Nothing here imports the public entry: the entry and the diagnostics server both come here.
  */
-import { createRequire } from 'node:module';
-
 /** Sessions and what they need to run: the session layer, with the built-in providers' machinery attached. */
 export interface SessionMachinery {
   readonly session: typeof import('./session/session.js');
@@ -49,7 +47,8 @@ export function loadSessionMachinery(): Promise<SessionMachinery> {
 export function loadSessionMachineryNow(): boolean {
   if (loaded) return true;
   if (loading || !(process.features as { require_module?: boolean }).require_module) return false;
-  const require = createRequire(import.meta.url);
+  // Through the process rather than an import of node:module, which would load with `import 'tracepipe'`.
+  const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);
   for (const m of BEFORE_SESSIONS) require(m);
   loaded = { session: require('./session/session.js') as SessionMachinery['session'], providerSpec: require('./session/provider-spec.js') as SessionMachinery['providerSpec'] };
   loading = Promise.resolve(loaded);
