@@ -8,6 +8,7 @@
  * would earn the idle process a V8 memory-reducer collection) loads on a client's first request.
  */
 import { isMainThread } from './ipc/main-thread.js';
+import { loadDiagnosticsServer, loadFlightRecorder, loadSessionMachinery, loadStartupSession } from './machinery.js';
 
 if (await isMainThread()) {
   const { TRACEPIPE_ENABLE: enable, TRACEPIPE_FLIGHT_RECORDER: recorder } = process.env;
@@ -15,7 +16,7 @@ if (await isMainThread()) {
   // for the sessions asked for (docs/PROVIDERS.md, "Collections before the session").
   const releaseGcPauses = enable || recorder ? (await import('./providers/gc-hook.js')).holdGcPauses() : undefined;
   const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
-  const { startDiagnosticServer } = await import('./ipc/diagnostics-server.js');
+  const { startDiagnosticServer } = await loadDiagnosticsServer();
   const { foreignHost } = await import('./schema/provider-host.js');
   // Another copy of tracepipe that hosts this thread already runs its server: the same one.
   const host = foreignHost as { startDiagnosticServer?: typeof startDiagnosticServer } | undefined;
@@ -27,16 +28,16 @@ if (await isMainThread()) {
     loadNativeAddon<{ prepare(): void }>('cpu_sampler').addon?.prepare();
   }
   if (enable || recorder) {
-    // Through the public entry, which defines the built-in providers: sessions naming them then get their events.
+    // The machinery defines the built-in providers first: sessions naming them then get their events.
     // If it cannot load, tracing steps aside and the application starts as it would untraced.
-    const loaded = await import('./index.js').then(
+    const loaded = await loadSessionMachinery().then(
       () => true,
       (e: unknown) => warn('tracing not started', e) && false,
     );
     if (loaded) {
-      const { startStartupSession } = await import('./ipc/startup-session.js');
+      const { startStartupSession } = await loadStartupSession();
       await startStartupSession().catch((e: unknown) => warn('startup session not started', e));
-      const { startFlightRecorderFromEnv } = await import('./api/flight-recorder.js');
+      const { startFlightRecorderFromEnv } = await loadFlightRecorder();
       await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
     }
     releaseGcPauses?.();

@@ -1,14 +1,13 @@
-import { startDiagnosticServer as localStartDiagnosticServer } from '../ipc/diagnostics-server.js';
+import type { DiagnosticServer } from '../ipc/diagnostics-server.js';
+import { loadDiagnosticsServer, loadSessionMachinery, sessionMachineryIfLoaded } from '../machinery.js';
 import { CounterType } from '../schema/counter-type.js';
-import { type EnabledFlag, EventType } from '../schema/event-type.js';
+import { type EnabledFlag, EventType, type WriterMirror } from '../schema/event-type.js';
 import { defineHostProvider, definitionSignature, type ProviderEnablement, type ProviderImpl, providerRegistry } from '../schema/provider.js';
 import { type ComponentProvider, foreignHost, HOST_KEY, HOST_VERSION, mayHost, type ProviderHost, WAITING_KEY } from '../schema/provider-host.js';
 import { SpanType } from '../schema/span-type.js';
-import { liveSessions as localLiveSessions, startSession as localStartSession } from '../session/session.js';
+import type { SessionOptions, TraceSession } from '../session/session.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
 import { errorMessage } from '../schema/error-message.js';
-// The host's spans read a promise's outcome with the native addon, when it was built.
-import '../providers/promise-state.js';
 
 /**
  * This thread's host (docs/LITE.md): the first copy of tracepipe a thread loads installs it on
@@ -21,6 +20,22 @@ export interface TracepipeHost extends ProviderHost {
   readonly startSession: typeof localStartSession;
   readonly liveSessions: typeof localLiveSessions;
   readonly startDiagnosticServer: typeof localStartDiagnosticServer;
+}
+
+/**
+ * This copy's session functions. Sessions and the diagnostics server load on first use
+ * (src/machinery.ts); until sessions have loaded, none exists.
+ */
+async function localStartSession(options: SessionOptions): Promise<TraceSession> {
+  return (await loadSessionMachinery()).session.startSession(options);
+}
+
+function localLiveSessions(): readonly TraceSession[] {
+  return sessionMachineryIfLoaded()?.session.liveSessions() ?? [];
+}
+
+async function localStartDiagnosticServer(): Promise<DiagnosticServer> {
+  return (await loadDiagnosticsServer()).startDiagnosticServer();
 }
 
 /** Runtime providers come with every copy; the host's own serve the thread, silently. */
@@ -46,9 +61,7 @@ function link(p: ProviderImpl, c: ComponentProvider): void {
     const own = (p as unknown as Record<string, unknown>)[name];
     const m = object as Linked;
     if (own instanceof EventType) {
-      // The generated writers read their targets from `this`: bound, they write the host's.
-      m.write = own.write.bind(own);
-      m.writeAt = own.writeAt.bind(own);
+      own.addWriterMirror(m as unknown as WriterMirror);
       own.addMirror(m);
     } else if (own instanceof SpanType) {
       m.begin = own.begin;

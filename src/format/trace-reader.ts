@@ -6,6 +6,7 @@ import { addDropReasons, type DropReasonCounts, noDropReasons } from './drop-rea
 import { LossTracker, type DropRange } from './loss-tracker.js';
 import { MAX_REORDER_BYTES, MAX_REORDER_WINDOW_NS, MAX_THREADS } from './reader-limits.js';
 import { ReorderWindow } from './reorder-window.js';
+import { checkReorderWindow } from './read-options.js';
 import type { TraceHeader } from './stream-header.js';
 import type { StreamEventType, TraceEvent } from './trace-event.js';
 import { TraceParser } from './trace-parser.js';
@@ -201,10 +202,7 @@ async function trailerLateness(path: string): Promise<number | undefined> {
  * the byte offset where it broke.
  */
 export function readTrace(source: ByteSource, options: ReadOptions = {}): TraceReadable {
-  const asked = options.reorderWindowNs;
-  if (asked !== undefined && !(typeof asked === 'number' && asked >= 0)) {
-    throw new RangeError(`tracepipe: reorderWindowNs must be a non-negative number of nanoseconds; got ${String(asked)}`);
-  }
+  checkReorderWindow(options.reorderWindowNs);
   const chunks = () => (typeof source === 'string' ? fileChunks(source) : source);
   const reorderWindow = async (): Promise<ReorderWindow> => {
     let windowNs = options.reorderWindowNs;

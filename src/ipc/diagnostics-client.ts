@@ -7,6 +7,7 @@ import type net from 'node:net';
 import { type CollectRequest, decodeProcessInfo, decodeSessionId, decodeStopResult, encodeCollectRequest, encodeSessionId, type ProcessInfo, type StopResult } from './ipc-commands.js';
 import { CommandSet, encodeFrame, FrameReader, IpcError, MAX_REPLY_PAYLOAD, ProcessCommand, replyPayload, TracingCommand } from './ipc-protocol.js';
 import { connectEndpoint, type Endpoint, listEndpoints, removeEndpoint } from './ipc-transport.js';
+import { TargetError } from './target-error.js';
 
 const CONNECT_TIMEOUT_MS = 3000;
 const INFO_TIMEOUT_MS = 5000;
@@ -15,9 +16,7 @@ const COLLECT_TIMEOUT_MS = 15000;
 /** Stopping waits for the session's last flush. */
 const STOP_TIMEOUT_MS = 30000;
 
-export class TargetError extends Error {
-  override readonly name = 'TargetError';
-}
+export { TargetError };
 
 /** Alive and not a zombie (a process that exited but was not reaped yet still answers kill 0). */
 export function isProcessAlive(pid: number): boolean {

@@ -12,7 +12,7 @@ import { holdSignalFlush } from './exit-flush.js';
 import { type CollectRequest, decodeCollectRequest, decodeSessionId, encodeProcessInfo, encodeSessionId, encodeStopResult, type ProcessInfo } from './ipc-commands.js';
 import { CommandSet, errorFrame, type Frame, FrameReader, IpcError, IpcErrorCode, MAX_REQUEST_PAYLOAD, okFrame, ProcessCommand, TracingCommand } from './ipc-protocol.js';
 import { takeDescriptor } from './ipc-transport.js';
-import { loadedSessionMachinery, loadSessionMachinery, type SessionMachinery } from './session-machinery.js';
+import { loadedSessionMachinery, loadSessionMachinery, type SessionMachinery } from '../machinery.js';
 import { errorMessage } from '../schema/error-message.js';
 
 /**

@@ -11,6 +11,7 @@ import { removeOnSignalExit } from './exit-flush.js';
 import { onProcessExit } from '../session/process-exit.js';
 import { endpointPath, listenPrivately, processKey, removeEndpoint } from './ipc-transport.js';
 import { isMainThread } from './main-thread.js';
+import { loadDiagnosticRequests } from '../machinery.js';
 
 export interface DiagnosticServer {
   /** The socket (or pipe) clients connect to. */
@@ -64,7 +65,7 @@ class Server implements DiagnosticServer {
     socket.unref();
     socket.on('error', () => socket.destroy());
     // Until the requests are loaded the connection's bytes wait in its buffer (nothing reads them yet).
-    this.requests ??= import('./diagnostics-requests.js').then((m) => new m.DiagnosticRequests());
+    this.requests ??= loadDiagnosticRequests().then((m) => new m.DiagnosticRequests());
     this.requests.then(
       (r) => r.accept(socket, this.closed),
       (e: unknown) => {

@@ -2,12 +2,12 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Level } from '../schema/level.js';
 import { elapsedMs } from '../schema/milliseconds.js';
-import { defineProvider } from '../schema/provider.js';
+import { attachCallbacks,  } from '../schema/provider.js';
 import { currentSpanId, enterSpan } from '../schema/span-context.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { TracingChannelBridge } from './tracing-channel-bridge.js';
+import { nodeChannels } from './definitions/channels.js';
 
 type Handler = (message: unknown, name: string | symbol) => void;
 
@@ -239,76 +239,5 @@ const sessions = new ProviderSessions('Node.Channels', (s) => {
   tracing.set(on && c.TracingChannel.enabled ? s.listed('tracing') : new Set());
 });
 
-/**
- * `Node.Channels`: Node's built-in diagnostics_channel messages (http, undici/fetch, net) as events;
- * the same requests as spans with parents (keyword `spans`); and any TracingChannel a session names
- * in `tracing=name,name` as spans (keyword `tracing`).
- */
-export const nodeChannels = defineProvider('Node.Channels', {
-  keywords: { http: 0x1n, undici: 0x2n, net: 0x4n, tracing: 0x8n, spans: 0x10n },
-  events: {
-    HttpServerRequest: {
-      id: 1,
-      level: Level.Informational,
-      keywords: ['http'],
-      fields: [['method', 'string'], ['url', 'string'], ['status', 'u16'], ['bytes', 'f64'], ['durationMs', 'f64']],
-      doc: 'An http server request, written when its response finished; bytes were written to the socket for it.',
-    },
-    HttpClientRequest: {
-      id: 2,
-      level: Level.Informational,
-      keywords: ['http'],
-      fields: [['method', 'string'], ['host', 'string'], ['path', 'string'], ['status', 'u16'], ['bytes', 'f64'], ['durationMs', 'f64'], ['error', 'string']],
-      doc: 'An http client request, written when the response headers arrived (bytes: content-length, -1 if unknown) or it failed.',
-    },
-    UndiciRequest: {
-      id: 3,
-      level: Level.Informational,
-      keywords: ['undici'],
-      fields: [['method', 'string'], ['origin', 'string'], ['path', 'string'], ['status', 'u16'], ['bytes', 'f64'], ['durationMs', 'f64'], ['error', 'string']],
-      doc: 'An undici request (fetch), written when its body ended or it failed (bytes: content-length, -1 if unknown).',
-    },
-    NetSocket: {
-      id: 4,
-      level: Level.Informational,
-      keywords: ['net'],
-      fields: [['side', 'string'], ['remoteAddress', 'string'], ['remotePort', 'u16'], ['bytesRead', 'f64'], ['bytesWritten', 'f64'], ['durationMs', 'f64']],
-      doc: 'A TCP socket (client or server side), written when it closed.',
-    },
-  },
-  spans: {
-    HttpServer: {
-      id: 10,
-      level: Level.Informational,
-      keywords: ['spans'],
-      fields: [['method', 'string'], ['url', 'string']],
-      endFields: [['status', 'u16'], ['bytes', 'f64']],
-      doc: "An http server request, from its start to its response's finish; current in the request handler, so what the handler does is its child.",
-    },
-    HttpClient: {
-      id: 11,
-      level: Level.Informational,
-      keywords: ['spans'],
-      fields: [['method', 'string'], ['host', 'string'], ['path', 'string']],
-      endFields: [['status', 'u16'], ['bytes', 'f64']],
-      doc: 'An http client request, from its start until the response headers arrived (bytes: content-length, -1 if unknown) or it failed.',
-    },
-    Fetch: {
-      id: 12,
-      level: Level.Informational,
-      keywords: ['spans'],
-      fields: [['method', 'string'], ['origin', 'string'], ['path', 'string']],
-      endFields: [['status', 'u16'], ['bytes', 'f64']],
-      doc: 'An undici request (fetch), from its creation until its body ended or it failed.',
-    },
-    TracingChannel: {
-      id: 13,
-      level: Level.Informational,
-      keywords: ['tracing'],
-      fields: [['channel', 'string']],
-      doc: 'One operation published on a TracingChannel the session named in tracing=...; current while its function runs.',
-    },
-  },
-  onEnable: sessions.onEnable,
-  onDisable: sessions.onDisable,
-});
+// What nodeChannels does when a session enables it; its definition loads with `import 'tracepipe'` (definitions/channels.ts).
+attachCallbacks(nodeChannels, { onEnable: sessions.onEnable, onDisable: sessions.onDisable });

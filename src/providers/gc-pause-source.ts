@@ -1,4 +1,5 @@
-import { type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
+// The globals, not node:perf_hooks: importing that module costs `import 'tracepipe'` more than the rest of this file.
+import type { PerformanceEntry } from 'node:perf_hooks';
 
 /** One stop-the-world GC pause of this thread's isolate, as V8 reports it to perf_hooks. */
 export interface GcPause {
@@ -26,7 +27,7 @@ export function gcKindName(code: number): string {
 }
 
 const listeners = new Set<GcPauseListener>();
-let observer: PerformanceObserver | undefined;
+let observer: InstanceType<typeof PerformanceObserver> | undefined;
 
 function deliver(entries: readonly PerformanceEntry[]): void {
   for (const e of entries) {

@@ -38,13 +38,31 @@ export interface EnabledFlag {
   enabled: boolean;
 }
 
+/** Something that calls an event type's writers as its own. */
+export interface WriterMirror {
+  write: EventType['write'];
+  writeAt: EventType['writeAt'];
+}
+
+/** An event type's first write or writeAt: makes its writers, then writes with them. */
+function firstWrite(this: EventType, ...args: unknown[]): void {
+  Reflect.apply(this.writers().write, this, args);
+}
+function firstWriteAt(this: EventType, ...args: unknown[]): void {
+  Reflect.apply(this.writers().writeAt, this, args);
+}
+
 export class EventType implements TraceEventType {
   enabled = false;
   /** Per-session targets on this thread that currently want this event. */
   _targets: RecordTarget[] = [];
   readonly layout: PayloadLayout;
-  readonly write: (...args: any[]) => void;
-  readonly writeAt: (timestampMs: number, ...args: any[]) => void;
+  /** Until first called, a stand-in that makes the writers (see `writers()`). */
+  write: (...args: any[]) => void = firstWrite;
+  writeAt: (timestampMs: number, ...args: any[]) => void = firstWriteAt;
+  #made = false;
+  /** Objects that call this type's writers as their own (tracepipe-host.ts): bound to the writers once made. */
+  readonly #writerMirrors: WriterMirror[] = [];
 
   constructor(
     readonly provider: string,
@@ -58,8 +76,32 @@ export class EventType implements TraceEventType {
     readonly typeIndex: number,
   ) {
     this.layout = computePayloadLayout(fields);
-    this.write = eventWriter(this.layout, typeIndex, performance, false, (k, v) => this.warnInvalid('write', k, v));
-    this.writeAt = eventWriter(this.layout, typeIndex, performance, true, (k, v) => this.warnInvalid('writeAt', k, v));
+  }
+
+  /**
+   * Makes the generated writers, on the first write or the first enable, whichever comes first:
+   * a process defines far more event types (every built-in provider's) than it ever writes, and
+   * generating them all would be most of what `import 'tracepipe'` costs.
+   */
+  writers(): this {
+    if (this.#made) return this;
+    this.#made = true;
+    this.write = eventWriter(this.layout, this.typeIndex, performance, false, (k, v) => this.warnInvalid('write', k, v));
+    this.writeAt = eventWriter(this.layout, this.typeIndex, performance, true, (k, v) => this.warnInvalid('writeAt', k, v));
+    for (const m of this.#writerMirrors) this.bindWriters(m);
+    return this;
+  }
+
+  /** `m.write` and `m.writeAt` write as this type's, now and once the writers are made. */
+  addWriterMirror(m: WriterMirror): void {
+    this.#writerMirrors.push(m);
+    this.bindWriters(m);
+  }
+
+  private bindWriters(m: WriterMirror): void {
+    // The generated writers read their targets from `this`: bound, they write this type's.
+    m.write = this.write.bind(this);
+    m.writeAt = this.writeAt.bind(this);
   }
 
   private warned = false;
@@ -85,6 +127,7 @@ export class EventType implements TraceEventType {
   }
 
   setTargets(targets: RecordTarget[]): void {
+    if (targets.length > 0) this.writers();
     this._targets = targets;
     const on = targets.length > 0;
     this.enabled = on;

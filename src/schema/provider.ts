@@ -135,9 +135,9 @@ export class ProviderImpl implements ProviderBase {
     readonly keywordMap: Readonly<Record<string, bigint>>,
     /** The definition in a canonical form: two definitions of one provider are the same when these are equal. */
     readonly signature: string,
-    readonly onEnable?: (ctx: EnableContext) => void,
-    readonly onDisable?: (ctx: EnableContext) => void,
-    readonly onFlush?: () => void,
+    public onEnable?: (ctx: EnableContext) => void,
+    public onDisable?: (ctx: EnableContext) => void,
+    public onFlush?: () => void,
   ) {}
 
   /** Sessions that currently list this provider; maintained by the session layer. */
@@ -188,6 +188,22 @@ class ProviderRegistry {
 }
 
 export const providerRegistry = new ProviderRegistry();
+
+/** What a provider does as sessions enable and disable it (the definition's callbacks). */
+export interface ProviderCallbacks {
+  readonly onEnable?: (ctx: EnableContext) => void;
+  readonly onDisable?: (ctx: EnableContext) => void;
+  readonly onFlush?: () => void;
+}
+
+/**
+ * Gives a built-in provider its callbacks. Its definition loads with `import 'tracepipe'`, what it
+ * does loads with the session machinery (src/machinery.ts), before any session can enable it. A
+ * provider this copy handed to another copy's host has none: the host's own built-in serves.
+ */
+export function attachCallbacks(p: ProviderBase, callbacks: ProviderCallbacks): void {
+  if (p instanceof ProviderImpl && providerRegistry.get(p.name) === p) Object.assign(p, callbacks);
+}
 /** Providers this copy handed to another copy's host (it keeps no registry of its own then). */
 const handedOver = new Set<string>();
 

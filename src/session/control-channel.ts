@@ -1,6 +1,7 @@
 import { BroadcastChannel, getEnvironmentData, isMainThread, setEnvironmentData } from 'node:worker_threads';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { threadSessions } from './thread-sessions.js';
+import { CONTROL_CHANNEL as CHANNEL, SESSIONS_ENV_KEY as ENV_KEY } from './control-names.js';
 
 /**
  * How worker threads learn about sessions the main thread owns: workers created after a session
@@ -13,8 +14,6 @@ type ControlMessage =
   | { readonly type: 'close'; readonly id: number }
   | { readonly type: 'hello' };
 
-const CHANNEL = 'tracepipe:sessions';
-const ENV_KEY = 'tracepipe:sessions';
 
 const active = new Map<number, SessionDescriptor>();
 const channel = new BroadcastChannel(CHANNEL);

@@ -11,6 +11,7 @@ import { TRACEPIPE_VERSION } from './version.js';
 import { markServiceWorker } from './service-workers.js';
 import { onProcessExit } from './process-exit.js';
 import type { SessionDescriptor } from './session-descriptor.js';
+import { SessionError, SessionLimitError } from './session-error.js';
 
 /** What every session takes; SessionOptions adds its output (a ring has none). */
 export interface SessionSettings {
@@ -66,12 +67,7 @@ const live = new Set<TraceSession>();
 const EXIT_FLUSH_MS = 3000;
 const DEFAULT_BLOCK_TIMEOUT_MS = 5000;
 
-export class SessionError extends Error {
-  override readonly name = 'SessionError';
-}
-
-/** The process already runs as many sessions as it allows (TRACEPIPE_MAX_SESSIONS). */
-export class SessionLimitError extends SessionError {}
+export { SessionError, SessionLimitError };
 
 const DEFAULT_MAX_SESSIONS = 8;
 /**

@@ -4,14 +4,15 @@
  */
 import { workerData } from 'node:worker_threads';
 import '../session/control-channel.js';
-import { runtimeEventLoop } from '../providers/event-loop/event-loop-provider.js';
-import { runtimeGC, writeGcPauses } from '../providers/gc-provider.js';
+import { runtimeEventLoop } from '../providers/definitions/event-loop.js';
+import { runtimeGC } from '../providers/definitions/gc.js';
+import { writeGcPauses } from '../providers/gc-provider.js';
 import { GcRing } from '../providers/gc-ring.js';
 import { Heartbeat, WatchdogDuty } from '../providers/event-loop/heartbeat.js';
 import { watchStalls } from '../providers/event-loop/stall-detector.js';
 import { beatIntervalMs, type WatchdogData } from '../providers/event-loop/stall-watchdog.js';
 import { openRestProbe } from '../providers/event-loop/rest-clock.js';
-import { runtimeCpuSampler } from '../providers/cpu-sampler/cpu-sampler-provider.js';
+import { runtimeCpuSampler } from '../providers/definitions/cpu-sampler.js';
 import { NativeSamples, nativeSampler } from '../providers/cpu-sampler/native-route.js';
 
 const MAIN_THREAD = 0;

@@ -1,19 +1,14 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
-import { Level } from '../../schema/level.js';
-import { defineProvider, providerRegistry } from '../../schema/provider.js';
-import type { CounterSpec } from '../../schema/counter-type.js';
-import { liveSessions } from '../../session/session.js';
+import { attachCallbacks, providerRegistry } from '../../schema/provider.js';
+import { sessionMachineryIfLoaded } from '../../machinery.js';
 import { type LoopInterval, useLoopIntervals } from '../event-loop/delay-monitor.js';
 import { TALLY_KINDS, type TallyReading } from '../gc-pause-tally.js';
 import { recordGcPausesFor, takeGcTally } from '../gc-provider.js';
 import { ProviderSessions } from '../provider-sessions.js';
 import { isServiceThread } from '../service-thread.js';
 import { type CounterKind, gcCounter, RUNTIME_COUNTERS, RUNTIME_SPACES, spaceCounter } from './runtime-counter-catalog.js';
-
-/** The counters' specs, from the catalog (ids, units and descriptions are contracts). */
-const counterSpecs: Record<string, CounterSpec> = {};
-for (const c of RUNTIME_COUNTERS) counterSpecs[c.name] = { id: c.id, unit: c.unit, doc: c.description };
+import { runtimeCounters } from '../definitions/runtime-counters.js';
 
 interface Baseline {
   readonly atMs: number;
@@ -23,6 +18,9 @@ interface Baseline {
 }
 
 let baseline: Baseline | undefined;
+
+/** The process's sessions: the counters run only in one, so the machinery has loaded. */
+const liveSessions = () => sessionMachineryIfLoaded()?.session.liveSessions() ?? [];
 
 function takeBaseline(): Baseline {
   const sessions = new Map<number, { written: number; dropped: number }>();
@@ -126,31 +124,8 @@ const sessions = new ProviderSessions('Runtime.Counters', (s) => {
   useLoopIntervals('counters', s.smallestNumber('IntervalSec', 1, 0.01, 3600), publish);
 });
 
-/**
- * `Runtime.Counters`: the process's vital signs every `IntervalSec` (default 1), as counters (one
- * `.Counter` event each: CPU, memory, heap spaces, GC by kind, event loop, active resources), with
- * `SessionStats` per live session and a `CounterInfo` for every counter of the process's providers
- * (name, unit, kind, description) as each session starts. docs/COUNTERS.md.
- */
-export const runtimeCounters = defineProvider('Runtime.Counters', {
-  events: {
-    CounterInfo: {
-      id: 200,
-      level: Level.Informational,
-      fields: [['provider', 'string'], ['counter', 'string'], ['unit', 'string'], ['kind', 'string'], ['description', 'string']],
-      doc: "One counter of the process's providers; kind is gauge (a value now) or interval (an amount during the last interval, shown as a rate).",
-    },
-    SessionStats: {
-      id: 201,
-      level: Level.Informational,
-      fields: [['session', 'u32'], ['eventsWritten', 'f64'], ['eventsDropped', 'f64'], ['bufferUsePercent', 'f64']],
-      doc: "One live tracing session of the process over the interval: events its drain wrote and its producers dropped, and the share of its buffer budget in use.",
-    },
-  },
-  counters: counterSpecs,
-  onEnable: (ctx) => {
+// What runtimeCounters does when a session enables it; its definition loads with `import 'tracepipe'` (definitions/runtime-counters.ts).
+attachCallbacks(runtimeCounters, { onEnable: (ctx) => {
     sessions.onEnable(ctx);
     if (isMainThread && !isServiceThread) describeCounters();
-  },
-  onDisable: sessions.onDisable,
-});
+  }, onDisable: sessions.onDisable });

@@ -1,5 +1,5 @@
 import { loadNativeAddon } from '../native-addon.js';
-import { runtimeCpuSampler } from './cpu-sampler-provider.js';
+import { runtimeCpuSampler } from '../definitions/cpu-sampler.js';
 import { SampleWriter, StackTable } from './sample-writer.js';
 
 /** What a take() of the native sampler gives (native/gc-hook/cpu_sampler.cc). */

@@ -1,5 +1,6 @@
 import { threadOriginNs } from '../../buffers/clock.js';
-import { runtimeCpuSampler, samplerSessionChanges } from './cpu-sampler-provider.js';
+import { runtimeCpuSampler } from '../definitions/cpu-sampler.js';
+import { samplerSessionChanges } from './cpu-sampler-provider.js';
 
 /**
  * Frames and stacks by id (1-based): the native tables mirrored (ids are process-wide), or interned

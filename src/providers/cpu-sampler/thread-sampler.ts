@@ -2,7 +2,7 @@ import { isMainThread, threadId } from 'node:worker_threads';
 import { WatchdogDuty } from '../event-loop/heartbeat.js';
 import { setWatchdogDuty } from '../event-loop/stall-watchdog.js';
 import { everyInterval, type Ticking } from '../interval-ticker.js';
-import { runtimeCpuSampler } from './cpu-sampler-provider.js';
+import { runtimeCpuSampler } from '../definitions/cpu-sampler.js';
 import { INSPECTOR_ROTATE_SEC, InspectorRoute } from './inspector-route.js';
 import { NativeSamples, nativeSampler, nativeSamplerMissing } from './native-route.js';
 

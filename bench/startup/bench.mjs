@@ -1,0 +1,112 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { row } from '../support/report.mjs';
+import { formatSummary, median, summarize } from '../support/stats.mjs';
+import { interleavedRounds, runVariant } from '../support/variant-process.mjs';
+
+const VARIANT = fileURLToPath(new URL('./variant.mjs', import.meta.url));
+const IMPORT_ROUNDS = 21;
+const SESSION_ROUNDS = 11;
+const PROCESS_ROUNDS = 11;
+const TIME = '/usr/bin/time';
+/** Targets of issue 24. */
+const TARGET_IMPORT_MS = 15;
+const TARGET_IMPORT_VS_PINO = 1.5;
+const TARGET_REGISTER_MS = 5;
+const TARGET_FIRST_EVENT_MS = 15;
+const TARGET_SESSION_WALL_MS = 40;
+const TARGET_SESSION_RSS_MB = 15;
+
+export const description =
+  "issue 24: import time of tracepipe, tracepipe/lite and pino; startSession to first recorded event, to resolve, stop(); `node -e 0` untraced, with --import tracepipe/register, a startup session (TRACEPIPE_ENABLE=1) and a flight recorder: wall, CPU, peak RSS";
+
+/** `node -e 0` under /usr/bin/time: wall and CPU ms, peak RSS in MB. */
+async function timedProcess(nodeArgs, env, dir) {
+  const out = join(dir, 'time.txt');
+  await promisify(execFile)(TIME, ['-o', out, '-f', '%e %U %S %M', process.execPath, ...nodeArgs, '-e', '0'], { env, timeout: 60_000 });
+  const [wall, user, sys, maxKb] = readFileSync(out, 'utf8').trim().split('\n').pop().split(' ').map(Number);
+  return { wallMs: wall * 1000, cpuMs: (user + sys) * 1000, rssMB: maxKb / 1024 };
+}
+
+function childEnv(extra) {
+  const env = { ...process.env, ...extra };
+  for (const k of Object.keys(env)) if (k.startsWith('TRACEPIPE_') && !(k in extra)) delete env[k];
+  return env;
+}
+
+/**
+ * TRACEPIPE_BENCH_BEFORE=<checkout with a built dist/> adds that build's import and register, run in
+ * the same rounds, so a change's before and after are measured side by side.
+ */
+const BEFORE = process.env.TRACEPIPE_BENCH_BEFORE;
+const beforeFile = (f) => pathToFileURL(resolve(BEFORE, 'dist', f)).href;
+
+export async function run() {
+  const checks = [];
+  const dir = mkdtempSync(join(tmpdir(), 'tracepipe-startup-'));
+  try {
+    // Import: each specifier first thing in a fresh process, rounds interleaved.
+    const specs = ['tracepipe', 'tracepipe/lite', 'pino', ...(BEFORE ? [beforeFile('index.js')] : [])];
+    const imports = await interleavedRounds(IMPORT_ROUNDS, specs, async (s) => (await runVariant(VARIANT, ['import', s])).ms);
+    console.log(`import, ${IMPORT_ROUNDS} fresh processes each, interleaved (ms from the call to its resolve):`);
+    for (const s of specs) row(s === specs[3] ? "import 'tracepipe' (before)" : `import '${s}'`, `${formatSummary(summarize(imports[s]), 1)} ms`);
+    if (BEFORE) row("import 'tracepipe' / before", `${median(imports.tracepipe.map((v, k) => v / imports[specs[3]][k])).toFixed(2)}× (median of per-round ratios)`);
+    // Per round, the ratio of processes that ran side by side.
+    const vsPino = median(imports.tracepipe.map((v, k) => v / imports.pino[k]));
+    const vsLite = median(imports.tracepipe.map((v, k) => v / imports['tracepipe/lite'][k]));
+    row("import 'tracepipe' / import 'pino'", `${vsPino.toFixed(2)}× (median of per-round ratios); / tracepipe/lite ${vsLite.toFixed(1)}×`);
+    const importMs = median(imports.tracepipe);
+    checks.push({ check: "import 'tracepipe'", value: `${importMs.toFixed(1)} ms`, target: `<= ${TARGET_IMPORT_MS} ms`, met: importMs <= TARGET_IMPORT_MS });
+    checks.push({ check: "import 'tracepipe' / import 'pino'", value: `${vsPino.toFixed(2)}×`, target: `<= ${TARGET_IMPORT_VS_PINO}×`, met: vsPino <= TARGET_IMPORT_VS_PINO });
+
+    // A session started by the program: to its first recorded event, to resolve, and its stop.
+    const sessions = [];
+    for (let r = 0; r < SESSION_ROUNDS; r++) sessions.push(await runVariant(VARIANT, ['session', join(dir, `s${r}.tptrace`)]));
+    console.log(`startSession({ providers: 'Runtime.GC,…', output: file }) after import 'tracepipe', ${SESSION_ROUNDS} processes:`);
+    for (const [k, label] of [['firstEventMs', 'call to first recorded event'], ['resolveMs', 'call to resolve'], ['stopMs', 'stop()']]) {
+      row(label, `${formatSummary(summarize(sessions.map((s) => s[k])), 1)} ms`);
+    }
+    const firstMs = median(sessions.map((s) => s.firstEventMs));
+    checks.push({ check: 'startSession to first recorded event', value: `${firstMs.toFixed(1)} ms`, target: `<= ${TARGET_FIRST_EVENT_MS} ms`, met: firstMs <= TARGET_FIRST_EVENT_MS });
+
+    // `node -e 0` as a whole process.
+    if (!existsSync(TIME)) {
+      console.log(`  (no ${TIME}: the whole-process figures are skipped)`);
+      return checks;
+    }
+    const output = join(dir, 'startup-{pid}.tptrace');
+    const variants = {
+      'node -e 0': { nodeArgs: [], env: {} },
+      '--import tracepipe/register': { nodeArgs: ['--import', 'tracepipe/register'], env: {} },
+      'startup session (TRACEPIPE_ENABLE=1)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output } },
+      'flight recorder (TRACEPIPE_FLIGHT_RECORDER=16)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_FLIGHT_RECORDER: '16', TRACEPIPE_FLIGHT_DIR: dir } },
+    };
+    if (BEFORE) {
+      variants['--import tracepipe/register (before)'] = { nodeArgs: ['--import', beforeFile('register.js')], env: {} };
+      variants['startup session (before)'] = { nodeArgs: ['--import', beforeFile('register.js')], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output } };
+    }
+    const names = Object.keys(variants);
+    const procs = await interleavedRounds(PROCESS_ROUNDS, names, (n) => timedProcess(variants[n].nodeArgs, childEnv(variants[n].env), dir));
+    console.log(`\`node -e 0\`, ${PROCESS_ROUNDS} processes each, interleaved (${TIME}: wall, user + system CPU, peak RSS; "+" is the median of per-round differences with the untraced process):`);
+    const base = procs['node -e 0'];
+    const extra = (n, k) => median(procs[n].map((p, i) => p[k] - base[i][k]));
+    for (const n of names) {
+      const m = (k) => median(procs[n].map((p) => p[k]));
+      const plus = n === 'node -e 0' ? '' : ` (+${extra(n, 'wallMs').toFixed(0)} ms, +${extra(n, 'cpuMs').toFixed(0)} ms, +${extra(n, 'rssMB').toFixed(1)} MB)`;
+      row(n, `wall ${m('wallMs').toFixed(0)} ms, CPU ${m('cpuMs').toFixed(0)} ms, peak RSS ${m('rssMB').toFixed(1)} MB${plus}`);
+    }
+    const registerMs = extra('--import tracepipe/register', 'wallMs');
+    const sessionMs = extra('startup session (TRACEPIPE_ENABLE=1)', 'wallMs');
+    const sessionMB = extra('startup session (TRACEPIPE_ENABLE=1)', 'rssMB');
+    checks.push({ check: 'tracepipe/register alone, wall above node -e 0', value: `${registerMs.toFixed(1)} ms`, target: `<= ${TARGET_REGISTER_MS} ms`, met: registerMs <= TARGET_REGISTER_MS });
+    checks.push({ check: 'startup session, wall above node -e 0', value: `${sessionMs.toFixed(0)} ms`, target: `<= ${TARGET_SESSION_WALL_MS} ms`, met: sessionMs <= TARGET_SESSION_WALL_MS });
+    checks.push({ check: 'startup session, peak RSS above node -e 0', value: `${sessionMB.toFixed(1)} MB`, target: `<= ${TARGET_SESSION_RSS_MB} MB`, met: sessionMB <= TARGET_SESSION_RSS_MB });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return checks;
+}

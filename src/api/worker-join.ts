@@ -1,0 +1,30 @@
+/**
+ * A worker thread that imports tracepipe joins the process's sessions, which the main thread
+ * announces (src/session/control-channel.ts). Sessions load on first use (src/machinery.ts), so the
+ * worker loads them as it imports tracepipe while a session runs (at once where Node can, so its
+ * first events are recorded), or when the first session opens later; the machinery's own channel then asks the main thread for every live session. The main thread starts
+ * its sessions through the machinery and watches nothing.
+ */
+import { BroadcastChannel, getEnvironmentData, isMainThread } from 'node:worker_threads';
+import { loadSessionMachinery, loadSessionMachineryNow } from '../machinery.js';
+import { errorMessage } from '../schema/error-message.js';
+import { CONTROL_CHANNEL, SESSIONS_ENV_KEY } from '../session/control-names.js';
+
+function join(): void {
+  if (loadSessionMachineryNow()) return;
+  loadSessionMachinery().catch((e: unknown) => process.stderr.write(`tracepipe: this worker thread joins no session: ${errorMessage(e)}\n`));
+}
+
+if (!isMainThread) {
+  const known = getEnvironmentData(SESSIONS_ENV_KEY) as readonly unknown[] | undefined;
+  if (known !== undefined && known.length > 0) join();
+  else {
+    const channel = new BroadcastChannel(CONTROL_CHANNEL);
+    channel.onmessage = () => {
+      channel.close();
+      join();
+    };
+    // Never keep a worker alive just to hear about sessions.
+    (channel as unknown as { unref(): void }).unref();
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The one seam between what `import 'tracepipe'` loads and what loads on first use.
+ *
+ * Importing tracepipe loads its public entry (src/index.ts): the schema, the built-in providers'
+ * definitions, the thread's host and the API's front ends. Everything else (sessions, buffers, the
+ * drain, the built-in providers' machinery, the diagnostics server and client, the trace reader, the
+ * flight recorder) is reached through the functions below, each a dynamic import() made once, when
+ * first needed: a program that imports tracepipe and never traces pays for none of it, and an
+ * attachable process (`--import tracepipe/register`) loads the session machinery only when a client
+ * first asks for a session. Loading it grows the heap by ~2 MB, and a start that grows the old
+ * generation by a megabyte or more earns a one-off V8 memory-reducer collection seconds later.
+ *
+ * Nothing here imports the public entry: the entry and the diagnostics server both come here.
+ */
+/** Sessions and what they need to run: the session layer, with the built-in providers' machinery attached. */
+export interface SessionMachinery {
+  readonly session: typeof import('./session/session.js');
+  readonly providerSpec: typeof import('./session/provider-spec.js');
+}
+
+let loading: Promise<SessionMachinery> | undefined;
+let loaded: SessionMachinery | undefined;
+
+/**
+ * What the sessions need loaded first, in order: the thread's host and the built-in providers'
+ * definitions (so that a session started from here, as the diagnostics server's first request is,
+ * sees the same providers as one started after `import 'tracepipe'`), then what those providers do.
+ */
+const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/runtime-machinery.js'];
+
+/** Loads the session machinery (once). */
+export function loadSessionMachinery(): Promise<SessionMachinery> {
+  loading ??= (async () => {
+    for (const m of BEFORE_SESSIONS) await import(m);
+    const [session, providerSpec] = await Promise.all([import('./session/session.js'), import('./session/provider-spec.js')]);
+    loaded = { session, providerSpec };
+    return loaded;
+  })();
+  return loading;
+}
+
+/**
+ * Loads it now, synchronously, where Node can require() ES modules (20.19 and later): a worker thread
+ * started while a session runs records from its first event, as it did when sessions loaded with
+ * the import. Returns false where Node cannot (loadSessionMachinery() then does it a moment later).
+ */
+export function loadSessionMachineryNow(): boolean {
+  if (loaded) return true;
+  if (loading || !(process.features as { require_module?: boolean }).require_module) return false;
+  // Through the process rather than an import of node:module, which would load with `import 'tracepipe'`.
+  const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);
+  for (const m of BEFORE_SESSIONS) require(m);
+  loaded = { session: require('./session/session.js') as SessionMachinery['session'], providerSpec: require('./session/provider-spec.js') as SessionMachinery['providerSpec'] };
+  loading = Promise.resolve(loaded);
+  return true;
+}
+
+/** The machinery if it has loaded; until then this thread has no session (sessions start through it). */
+export function sessionMachineryIfLoaded(): SessionMachinery | undefined {
+  return loaded;
+}
+
+/** The machinery if loading it has begun, undefined otherwise: asking which sessions run then loads nothing. */
+export function loadedSessionMachinery(): Promise<SessionMachinery> | undefined {
+  return loading;
+}
+
+export const loadDiagnosticsServer = (): Promise<typeof import('./ipc/diagnostics-server.js')> => import('./ipc/diagnostics-server.js');
+export const loadDiagnosticRequests = (): Promise<typeof import('./ipc/diagnostics-requests.js')> => import('./ipc/diagnostics-requests.js');
+export const loadDiagnosticsClient = (): Promise<typeof import('./ipc/diagnostics-client.js')> => import('./ipc/diagnostics-client.js');
+// Both start sessions: the machinery (the host, the built-in providers' callbacks) first.
+export const loadStartupSession = async (): Promise<typeof import('./ipc/startup-session.js')> => (await loadSessionMachinery(), import('./ipc/startup-session.js'));
+export const loadFlightRecorder = async (): Promise<typeof import('./api/flight-recorder.js')> => (await loadSessionMachinery(), import('./api/flight-recorder.js'));
+export const loadTraceReader = (): Promise<typeof import('./format/trace-reader.js')> => import('./format/trace-reader.js');

@@ -1,0 +1,68 @@
+// What `import 'tracepipe'` and `--import tracepipe/register` load: the public entry defines the
+// providers and the API's front ends; sessions, buffers, the drain, sinks, the built-in providers'
+// machinery, IPC, the reader and exporters load on first use, through src/machinery.ts (README.md,
+// "Layout"). Each list here is that layout's eager part; a module added to it is a decision, made here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const LOG = fileURLToPath(new URL('./fixtures/module-log.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The package's modules (paths under dist/) a fresh process loads running `code` (an ES module). */
+async function loadedBy(code, { nodeArgs = [], env = {} } = {}) {
+  const { stderr } = await promisify(execFile)(process.execPath, ['--import', LOG, ...nodeArgs, '--input-type=module', '-e', code], {
+    cwd: ROOT,
+    env: Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([k]) => !k.startsWith('TRACEPIPE_') || k in env)),
+    timeout: 60_000,
+  });
+  return stderr.split('\n').filter((l) => l.startsWith('loaded ')).map((l) => l.slice('loaded '.length)).sort();
+}
+
+/** Everything import 'tracepipe' may load: the schema, the built-in providers' definitions, the API's front ends, and small leaves. */
+const EAGER = [
+  /^index\.js$/,
+  /^machinery\.js$/,
+  /^schema\/[\w-]+\.js$/,
+  /^providers\/definitions\/[\w-]+\.js$/,
+  /^providers\/runtime-providers\.js$/,
+  /^providers\/counters\/runtime-counter-catalog\.js$/,
+  /^providers\/gc-pause-(source|tally)\.js$/,
+  /^api\/(tracepipe-host|on-first-use|worker-join|gc-pause-monitor)\.js$/,
+  /^buffers\/clock\.js$/,
+  /^format\/(drop-reason|format-error|read-options)\.js$/,
+  /^session\/(control-names|provider-spec|session-error|trace-profiles|version)\.js$/,
+  /^ipc\/target-error\.js$/,
+];
+
+test("import 'tracepipe' loads the providers' definitions and the API, not sessions, the drain, IPC, the reader or exporters", { timeout: 90_000 }, async () => {
+  const loaded = await loadedBy("await import('tracepipe')");
+  assert.ok(loaded.includes('index.js') && loaded.includes('providers/definitions/gc.js'), loaded.join(' '));
+  assert.deepEqual(loaded.filter((m) => !EAGER.some((e) => e.test(m))), []);
+  for (const lazy of ['session/session.js', 'session/thread-sessions.js', 'buffers/thread-buffer.js', 'providers/gc-provider.js', 'providers/gc-hook.js', 'ipc/diagnostics-server.js', 'ipc/diagnostics-client.js', 'format/trace-reader.js', 'api/flight-recorder.js']) {
+    assert.ok(!loaded.includes(lazy), `${lazy} loaded by import alone`);
+  }
+});
+
+test('the first session loads the machinery, and it runs the built-in providers', { timeout: 90_000 }, async () => {
+  const code = `
+    const t = await import('tracepipe');
+    const events = [];
+    const s = await t.startSession({ providers: 'Runtime.Process', rundown: true, output: { onEvent: (e) => events.push(e.name) } });
+    await s.stop();
+    if (!events.includes('Process')) throw new Error('no Process event: ' + events.join());
+    if (!(s instanceof t.TraceSession) || ({}) instanceof t.TraceSession) throw new Error('instanceof TraceSession');
+    const n = t.liveSessions().length;
+    if (n !== 0) throw new Error(n + ' sessions left');`;
+  const loaded = await loadedBy(code);
+  for (const m of ['session/session.js', 'providers/process-provider.js', 'session/thread-sessions.js']) assert.ok(loaded.includes(m), `${m} not loaded by a session: ${loaded.join(' ')}`);
+});
+
+test('--import tracepipe/register with no session asked for loads the diagnostics server only', { timeout: 90_000 }, async () => {
+  const loaded = await loadedBy('', { nodeArgs: ['--import', 'tracepipe/register'] });
+  assert.ok(loaded.includes('ipc/diagnostics-server.js'), loaded.join(' '));
+  const allowed = /^(register|machinery|ipc\/(diagnostics-server|exit-flush|ipc-transport|main-thread)|schema\/(provider-host|record-abi)|session\/process-exit|buffers\/session-memory|format\/drop-reason|providers\/native-addon)\.js$/;
+  assert.deepEqual(loaded.filter((m) => !allowed.test(m)), []);
+});
