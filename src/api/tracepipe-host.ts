@@ -1,5 +1,5 @@
 import type { DiagnosticServer } from '../ipc/diagnostics-server.js';
-import { loadDiagnosticsServer, loadSessionMachinery, sessionMachineryIfLoaded } from '../machinery.js';
+import { loadDiagnosticsServer, loadSessionMachinery, loadSessionMachineryNow, sessionMachineryIfLoaded } from '../machinery.js';
 import { CounterType } from '../schema/counter-type.js';
 import { type EnabledFlag, EventType, type WriterMirror } from '../schema/event-type.js';
 import { defineHostProvider, definitionSignature, type ProviderEnablement, type ProviderImpl, providerRegistry } from '../schema/provider.js';
@@ -26,8 +26,17 @@ export interface TracepipeHost extends ProviderHost {
  * This copy's session functions. Sessions and the diagnostics server load on first use
  * (src/machinery.ts); until sessions have loaded, none exists.
  */
-async function localStartSession(options: SessionOptions): Promise<TraceSession> {
-  return (await loadSessionMachinery()).session.startSession(options);
+function localStartSession(options: SessionOptions): Promise<TraceSession> {
+  // Loaded at once where Node can (require() of ES modules): the calling thread then records from the
+  // call on (docs/BUFFERING.md, "Before the drain runs"). Elsewhere the session starts once it has loaded.
+  if (loadSessionMachineryNow()) {
+    try {
+      return sessionMachineryIfLoaded()!.session.startSession(options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+  return loadSessionMachinery().then((m) => m.session.startSession(options));
 }
 
 function localLiveSessions(): readonly TraceSession[] {
