@@ -1,6 +1,7 @@
 import { type DominatorTree, dominatorTree, type RetainingEdges } from './dominator-tree.js';
 import type { HeapGraph } from './heap-graph.js';
 import { NodeLabels } from './node-label.js';
+import { ScratchBuffers } from './scratch-buffers.js';
 
 /** The columns type statistics need; readGcdump loads only these. */
 export const STATISTICS_COLUMNS = { nodes: ['type', 'name', 'id', 'self_size', 'edge_count'], edges: ['type', 'to_node'] } as const;
@@ -113,15 +114,16 @@ export function typeTotals(g: HeapGraph): TypeTotals {
 }
 
 /** Which edges retain, as DevTools decides: weak edges never do, shortcut edges only from the root (where they mark the user's global objects). */
-export function retainingEdges(g: HeapGraph): RetainingEdges {
+export function retainingEdges(g: HeapGraph, scratch?: ScratchBuffers): RetainingEdges {
   const edgeTypes = g.typeNames('edges');
-  return { first: g.firstEdges(), to: g.column('edges', 'to_node'), type: g.column('edges', 'type'), never: edgeTypes.indexOf('weak'), rootOnly: edgeTypes.indexOf('shortcut') };
+  return { first: g.firstEdges(scratch), to: g.column('edges', 'to_node'), type: g.column('edges', 'type'), never: edgeTypes.indexOf('weak'), rootOnly: edgeTypes.indexOf('shortcut') };
 }
 
 /** Retained size per node: its own plus all it dominates, summed in reverse preorder. */
-export function retainedSizes(g: HeapGraph, tree: DominatorTree): Float64Array {
+export function retainedSizes(g: HeapGraph, tree: DominatorTree, scratch = new ScratchBuffers()): Float64Array {
   const { order, idom } = tree;
-  const retained = new Float64Array(g.column('nodes', 'self_size'));
+  const retained = scratch.float64(g.nodeCount);
+  retained.set(g.column('nodes', 'self_size'));
   for (let i = order.length - 1; i > 0; i--) {
     const v = order[i]!;
     retained[idom[v]!]! += retained[v]!;
@@ -136,9 +138,13 @@ export function retainedSizes(g: HeapGraph, tree: DominatorTree): Float64Array {
 export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
   const { classOf, names, count, selfBytes, total } = typeTotals(g);
   const k = names.length;
-  const tree = dominatorTree(g.nodeCount, 0, retainingEdges(g));
-  const retained = retainedSizes(g, tree);
-  const { byClass, topLevel, children } = classRetained(g.nodeCount, tree, classOf, k, retained);
+  // Each phase's dead arrays hold the next phase's: the peak is the dominator tree's, whenever the GC runs.
+  const scratch = new ScratchBuffers();
+  const edges = retainingEdges(g, scratch);
+  const tree = dominatorTree(g.nodeCount, 0, edges, scratch);
+  scratch.give(edges.first);
+  const retained = retainedSizes(g, tree, scratch);
+  const { byClass, topLevel, children } = classRetained(g.nodeCount, tree, classOf, k, retained, scratch);
   const chosen = [...names.keys()].sort((a, b) => byClass[b]! - byClass[a]! || names[a]!.localeCompare(names[b]!)).slice(0, holdersFor);
   const holders = mainHolders(g, children, classOf, names, topLevel, retained, chosen);
   return {
@@ -208,20 +214,21 @@ interface DominatorChildren {
  * (marked in `topLevel`), found by one walk of the dominator tree that counts, per type, how many of
  * the current node's dominators are of that type.
  */
-function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Array, classes: number, retained: Float64Array): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
+function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Array, classes: number, retained: Float64Array, scratch: ScratchBuffers): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
   const { order, idom } = tree;
   // Dominator-tree children in CSR form.
-  const childStart = new Int32Array(nodeCount + 1);
+  const childStart = scratch.int32(nodeCount + 1).fill(0);
   for (let i = 1; i < order.length; i++) childStart[idom[order[i]!]! + 1]!++;
   for (let i = 0; i < nodeCount; i++) childStart[i + 1]! += childStart[i]!;
-  const children = new Int32Array(Math.max(0, order.length - 1));
-  const fill = childStart.slice(0, nodeCount);
+  const children = scratch.int32(Math.max(0, order.length - 1));
+  const fill = scratch.int32(nodeCount);
+  fill.set(childStart.subarray(0, nodeCount));
   for (let i = 1; i < order.length; i++) {
     const v = order[i]!;
     children[fill[idom[v]!]!++] = v;
   }
   const byClass = new Float64Array(classes);
-  const topLevel = new Uint8Array(nodeCount);
+  const topLevel = scratch.uint8(nodeCount).fill(0);
   const onPath = new Int32Array(classes);
   const cursor = fill; // reused: next child to visit per node
   for (let i = 0; i < nodeCount; i++) cursor[i] = childStart[i]!;
