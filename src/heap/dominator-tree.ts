@@ -9,7 +9,7 @@ import { ScratchBuffers } from './scratch-buffers.js';
  * the tree too (quadratic on a list whose nodes are also held by one array). Everything is in typed
  * arrays and iterative (no recursion, so no stack depth, nor any stack); every array serves several
  * phases: at the peak it holds the predecessor lists (one word per retaining edge) and five words per
- * node, and it gives four of them back to the caller's scratch buffers.
+ * node (with the edges' `first`, when the caller is done with it), and gives four back to the caller.
  */
 export interface DominatorTree {
   /** Nodes reachable from the root, in depth-first preorder: the root first, every node after its dominator. */
@@ -112,13 +112,15 @@ function predecessors(root: number, p: Preorder, g: RetainingEdges, scratch: Scr
 
 /**
  * The dominator tree of the nodes the root reaches. Its arrays come from `scratch`, and those it no
- * longer needs go back there for the caller's next phase.
+ * longer needs go back there for the caller's next phase. With `lastUseOfEdges`, the caller reads
+ * `edges.first` no more, and it joins them as soon as the predecessor lists are built.
  */
-export function dominatorTree(nodeCount: number, root: number, edges: RetainingEdges, scratch = new ScratchBuffers()): DominatorTree {
+export function dominatorTree(nodeCount: number, root: number, edges: RetainingEdges, scratch = new ScratchBuffers(), lastUseOfEdges = false): DominatorTree {
   const p = preorder(nodeCount, root, edges, scratch);
   const { vertex } = p;
   const n = vertex.length;
   const { start, preds } = predecessors(root, p, edges, scratch);
+  if (lastUseOfEdges) scratch.give(edges.first);
   // Everything below is in preorder numbers (the root is 0). The depth-first parent array doubles as
   // the link-eval forest's `ancestor`: a number's parent is read only while it is processed, and it is
   // linked (its ancestor becomes meaningful) only after. Numbers above `linked` are in the forest.

@@ -140,9 +140,7 @@ export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
   const k = names.length;
   // Each phase's dead arrays hold the next phase's: the peak is the dominator tree's, whenever the GC runs.
   const scratch = new ScratchBuffers();
-  const edges = retainingEdges(g, scratch);
-  const tree = dominatorTree(g.nodeCount, 0, edges, scratch);
-  scratch.give(edges.first);
+  const tree = dominatorTree(g.nodeCount, 0, retainingEdges(g, scratch), scratch, true);
   const retained = retainedSizes(g, tree, scratch);
   const { byClass, topLevel, children } = classRetained(g.nodeCount, tree, classOf, k, retained, scratch);
   const chosen = [...names.keys()].sort((a, b) => byClass[b]! - byClass[a]! || names[a]!.localeCompare(names[b]!)).slice(0, holdersFor);
