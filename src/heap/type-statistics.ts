@@ -3,8 +3,11 @@ import type { HeapGraph } from './heap-graph.js';
 import { NodeLabels } from './node-label.js';
 import { ScratchBuffers } from './scratch-buffers.js';
 
-/** The columns type statistics need; readGcdump loads only these. */
-export const STATISTICS_COLUMNS = { nodes: ['type', 'name', 'id', 'self_size', 'edge_count'], edges: ['type', 'to_node'] } as const;
+/** The columns type statistics need; readGcdump loads only these (the holders' ids come from `nodeIds`). */
+export const STATISTICS_COLUMNS = { nodes: ['type', 'name', 'self_size', 'edge_count'], edges: ['type', 'to_node'] } as const;
+
+/** V8's ids of some nodes, in their order. */
+export type NodeIds = (nodes: readonly number[]) => readonly number[];
 
 /** One type (constructor or class name) of a heap: how many objects, their own bytes and what they retain. */
 export interface TypeRow {
@@ -133,9 +136,10 @@ export function retainedSizes(g: HeapGraph, tree: DominatorTree, scratch = new S
 
 /**
  * Counts, self sizes and retained sizes per type; the root is node 0, as V8 writes it. For the
- * `holdersFor` types of largest retained size, also the dominator that holds most of it.
+ * `holdersFor` types of largest retained size, also the dominator that holds most of it, named with
+ * its id from `nodeIds` (by default the graph's id column).
  */
-export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
+export function typeStatistics(g: HeapGraph, holdersFor = 0, nodeIds?: NodeIds): TypeStatistics {
   const { classOf, names, count, selfBytes, total } = typeTotals(g);
   const k = names.length;
   // Each phase's dead arrays hold the next phase's: the peak is the dominator tree's, whenever the GC runs.
@@ -144,7 +148,7 @@ export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
   const retained = retainedSizes(g, tree, scratch);
   const { byClass, topLevel, children } = classRetained(g.nodeCount, tree, classOf, k, retained, scratch);
   const chosen = [...names.keys()].sort((a, b) => byClass[b]! - byClass[a]! || names[a]!.localeCompare(names[b]!)).slice(0, holdersFor);
-  const holders = mainHolders(g, children, classOf, names, topLevel, retained, chosen);
+  const holders = mainHolders(g, children, classOf, names, topLevel, retained, chosen, nodeIds);
   return {
     nodes: g.nodeCount,
     edges: g.edgeCount,
@@ -163,7 +167,7 @@ export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
  * sits. One pass over the dominator tree's children lists, which group objects by dominator: per
  * dominator, its children's retained sizes are summed per type in scratch arrays (no map per object).
  */
-function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: Uint32Array, names: readonly string[], topLevel: Uint8Array, retained: Float64Array, chosen: readonly number[]): Map<number, Holder> {
+function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: Uint32Array, names: readonly string[], topLevel: Uint8Array, retained: Float64Array, chosen: readonly number[], nodeIds?: NodeIds): Map<number, Holder> {
   const out = new Map<number, Holder>();
   if (chosen.length === 0) return out;
   const classes = names.length;
@@ -192,12 +196,14 @@ function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: Uint32A
     touched.length = 0;
   }
   const labels = new NodeLabels(g);
-  for (const c of chosen) {
-    const d = bestHolder[c]!;
-    if (d < 0) continue;
+  const held = chosen.filter((c) => bestHolder[c]! >= 0);
+  const holderNodes = held.map((c) => bestHolder[c]!);
+  const ids = nodeIds ? nodeIds(holderNodes) : holderNodes.map((d) => labels.nodeId(d));
+  held.forEach((c, i) => {
+    const d = holderNodes[i]!;
     const [type, bytes] = [...byHolderType.get(c)!].reduce((a, b) => (b[1] > a[1] ? b : a));
-    out.set(c, { id: labels.nodeId(d), name: labels.node(d), bytes: best[c]!, byType: { name: names[type]!, bytes } });
-  }
+    out.set(c, { id: ids[i]!, name: labels.node(d, ids[i]!), bytes: best[c]!, byType: { name: names[type]!, bytes } });
+  });
   return out;
 }
 
