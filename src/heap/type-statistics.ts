@@ -54,8 +54,11 @@ function classKey(type: string, name: string): string {
   return `(${type})`;
 }
 
+/** Per node, the index of its type: two bytes while there are fewer than 65,536 types (nearly always). */
+export type TypeIndex = Uint16Array | Uint32Array;
+
 /** Per node, the index of its type in `names`. */
-export function classify(g: HeapGraph): { classOf: Uint32Array; names: string[] } {
+export function classify(g: HeapGraph): { classOf: TypeIndex; names: string[] } {
   const types = g.typeNames('nodes');
   const type = g.column('nodes', 'type');
   const name = g.column('nodes', 'name');
@@ -64,13 +67,14 @@ export function classify(g: HeapGraph): { classOf: Uint32Array; names: string[] 
   // Objects are keyed by their name's string id first: one Map look-up per node, no string per node.
   const byString = new Map<number, number>();
   const byType = new Map<number, number>();
-  const classOf = new Uint32Array(g.nodeCount);
+  let classOf: TypeIndex = new Uint16Array(g.nodeCount);
   const intern = (key: string): number => {
     let k = byKey.get(key);
     if (k === undefined) {
       k = names.length;
       names.push(key);
       byKey.set(key, k);
+      if (k > 0xffff && classOf instanceof Uint16Array) classOf = new Uint32Array(classOf);
     }
     return k;
   };
@@ -92,7 +96,7 @@ export function classify(g: HeapGraph): { classOf: Uint32Array; names: string[] 
 }
 
 export interface TypeTotals {
-  readonly classOf: Uint32Array;
+  readonly classOf: TypeIndex;
   readonly names: string[];
   readonly count: Float64Array;
   readonly selfBytes: Float64Array;
@@ -167,7 +171,7 @@ export function typeStatistics(g: HeapGraph, holdersFor = 0, nodeIds?: NodeIds):
  * sits. One pass over the dominator tree's children lists, which group objects by dominator: per
  * dominator, its children's retained sizes are summed per type in scratch arrays (no map per object).
  */
-function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: Uint32Array, names: readonly string[], topLevel: Uint8Array, retained: Float64Array, chosen: readonly number[], nodeIds?: NodeIds): Map<number, Holder> {
+function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: TypeIndex, names: readonly string[], topLevel: Uint8Array, retained: Float64Array, chosen: readonly number[], nodeIds?: NodeIds): Map<number, Holder> {
   const out = new Map<number, Holder>();
   if (chosen.length === 0) return out;
   const classes = names.length;
@@ -218,7 +222,7 @@ interface DominatorChildren {
  * (marked in `topLevel`), found by one walk of the dominator tree that counts, per type, how many of
  * the current node's dominators are of that type.
  */
-function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Array, classes: number, retained: Float64Array, scratch: ScratchBuffers): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
+function classRetained(nodeCount: number, tree: DominatorTree, classOf: TypeIndex, classes: number, retained: Float64Array, scratch: ScratchBuffers): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
   const { order, idom } = tree;
   // Dominator-tree children in CSR form.
   const childStart = scratch.int32(nodeCount + 1).fill(0);
