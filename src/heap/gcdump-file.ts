@@ -169,6 +169,7 @@ export function readNodeField(path: string, field: string, nodes: readonly numbe
     if (!s) throw new GcdumpFileError(`${path} has no nodes field '${field}'`);
     const Type = typedArrayOf(s);
     if (!Type || s.length !== h.counts.nodes) throw new GcdumpFileError(`${path} is damaged (section nodes.${field})`);
+    if (nodes.some((v) => !(v >= 0 && v < s.length))) throw new RangeError(`readNodeField: a node index past the ${s.length} nodes`);
     const piece = new Type(64 * 1024);
     const values = nodes.map(() => 0);
     const byStart = nodes.map((v, i) => [v, i] as const).sort((a, b) => a[0] - b[0]);
