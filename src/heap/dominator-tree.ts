@@ -5,11 +5,12 @@ import { ScratchBuffers } from './scratch-buffers.js';
  * in a Flowgraph", the simple version: path compression without balancing), O(m log n) on every graph
  * shape. Cooper, Harvey and Kennedy's iterative algorithm, used before, climbs the dominator tree once
  * per predecessor, which is quadratic on a heap with a long chain and a node many objects point at (a
- * linked list whose nodes share one hidden class). Semi-NCA needs fewer arrays but its last pass climbs
- * the tree too (quadratic on a list whose nodes are also held by one array). Everything is in typed
- * arrays and iterative (no recursion, so no stack depth, nor any stack); every array serves several
- * phases: at the peak it holds the predecessor lists (one word per retaining edge) and five words per
- * node (with the edges' `first`, when the caller is done with it), and gives four back to the caller.
+ * linked list whose nodes share one hidden class). Semi-NCA needs fewer arrays but its last pass
+ * climbs the tree too (quadratic on a list whose nodes each hold an object one array also holds).
+ * Everything is in typed arrays and iterative (no recursion, so no stack depth, nor any stack); every
+ * array serves several phases: at the peak it holds the predecessor lists (one word per retaining
+ * edge) and five words per node (with the edges' `first`, when the caller is done with it), and gives
+ * four back to the caller.
  */
 export interface DominatorTree {
   /** Nodes reachable from the root, in depth-first preorder: the root first, every node after its dominator. */
