@@ -133,7 +133,7 @@ export function dominatorTree(nodeCount: number, root: number, edges: RetainingE
   // waiting in it lies below one of the owner's children, after which it is emptied.
   const label = scratch.int32(n).fill(-1);
   // Per number: while it waits in a bucket the next one in that bucket, then its (relative) dominator,
-  // kept in the first slot of its predecessor list, read by then (the root, which has none, is 0's own).
+  // kept in the first slot of its predecessor list, read by then (the root has no slot: it is its own).
   const idomSlot = start;
   for (let i = 0; i < n; i++) semi[i] = i;
   let linked = n;

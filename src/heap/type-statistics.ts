@@ -126,8 +126,11 @@ export function retainingEdges(g: HeapGraph, scratch?: ScratchBuffers): Retainin
   return { first: g.firstEdges(scratch), to: g.column('edges', 'to_node'), type: g.column('edges', 'type'), never: edgeTypes.indexOf('weak'), rootOnly: edgeTypes.indexOf('shortcut') };
 }
 
-/** Retained size per node: its own plus all it dominates, summed in reverse preorder; four bytes each when the whole heap is under 4 GiB. */
-export function retainedSizes(g: HeapGraph, tree: DominatorTree, scratch = new ScratchBuffers()): Uint32Array | Float64Array {
+/** Per node, its retained size: four bytes each when the whole heap is under 4 GiB, else eight. */
+export type RetainedSizes = Uint32Array | Float64Array;
+
+/** Retained size per node: its own plus all it dominates, summed in reverse preorder. */
+export function retainedSizes(g: HeapGraph, tree: DominatorTree, scratch = new ScratchBuffers()): RetainedSizes {
   const { order, idom } = tree;
   const self = g.column('nodes', 'self_size');
   let total = 0;
@@ -174,7 +177,7 @@ export function typeStatistics(g: HeapGraph, holdersFor = 0, nodeIds?: NodeIds):
  * sits. One pass over the dominator tree's children lists, which group objects by dominator: per
  * dominator, its children's retained sizes are summed per type in scratch arrays (no map per object).
  */
-function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: TypeIndex, names: readonly string[], topLevel: Uint8Array, retained: Uint32Array | Float64Array, chosen: readonly number[], nodeIds?: NodeIds): Map<number, Holder> {
+function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: TypeIndex, names: readonly string[], topLevel: Uint8Array, retained: RetainedSizes, chosen: readonly number[], nodeIds?: NodeIds): Map<number, Holder> {
   const out = new Map<number, Holder>();
   if (chosen.length === 0) return out;
   const classes = names.length;
@@ -225,7 +228,7 @@ interface DominatorChildren {
  * (marked in `topLevel`), found by one walk of the dominator tree that counts, per type, how many of
  * the current node's dominators are of that type.
  */
-function classRetained(nodeCount: number, tree: DominatorTree, classOf: TypeIndex, classes: number, retained: Uint32Array | Float64Array, scratch: ScratchBuffers): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
+function classRetained(nodeCount: number, tree: DominatorTree, classOf: TypeIndex, classes: number, retained: RetainedSizes, scratch: ScratchBuffers): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
   const { order, idom } = tree;
   // Dominator-tree children in CSR form.
   const childStart = scratch.int32(nodeCount + 1).fill(0);
