@@ -1,11 +1,16 @@
+import { ScratchBuffers } from './scratch-buffers.js';
+
 /**
  * Immediate dominators by Lengauer and Tarjan's algorithm ("A Fast Algorithm for Finding Dominators
  * in a Flowgraph", the simple version: path compression without balancing), O(m log n) on every graph
  * shape. Cooper, Harvey and Kennedy's iterative algorithm, used before, climbs the dominator tree once
  * per predecessor, which is quadratic on a heap with a long chain and a node many objects point at (a
- * linked list whose nodes share one hidden class). Everything is in typed arrays and iterative (no
- * recursion, so no stack depth, nor any stack); arrays are reused across phases: at the peak it holds
- * the predecessor lists (one word per retaining edge) and six words per node.
+ * linked list whose nodes share one hidden class). Semi-NCA needs fewer arrays but its last pass
+ * climbs the tree too (quadratic on a list whose nodes each hold an object one array also holds).
+ * Everything is in typed arrays and iterative (no recursion, so no stack depth, nor any stack); every
+ * array serves several phases: at the peak it holds the predecessor lists (one word per retaining
+ * edge) and five words per node (with the edges' `first`, when the caller is done with it), and gives
+ * four back to the caller.
  */
 export interface DominatorTree {
   /** Nodes reachable from the root, in depth-first preorder: the root first, every node after its dominator. */
@@ -42,7 +47,7 @@ interface Preorder {
   readonly vertex: Int32Array;
   /** Per number: the number of its parent in the depth-first tree. */
   readonly parent: Int32Array;
-  /** An array of nodeCount words the search used, free for the next phases. */
+  /** nodeCount + 1 words the search used, free for the next phases. */
   readonly scratch: Int32Array;
 }
 
@@ -51,12 +56,12 @@ interface Preorder {
  * from the root to the current node is the chain of depth-first parents, so no stack is kept: only,
  * per number, the next edge of that node to follow.
  */
-function preorder(nodeCount: number, root: number, g: RetainingEdges): Preorder {
+function preorder(nodeCount: number, root: number, g: RetainingEdges, scratch: ScratchBuffers): Preorder {
   const { first, to } = g;
-  const number = new Int32Array(nodeCount).fill(-1);
-  const vertex = new Int32Array(nodeCount);
-  const parent = new Int32Array(nodeCount);
-  const cursor = new Int32Array(nodeCount);
+  const number = scratch.int32(nodeCount).fill(-1);
+  const vertex = scratch.int32(nodeCount);
+  const parent = scratch.int32(nodeCount);
+  const cursor = scratch.int32(nodeCount + 1);
   number[root] = 0;
   vertex[0] = root;
   parent[0] = -1;
@@ -83,12 +88,15 @@ function preorder(nodeCount: number, root: number, g: RetainingEdges): Preorder 
   return { number, vertex: vertex.subarray(0, n), parent: parent.subarray(0, n), scratch: cursor };
 }
 
-/** Predecessors over retaining edges from reachable nodes, as preorder numbers (CSR). */
-function predecessors(root: number, p: Preorder, g: RetainingEdges): { start: Int32Array; preds: Int32Array } {
+/**
+ * Predecessors over retaining edges from reachable nodes, as preorder numbers (CSR), in the search's
+ * cursors (no longer needed). Every number but the root's has at least one: its depth-first parent.
+ */
+function predecessors(root: number, p: Preorder, g: RetainingEdges, scratch: ScratchBuffers): { start: Int32Array; preds: Int32Array } {
   const { first, to } = g;
   const { number, vertex } = p;
   const n = vertex.length;
-  const start = new Int32Array(n + 1);
+  const start = p.scratch.subarray(0, n + 1).fill(0);
   const each = (visit: (w: number, i: number) => void): void => {
     for (let i = 0; i < n; i++) {
       const v = vertex[i]!;
@@ -98,27 +106,36 @@ function predecessors(root: number, p: Preorder, g: RetainingEdges): { start: In
   // Counts, then running ends, then filled from each end backwards: start[w] ends at w's first.
   each((w) => start[w]!++);
   for (let i = 1; i <= n; i++) start[i]! += start[i - 1]!;
-  const preds = new Int32Array(start[n]!);
+  const preds = scratch.int32(start[n]!);
   each((w, i) => (preds[--start[w]!] = i));
   return { start, preds };
 }
 
-export function dominatorTree(nodeCount: number, root: number, edges: RetainingEdges): DominatorTree {
-  const p = preorder(nodeCount, root, edges);
+/**
+ * The dominator tree of the nodes the root reaches. Its arrays come from `scratch`, and those it no
+ * longer needs go back there for the caller's next phase. With `lastUseOfEdges`, the caller reads
+ * `edges.first` no more, and it joins them as soon as the predecessor lists are built.
+ */
+export function dominatorTree(nodeCount: number, root: number, edges: RetainingEdges, scratch = new ScratchBuffers(), lastUseOfEdges = false): DominatorTree {
+  const p = preorder(nodeCount, root, edges, scratch);
   const { vertex } = p;
   const n = vertex.length;
-  const { start, preds } = predecessors(root, p, edges);
+  const { start, preds } = predecessors(root, p, edges, scratch);
+  if (lastUseOfEdges) scratch.give(edges.first);
   // Everything below is in preorder numbers (the root is 0). The depth-first parent array doubles as
   // the link-eval forest's `ancestor`: a number's parent is read only while it is processed, and it is
   // linked (its ancestor becomes meaningful) only after. Numbers above `linked` are in the forest.
   const ancestor = p.parent;
-  const label = p.scratch;
-  // The node-to-number map is not needed again until its array holds the result.
+  // The node-to-number map is not needed again: its array holds the semidominators.
   const semi = p.number;
-  const bucket = new Int32Array(n).fill(-1);
-  // While a number waits in a bucket this holds the next one in that bucket; then its dominator.
-  const idom = new Int32Array(n);
-  for (let i = 0; i < n; i++) semi[i] = label[i] = i;
+  // Per number: its label once it is linked; before that, the first number waiting in its bucket
+  // (those whose semidominator it is). A bucket is emptied before its owner is linked: every number
+  // waiting in it lies below one of the owner's children, after which it is emptied.
+  const label = scratch.int32(n).fill(-1);
+  // Per number: while it waits in a bucket the next one in that bucket, then its (relative) dominator,
+  // kept in the first slot of its predecessor list, read by then (the root has no slot: it is its own).
+  const idomSlot = start;
+  for (let i = 0; i < n; i++) semi[i] = i;
   let linked = n;
   /**
    * The number with the least semidominator on v's forest path (v itself when v is a tree root),
@@ -154,21 +171,27 @@ export function dominatorTree(nodeCount: number, root: number, edges: RetainingE
       if (semi[u]! < s) s = semi[u]!;
     }
     semi[w] = s;
-    idom[w] = bucket[s]!;
-    bucket[s] = w;
+    preds[idomSlot[w]!] = label[s]!;
+    label[s] = w;
     linked = w;
-    for (let v = bucket[parent]!; v !== -1; ) {
-      const next = idom[v]!;
+    label[w] = w;
+    for (let v = label[parent]!; v !== -1; ) {
+      const next = preds[idomSlot[v]!]!;
       const u = evaluate(v);
-      idom[v] = semi[u]! < semi[v]! ? u : parent;
+      preds[idomSlot[v]!] = semi[u]! < semi[v]! ? u : parent;
       v = next;
     }
-    bucket[parent] = -1;
+    label[parent] = -1;
   }
-  idom[0] = 0;
-  for (let w = 1; w < n; w++) if (idom[w] !== semi[w]) idom[w] = idom[idom[w]!]!;
-  // Back to node ids, in the semidominators' array (no longer needed): unreachable nodes stay -1.
-  const byNode = semi.fill(-1);
-  for (let i = 0; i < n; i++) byNode[vertex[i]!] = vertex[idom[i]!]!;
+  // A relative dominator is a processed number (never the root), so every read below has a slot.
+  for (let w = 1; w < n; w++) {
+    const d = preds[idomSlot[w]!]!;
+    if (d !== semi[w]) preds[idomSlot[w]!] = preds[idomSlot[d]!]!;
+  }
+  // Back to node ids, in the ancestors' array (no longer needed): unreachable nodes stay -1.
+  const byNode = new Int32Array(ancestor.buffer, 0, nodeCount).fill(-1);
+  if (n > 0) byNode[vertex[0]!] = vertex[0]!;
+  for (let i = 1; i < n; i++) byNode[vertex[i]!] = vertex[preds[idomSlot[i]!]!]!;
+  scratch.give(semi, start, label, preds);
   return { order: vertex, idom: byNode };
 }

@@ -123,7 +123,8 @@ function readExactly(fd: number, into: Uint8Array, position: number, path: strin
   }
 }
 
-export function readGcdump(path: string, choice?: ColumnChoice): HeapGraph {
+/** Opens a dump and reads its header, checked; the caller closes the descriptor. */
+function openGcdump(path: string): { fd: number; h: DumpHeader } {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -143,19 +144,61 @@ export function readGcdump(path: string, choice?: ColumnChoice): HeapGraph {
     const header = Buffer.alloc(headerLength);
     readExactly(fd, header, PREFIX, path);
     if (crc32(header) !== prefix.readUInt32LE(20)) throw new GcdumpFileError(`${path} is damaged (its header fails its checksum)`);
-    let h: DumpHeader;
     try {
-      h = JSON.parse(header.toString('utf8')) as DumpHeader;
+      return { fd, h: JSON.parse(header.toString('utf8')) as DumpHeader };
     } catch {
       throw new GcdumpFileError(`${path} is damaged (its header is not JSON)`);
     }
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+const typedArrayOf = (s: SectionEntry) => (s.type === 'u8' ? Uint8Array : s.type === 'u32' ? Uint32Array : s.type === 'f64' ? Float64Array : undefined);
+
+/**
+ * One node field's values at a few nodes, without holding its column: the section is read in small
+ * pieces, each checked into its checksum and dropped (a report names a few objects by V8 id; the
+ * column would be one word per node at the analysis's peak).
+ */
+export function readNodeField(path: string, field: string, nodes: readonly number[]): number[] {
+  const { fd, h } = openGcdump(path);
+  try {
+    const s = h.sections.find((x) => x.section === 'nodes' && x.field === field);
+    if (!s) throw new GcdumpFileError(`${path} has no nodes field '${field}'`);
+    const Type = typedArrayOf(s);
+    if (!Type || s.length !== h.counts.nodes) throw new GcdumpFileError(`${path} is damaged (section nodes.${field})`);
+    if (nodes.some((v) => !(v >= 0 && v < s.length))) throw new RangeError(`readNodeField: a node index past the ${s.length} nodes`);
+    const piece = new Type(64 * 1024);
+    const values = nodes.map(() => 0);
+    const byStart = nodes.map((v, i) => [v, i] as const).sort((a, b) => a[0] - b[0]);
+    let next = 0;
+    let crc = 0;
+    for (let first = 0; first < s.length; first += piece.length) {
+      const count = Math.min(piece.length, s.length - first);
+      const view = piece.subarray(0, count);
+      readExactly(fd, bytesOf(view), s.offset + first * Type.BYTES_PER_ELEMENT, path);
+      crc = crc32(bytesOf(view), crc);
+      for (; next < byStart.length && byStart[next]![0] < first + count; next++) values[byStart[next]![1]] = view[byStart[next]![0] - first]!;
+    }
+    if (crc !== s.crc32) throw new GcdumpFileError(`${path} is damaged (section nodes.${field} fails its checksum)`);
+    return values;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function readGcdump(path: string, choice?: ColumnChoice): HeapGraph {
+  const { fd, h } = openGcdump(path);
+  try {
     const loaded: Record<SectionKind, Map<string, Column>> = { nodes: new Map(), edges: new Map(), locations: new Map() };
     let stringBytes: Uint8Array | undefined;
     let stringOffsets: Uint32Array | Float64Array | undefined;
     for (const s of h.sections) {
       const wanted = s.section === 'strings' || !choice || (choice[s.section]?.includes(s.field) ?? false);
       if (!wanted) continue;
-      const Type = s.type === 'u8' ? Uint8Array : s.type === 'u32' ? Uint32Array : s.type === 'f64' ? Float64Array : undefined;
+      const Type = typedArrayOf(s);
       if (!Type || !Number.isInteger(s.length) || s.length < 0) throw new GcdumpFileError(`${path} is damaged (section ${s.section}.${s.field})`);
       const data = new Type(s.length);
       readExactly(fd, bytesOf(data), s.offset, path);

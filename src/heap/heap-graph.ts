@@ -1,3 +1,4 @@
+import type { ScratchBuffers } from './scratch-buffers.js';
 import type { SnapshotHeader } from '../providers/heap-snapshot/snapshot-json-parser.js';
 
 /**
@@ -66,9 +67,9 @@ export class HeapGraph {
   }
 
   /** Index of each node's first edge (prefix sums of edge_count): node i's edges are first[i] .. first[i+1]. */
-  firstEdges(): Uint32Array {
+  firstEdges(scratch?: ScratchBuffers): Uint32Array {
     const counts = this.column('nodes', 'edge_count');
-    const first = new Uint32Array(this.nodeCount + 1);
+    const first = scratch ? scratch.uint32(this.nodeCount + 1) : new Uint32Array(this.nodeCount + 1);
     let e = 0;
     for (let i = 0; i < this.nodeCount; i++) {
       first[i] = e;

@@ -8,17 +8,19 @@ export class NodeLabels {
   private readonly edgeTypes: readonly string[];
   private readonly type: ArrayLike<number>;
   private readonly name: ArrayLike<number>;
-  private readonly id: ArrayLike<number>;
 
   constructor(private readonly g: HeapGraph) {
     this.nodeTypes = g.typeNames('nodes');
     this.edgeTypes = g.typeNames('edges');
     this.type = g.column('nodes', 'type');
     this.name = g.column('nodes', 'name');
-    this.id = g.column('nodes', 'id');
   }
 
-  // Edge columns are loaded only by the commands that print edges.
+  // `gcdump report` reads the ids it prints from the file, without the column; edge columns are
+  // loaded only by the commands that print edges.
+  private get id(): ArrayLike<number> {
+    return this.g.column('nodes', 'id');
+  }
   private get edgeType(): ArrayLike<number> {
     return this.g.column('edges', 'type');
   }
@@ -36,8 +38,8 @@ export class NodeLabels {
   }
 
   /** `node(v)` and its V8 id: `Map @123`. */
-  node(v: number): string {
-    return `${this.what(v)} @${this.id[v]!}`;
+  node(v: number, id = this.nodeId(v)): string {
+    return `${this.what(v)} @${id}`;
   }
 
   /** An object by its class (`Map`), anything else by its name and kind (`system / Context (hidden)`, `(array)`). */

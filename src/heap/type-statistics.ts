@@ -1,9 +1,13 @@
 import { type DominatorTree, dominatorTree, type RetainingEdges } from './dominator-tree.js';
 import type { HeapGraph } from './heap-graph.js';
 import { NodeLabels } from './node-label.js';
+import { ScratchBuffers } from './scratch-buffers.js';
 
-/** The columns type statistics need; readGcdump loads only these. */
-export const STATISTICS_COLUMNS = { nodes: ['type', 'name', 'id', 'self_size', 'edge_count'], edges: ['type', 'to_node'] } as const;
+/** The columns type statistics need; readGcdump loads only these (the holders' ids come from `nodeIds`). */
+export const STATISTICS_COLUMNS = { nodes: ['type', 'name', 'self_size', 'edge_count'], edges: ['type', 'to_node'] } as const;
+
+/** V8's ids of some nodes, in their order. */
+export type NodeIds = (nodes: readonly number[]) => readonly number[];
 
 /** One type (constructor or class name) of a heap: how many objects, their own bytes and what they retain. */
 export interface TypeRow {
@@ -50,8 +54,11 @@ function classKey(type: string, name: string): string {
   return `(${type})`;
 }
 
+/** Per node, the index of its type: two bytes while there are fewer than 65,536 types (nearly always). */
+export type TypeIndex = Uint16Array | Uint32Array;
+
 /** Per node, the index of its type in `names`. */
-export function classify(g: HeapGraph): { classOf: Uint32Array; names: string[] } {
+export function classify(g: HeapGraph): { classOf: TypeIndex; names: string[] } {
   const types = g.typeNames('nodes');
   const type = g.column('nodes', 'type');
   const name = g.column('nodes', 'name');
@@ -60,13 +67,14 @@ export function classify(g: HeapGraph): { classOf: Uint32Array; names: string[] 
   // Objects are keyed by their name's string id first: one Map look-up per node, no string per node.
   const byString = new Map<number, number>();
   const byType = new Map<number, number>();
-  const classOf = new Uint32Array(g.nodeCount);
+  let classOf: TypeIndex = new Uint16Array(g.nodeCount);
   const intern = (key: string): number => {
     let k = byKey.get(key);
     if (k === undefined) {
       k = names.length;
       names.push(key);
       byKey.set(key, k);
+      if (k > 0xffff && classOf instanceof Uint16Array) classOf = new Uint32Array(classOf);
     }
     return k;
   };
@@ -88,7 +96,7 @@ export function classify(g: HeapGraph): { classOf: Uint32Array; names: string[] 
 }
 
 export interface TypeTotals {
-  readonly classOf: Uint32Array;
+  readonly classOf: TypeIndex;
   readonly names: string[];
   readonly count: Float64Array;
   readonly selfBytes: Float64Array;
@@ -113,15 +121,22 @@ export function typeTotals(g: HeapGraph): TypeTotals {
 }
 
 /** Which edges retain, as DevTools decides: weak edges never do, shortcut edges only from the root (where they mark the user's global objects). */
-export function retainingEdges(g: HeapGraph): RetainingEdges {
+export function retainingEdges(g: HeapGraph, scratch?: ScratchBuffers): RetainingEdges {
   const edgeTypes = g.typeNames('edges');
-  return { first: g.firstEdges(), to: g.column('edges', 'to_node'), type: g.column('edges', 'type'), never: edgeTypes.indexOf('weak'), rootOnly: edgeTypes.indexOf('shortcut') };
+  return { first: g.firstEdges(scratch), to: g.column('edges', 'to_node'), type: g.column('edges', 'type'), never: edgeTypes.indexOf('weak'), rootOnly: edgeTypes.indexOf('shortcut') };
 }
 
+/** Per node, its retained size: four bytes each when the whole heap is under 4 GiB, else eight. */
+export type RetainedSizes = Uint32Array | Float64Array;
+
 /** Retained size per node: its own plus all it dominates, summed in reverse preorder. */
-export function retainedSizes(g: HeapGraph, tree: DominatorTree): Float64Array {
+export function retainedSizes(g: HeapGraph, tree: DominatorTree, scratch = new ScratchBuffers()): RetainedSizes {
   const { order, idom } = tree;
-  const retained = new Float64Array(g.column('nodes', 'self_size'));
+  const self = g.column('nodes', 'self_size');
+  let total = 0;
+  for (let i = 0; i < g.nodeCount; i++) total += self[i]!;
+  const retained = total <= 0xffffffff ? scratch.uint32(g.nodeCount) : scratch.float64(g.nodeCount);
+  retained.set(self);
   for (let i = order.length - 1; i > 0; i--) {
     const v = order[i]!;
     retained[idom[v]!]! += retained[v]!;
@@ -131,16 +146,19 @@ export function retainedSizes(g: HeapGraph, tree: DominatorTree): Float64Array {
 
 /**
  * Counts, self sizes and retained sizes per type; the root is node 0, as V8 writes it. For the
- * `holdersFor` types of largest retained size, also the dominator that holds most of it.
+ * `holdersFor` types of largest retained size, also the dominator that holds most of it, named with
+ * its id from `nodeIds` (by default the graph's id column).
  */
-export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
+export function typeStatistics(g: HeapGraph, holdersFor = 0, nodeIds?: NodeIds): TypeStatistics {
   const { classOf, names, count, selfBytes, total } = typeTotals(g);
   const k = names.length;
-  const tree = dominatorTree(g.nodeCount, 0, retainingEdges(g));
-  const retained = retainedSizes(g, tree);
-  const { byClass, topLevel, children } = classRetained(g.nodeCount, tree, classOf, k, retained);
+  // Each phase's dead arrays hold the next phase's: the peak is the dominator tree's, whenever the GC runs.
+  const scratch = new ScratchBuffers();
+  const tree = dominatorTree(g.nodeCount, 0, retainingEdges(g, scratch), scratch, true);
+  const retained = retainedSizes(g, tree, scratch);
+  const { byClass, topLevel, children } = classRetained(g.nodeCount, tree, classOf, k, retained, scratch);
   const chosen = [...names.keys()].sort((a, b) => byClass[b]! - byClass[a]! || names[a]!.localeCompare(names[b]!)).slice(0, holdersFor);
-  const holders = mainHolders(g, children, classOf, names, topLevel, retained, chosen);
+  const holders = mainHolders(g, children, classOf, names, topLevel, retained, chosen, nodeIds);
   return {
     nodes: g.nodeCount,
     edges: g.edgeCount,
@@ -159,7 +177,7 @@ export function typeStatistics(g: HeapGraph, holdersFor = 0): TypeStatistics {
  * sits. One pass over the dominator tree's children lists, which group objects by dominator: per
  * dominator, its children's retained sizes are summed per type in scratch arrays (no map per object).
  */
-function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: Uint32Array, names: readonly string[], topLevel: Uint8Array, retained: Float64Array, chosen: readonly number[]): Map<number, Holder> {
+function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: TypeIndex, names: readonly string[], topLevel: Uint8Array, retained: RetainedSizes, chosen: readonly number[], nodeIds?: NodeIds): Map<number, Holder> {
   const out = new Map<number, Holder>();
   if (chosen.length === 0) return out;
   const classes = names.length;
@@ -188,12 +206,14 @@ function mainHolders(g: HeapGraph, children: DominatorChildren, classOf: Uint32A
     touched.length = 0;
   }
   const labels = new NodeLabels(g);
-  for (const c of chosen) {
-    const d = bestHolder[c]!;
-    if (d < 0) continue;
+  const held = chosen.filter((c) => bestHolder[c]! >= 0);
+  const holderNodes = held.map((c) => bestHolder[c]!);
+  const ids = nodeIds ? nodeIds(holderNodes) : holderNodes.map((d) => labels.nodeId(d));
+  held.forEach((c, i) => {
+    const d = holderNodes[i]!;
     const [type, bytes] = [...byHolderType.get(c)!].reduce((a, b) => (b[1] > a[1] ? b : a));
-    out.set(c, { id: labels.nodeId(d), name: labels.node(d), bytes: best[c]!, byType: { name: names[type]!, bytes } });
-  }
+    out.set(c, { id: ids[i]!, name: labels.node(d, ids[i]!), bytes: best[c]!, byType: { name: names[type]!, bytes } });
+  });
   return out;
 }
 
@@ -208,20 +228,21 @@ interface DominatorChildren {
  * (marked in `topLevel`), found by one walk of the dominator tree that counts, per type, how many of
  * the current node's dominators are of that type.
  */
-function classRetained(nodeCount: number, tree: DominatorTree, classOf: Uint32Array, classes: number, retained: Float64Array): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
+function classRetained(nodeCount: number, tree: DominatorTree, classOf: TypeIndex, classes: number, retained: RetainedSizes, scratch: ScratchBuffers): { byClass: Float64Array; topLevel: Uint8Array; children: DominatorChildren } {
   const { order, idom } = tree;
   // Dominator-tree children in CSR form.
-  const childStart = new Int32Array(nodeCount + 1);
+  const childStart = scratch.int32(nodeCount + 1).fill(0);
   for (let i = 1; i < order.length; i++) childStart[idom[order[i]!]! + 1]!++;
   for (let i = 0; i < nodeCount; i++) childStart[i + 1]! += childStart[i]!;
-  const children = new Int32Array(Math.max(0, order.length - 1));
-  const fill = childStart.slice(0, nodeCount);
+  const children = scratch.int32(Math.max(0, order.length - 1));
+  const fill = scratch.int32(nodeCount);
+  fill.set(childStart.subarray(0, nodeCount));
   for (let i = 1; i < order.length; i++) {
     const v = order[i]!;
     children[fill[idom[v]!]!++] = v;
   }
   const byClass = new Float64Array(classes);
-  const topLevel = new Uint8Array(nodeCount);
+  const topLevel = scratch.uint8(nodeCount).fill(0);
   const onPath = new Int32Array(classes);
   const cursor = fill; // reused: next child to visit per node
   for (let i = 0; i < nodeCount; i++) cursor[i] = childStart[i]!;

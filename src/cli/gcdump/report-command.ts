@@ -1,4 +1,4 @@
-import { readGcdump } from '../../heap/gcdump-file.js';
+import { readGcdump, readNodeField } from '../../heap/gcdump-file.js';
 import type { HeapGraph } from '../../heap/heap-graph.js';
 import { STATISTICS_COLUMNS, type TypeRow, type TypeStatistics, typeStatistics } from '../../heap/type-statistics.js';
 import { defineCommand, JSON_OPTION, QUIET_OPTION } from '../command/command-spec.js';
@@ -53,7 +53,7 @@ async function gcdumpReport(file: string, values: { top: string; json: boolean; 
   try {
     g = readGcdump(file, STATISTICS_COLUMNS);
     progress.update({ doing: `computing retained sizes (dominators of ${digits(g.nodeCount)} nodes)` });
-    stats = typeStatistics(g, n);
+    stats = typeStatistics(g, n, (nodes) => readNodeField(file, 'id', nodes));
   } finally {
     progress.stop();
   }
