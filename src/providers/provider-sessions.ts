@@ -36,9 +36,30 @@ export class ProviderSessions {
    * provider spec must not stop the traced application.
    */
   smallestNumber(key: string, fallback: number, min: number, max: number): number {
-    let best = Infinity;
+    const values = this.numbers(key, min, max);
+    return values.length === 0 ? fallback : Math.min(...values);
+  }
+
+  /**
+   * The largest value any session asked for with `key=value` (a session that asks for more gets it),
+   * `unsaid` standing for the text of a session that did not say; `fallback` when none did. Bad values
+   * as smallestNumber.
+   */
+  largestNumber(key: string, fallback: number, min: number, max: number, unsaid?: string): number {
+    const values = this.numbers(key, min, max, unsaid);
+    return values.length === 0 ? fallback : Math.max(...values);
+  }
+
+  /** Whether some session did not ask for `key=value`: a mode every session must choose to get. */
+  notAllSay(key: string, value: string): boolean {
+    for (const ctx of this.active.values()) if (ctx.arguments[key] !== value) return true;
+    return false;
+  }
+
+  private numbers(key: string, min: number, max: number, unsaid?: string): number[] {
+    const values: number[] = [];
     for (const ctx of this.active.values()) {
-      const text = ctx.arguments[key];
+      const text = ctx.arguments[key] ?? unsaid;
       if (text === undefined) continue;
       const n = Number(text);
       if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
@@ -47,9 +68,9 @@ export class ProviderSessions {
         this.warned.add(warning);
         continue;
       }
-      if (n < best) best = n;
+      values.push(n);
     }
-    return best === Infinity ? fallback : best;
+    return values;
   }
 
   /** Every item any session listed in `key=a,b,...` (a list argument: sessions' lists add up). */
