@@ -282,7 +282,9 @@ function writeSampling(ctx: EnableContext, ending: boolean): void {
 /**
  * `Node.Channels`: Node's built-in diagnostics_channel messages (http, undici/fetch, net) as events;
  * the same requests as spans with parents (keyword `spans`); and any TracingChannel a session names
- * in `tracing=name,name` as spans (keyword `tracing`).
+ * in `tracing=name,name` as spans (keyword `tracing`). `sample=0.1` (or TRACEPIPE_SAMPLE) keeps that
+ * fraction of served requests with everything under them; `context=sync` keeps a served request's
+ * span current only in its handler's synchronous run (docs/PROVIDERS.md, "Node.Channels").
  */
 export const nodeChannels = defineProvider('Node.Channels', {
   keywords: { http: 0x1n, undici: 0x2n, net: 0x4n, tracing: 0x8n, spans: 0x10n },
