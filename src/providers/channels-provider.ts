@@ -259,7 +259,7 @@ const sessions = new ProviderSessions('Node.Channels', (s) => {
   toggle(undici, on && (c.UndiciRequest.enabled || c.Fetch.enabled));
   toggle(net, on && c.NetSocket.enabled);
   tracing.set(on && c.TracingChannel.enabled ? s.listed('tracing') : new Set());
-  acrossAwait = s.notAllSay('context', 'sync');
+  acrossAwait = s.notAllSay('context', 'sync', ['sync', 'async']);
   sampleRate = s.largestNumber('sample', 1, 0, 1, process.env.TRACEPIPE_SAMPLE);
 });
 

@@ -50,10 +50,24 @@ export class ProviderSessions {
     return values.length === 0 ? fallback : Math.max(...values);
   }
 
-  /** Whether some session did not ask for `key=value`: a mode every session must choose to get. */
-  notAllSay(key: string, value: string): boolean {
-    for (const ctx of this.active.values()) if (ctx.arguments[key] !== value) return true;
-    return false;
+  /**
+   * Whether some session did not ask for `key=value`: a mode every session must choose to get. A
+   * value not in `allowed` is reported once as a warning and counts as not asking.
+   */
+  notAllSay(key: string, value: string, allowed: readonly string[]): boolean {
+    let all = true;
+    for (const ctx of this.active.values()) {
+      const text = ctx.arguments[key];
+      if (text !== undefined && !allowed.includes(text)) this.warnOnce(ctx, key, `${key}=${JSON.stringify(text)} is not one of ${allowed.join(', ')}; ignoring it`);
+      if (text !== value) all = false;
+    }
+    return !all;
+  }
+
+  private warnOnce(ctx: EnableContext, key: string, what: string): void {
+    const warning = `${ctx.sessionId}:${key}`;
+    if (!this.warned.has(warning)) process.emitWarning(`tracepipe: ${this.providerName} argument ${what}`);
+    this.warned.add(warning);
   }
 
   private numbers(key: string, min: number, max: number, unsaid?: string): number[] {
@@ -63,9 +77,7 @@ export class ProviderSessions {
       if (text === undefined) continue;
       const n = Number(text);
       if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-        const warning = `${ctx.sessionId}:${key}`;
-        if (!this.warned.has(warning)) process.emitWarning(`tracepipe: ${this.providerName} argument ${key}=${JSON.stringify(text)} is not a number in [${min}, ${max}]; ignoring it`);
-        this.warned.add(warning);
+        this.warnOnce(ctx, key, `${key}=${JSON.stringify(text)} is not a number in [${min}, ${max}]; ignoring it`);
         continue;
       }
       values.push(n);
