@@ -9,13 +9,14 @@ import { createRequire } from 'node:module';
 
 const variant = process.argv[2];
 
-/** The floor under any GC and http tracer: a gc PerformanceObserver and channel subscribers that do nothing. */
+/**
+ * The floor under any http tracer: subscribers that do nothing on the channels `Node.Channels`'
+ * http events subscribe to, so Node publishes there as it does for tracepipe.
+ */
 async function installNodeHooks() {
-  const { PerformanceObserver } = await import('node:perf_hooks');
   const { subscribe } = await import('node:diagnostics_channel');
   let seen = 0;
-  new PerformanceObserver((list) => (seen += list.getEntries().length)).observe({ entryTypes: ['gc'] });
-  for (const name of ['http.server.request.start', 'http.server.response.finish', 'net.server.socket']) subscribe(name, () => seen++);
+  for (const name of ['http.server.request.start', 'http.server.response.finish', 'http.client.request.start', 'http.client.response.finish', 'http.client.request.error']) subscribe(name, () => seen++);
 }
 
 let tracing;

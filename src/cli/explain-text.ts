@@ -1,3 +1,4 @@
+import { requestSamplingLine } from './request-sampling-text.js';
 import type { Cause, ExplainedItem, ExplainReport, FunctionShare, Share } from '../analysis/explain/explanation.js';
 import { spanTitle } from '../analysis/explain/verdict.js';
 import { countOf } from './format-count.js';
@@ -82,6 +83,7 @@ export function formatExplain(r: ExplainReport): string {
   lines.push(`trace        ${countOf(r.events, 'event')} over ${formatNs(r.wallNs)}`);
   if (!r.complete) lines.push(`WARNING      ${printable(r.error ?? 'incomplete trace')}; explained from the intact part`);
   if (r.dropped > 0) lines.push(`WARNING      ${countOf(r.dropped, 'event was', 'events were')} dropped: a span whose begin or end was lost is not explained, and a lost pause or sample is not counted`);
+  if (r.requestSampling) lines.push(requestSamplingLine(r.requestSampling));
   lines.push(...samplerAndPrecedence(r));
   const s = r.spans;
   const type = r.options.span === null ? 'spans' : `${printable(r.options.span)} spans`;

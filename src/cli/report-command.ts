@@ -10,6 +10,7 @@ import { stringify } from './json-value.js';
 import { writeErr, writeOut } from './output.js';
 import type { CounterStat } from '../analysis/counter-summary.js';
 import { printable } from './printable.js';
+import { requestSamplingLine } from './request-sampling-text.js';
 import { ProgressLine } from './progress-line.js';
 import type { SpanReport } from './span-tracker.js';
 import { cpuSectionLines, onCpuLine } from './report/cpu-section.js';
@@ -53,6 +54,7 @@ export function formatReport(r: TraceReport): string {
     lines.push(`  thread ${String(d.threadId).padEnd(4)} ${countOf(d.intervals, 'interval')}: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
   }
   lines.push('', ...spanLines(r.spans));
+  if (r.explain.requestSampling) lines.push(`  ${requestSamplingLine(r.explain.requestSampling)}`);
   lines.push('', ...counterLines(r.counters));
   lines.push('', ...cpuSectionLines(r.cpu));
   lines.push('', ...explainSection(r.explain));

@@ -3,8 +3,8 @@ import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { elapsedMs } from '../schema/milliseconds.js';
-import { attachCallbacks,  } from '../schema/provider.js';
-import { currentSpanId, enterSpan } from '../schema/span-context.js';
+import { attachCallbacks, type EnableContext } from '../schema/provider.js';
+import { currentSpanId, enterSpan, enterSpanSynchronously, SAMPLED_OUT } from '../schema/span-context.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { TracingChannelBridge } from './tracing-channel-bridge.js';
 import { nodeChannels } from './definitions/channels.js';
@@ -74,7 +74,7 @@ interface ServerSocketState {
   /** The span current where the connection's first request began: every request of the connection begins there. */
   readonly context: number;
   readonly startedMs: number[];
-  /** The same requests' spans (0: none). */
+  /** The same requests' spans (0: none; SAMPLED_OUT: left out by head sampling). */
   readonly spans: number[];
   writtenMark: number;
 }
@@ -97,20 +97,29 @@ const http: Record<string, Handler> = {
     const { request, socket } = m as { request: IncomingMessage; socket: Socket };
     const state = serverSockets.get(socket);
     // Node parses every request of a keep-alive connection in the connection's own async context,
-    // which the previous request's enterSpan (below) changed: without going back to where the
-    // connection began, each request would be the child of the one before it.
-    if (state !== undefined && currentSpanId() !== state.context) enterSpan(state.context);
+    // which the previous request's span (below) changed: without going back to where the connection
+    // began, each request would be the child of the one before it.
+    if (!acrossAwait) enterSpanSynchronously(0);
+    else if (state !== undefined && currentSpanId() !== state.context) enterSpan(state.context);
     const context = currentSpanId();
-    const span = nodeChannels.HttpServer.begin(request.method ?? '', request.url ?? '');
+    const c = nodeChannels;
+    // Head sampling: a root request is kept or left out whole; one begun under a span follows it.
+    requestsSeen++;
+    const kept = context > 0 || (context === 0 && (sampleRate >= 1 || Math.random() < sampleRate));
+    if (kept) requestsKept++;
+    const span = kept ? c.HttpServer.begin(request.method ?? '', request.url ?? '') : SAMPLED_OUT;
     if (state === undefined) serverSockets.set(socket, { context, startedMs: [now()], spans: [span], writtenMark: bytesWrittenBy(socket) });
     else {
       state.startedMs.push(now());
       state.spans.push(span);
     }
     // Node calls the application's request handler right after this message, in this execution:
-    // the request's span is current there, and in everything the handler starts (an outgoing fetch
-    // becomes its child).
-    if (span !== 0) enterSpan(span);
+    // the request's span is current there, and (unless context=sync) in everything the handler
+    // starts (an outgoing fetch becomes its child). A left-out request's children are left out.
+    // Without request spans nothing can be its child: no context.
+    if (span === 0 || !c.HttpServer.enabled) return;
+    if (acrossAwait) enterSpan(span);
+    else enterSpanSynchronously(span);
   },
   'http.server.response.finish': (m) => {
     const { request, response, socket } = m as { request: IncomingMessage; response: ServerResponse; socket: Socket };
@@ -119,15 +128,18 @@ const http: Record<string, Handler> = {
     const started = state.startedMs.shift()!;
     const span = state.spans.shift()!;
     const written = bytesWrittenBy(socket);
+    const bytes = written - state.writtenMark;
+    state.writtenMark = written;
+    if (span === SAMPLED_OUT) return;
     const t = now();
     const c = nodeChannels;
-    if (c.HttpServerRequest.enabled) c.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, written - state.writtenMark, elapsedMs(started, t));
-    c.HttpServer.end(span, response.statusCode, written - state.writtenMark);
-    state.writtenMark = written;
+    if (c.HttpServerRequest.enabled) c.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, bytes, elapsedMs(started, t));
+    c.HttpServer.end(span, response.statusCode, bytes);
   },
   'http.client.request.start': (m) => {
     const { request } = m as { request: ClientRequest };
     // Published in the caller's context: the current span is the request's parent.
+    if (currentSpanId() === SAMPLED_OUT) return;
     RequestState.track(request, nodeChannels.HttpClient.enabled ? nodeChannels.HttpClient.begin(request.method, request.host, request.path) : 0);
   },
   'http.client.response.finish': (m) => {
@@ -169,6 +181,7 @@ const undici: Record<string, Handler> = {
   'undici:request:create': (m) => {
     const { request } = m as { request: UndiciRequest };
     // Published as fetch() builds the request, in the caller's async context: its span is the parent.
+    if (currentSpanId() === SAMPLED_OUT) return;
     RequestState.track(request, nodeChannels.Fetch.enabled ? nodeChannels.Fetch.begin(request.method, String(request.origin), request.path) : 0);
   },
   'undici:request:headers': (m) => {
@@ -228,6 +241,15 @@ function toggle(group: Record<string, Handler>, on: boolean): void {
 
 const tracing = new TracingChannelBridge(() => nodeChannels.TracingChannel);
 
+/** context=sync in every session: the request span is current only in the handler's synchronous run. */
+let acrossAwait = true;
+/** The fraction of root requests kept (sample=, TRACEPIPE_SAMPLE): the largest any session asked for. */
+let sampleRate = 1;
+/** Server requests seen and kept by head sampling since the process began; each session's share is its difference. */
+let requestsSeen = 0;
+let requestsKept = 0;
+const countsAtEnable = new Map<number, { seen: number; kept: number }>();
+
 // Subscribed only while a session wants the events (seed 000): Node skips publishing to a channel
 // nobody listens to, so the bridge costs nothing otherwise.
 const sessions = new ProviderSessions('Node.Channels', (s) => {
@@ -237,7 +259,34 @@ const sessions = new ProviderSessions('Node.Channels', (s) => {
   toggle(undici, on && (c.UndiciRequest.enabled || c.Fetch.enabled));
   toggle(net, on && c.NetSocket.enabled);
   tracing.set(on && c.TracingChannel.enabled ? s.listed('tracing') : new Set());
+  acrossAwait = s.notAllSay('context', 'sync', ['sync', 'async']);
+  sampleRate = s.largestNumber('sample', 1, 0, 1, process.env.TRACEPIPE_SAMPLE);
 });
 
+/**
+ * What head sampling kept, written into the session as it begins (the rate) and as it stops (the
+ * requests it saw and kept), so that `report` and `explain` can say their counts are a sample.
+ */
+function writeSampling(ctx: EnableContext, ending: boolean): void {
+  const c = nodeChannels;
+  if (ending) {
+    const at = countsAtEnable.get(ctx.sessionId);
+    countsAtEnable.delete(ctx.sessionId);
+    if (at !== undefined && c.RequestSampling.enabled && sampleRate < 1) c.RequestSampling.write(sampleRate, requestsSeen - at.seen, requestsKept - at.kept);
+  } else {
+    countsAtEnable.set(ctx.sessionId, { seen: requestsSeen, kept: requestsKept });
+    if (c.RequestSampling.enabled && sampleRate < 1) c.RequestSampling.write(sampleRate, 0, 0);
+  }
+}
+
 // What nodeChannels does when a session enables it; its definition loads with `import 'tracepipe'` (definitions/channels.ts).
-attachCallbacks(nodeChannels, { onEnable: sessions.onEnable, onDisable: sessions.onDisable });
+attachCallbacks(nodeChannels, {
+  onEnable: (ctx) => {
+    sessions.onEnable(ctx);
+    writeSampling(ctx, false);
+  },
+  onDisable: (ctx) => {
+    writeSampling(ctx, true);
+    sessions.onDisable(ctx);
+  },
+});

@@ -36,20 +36,53 @@ export class ProviderSessions {
    * provider spec must not stop the traced application.
    */
   smallestNumber(key: string, fallback: number, min: number, max: number): number {
-    let best = Infinity;
+    const values = this.numbers(key, min, max);
+    return values.length === 0 ? fallback : Math.min(...values);
+  }
+
+  /**
+   * The largest value any session asked for with `key=value` (a session that asks for more gets it),
+   * `unsaid` standing for the text of a session that did not say; `fallback` when none did. Bad values
+   * as smallestNumber.
+   */
+  largestNumber(key: string, fallback: number, min: number, max: number, unsaid?: string): number {
+    const values = this.numbers(key, min, max, unsaid);
+    return values.length === 0 ? fallback : Math.max(...values);
+  }
+
+  /**
+   * Whether some session did not ask for `key=value`: a mode every session must choose to get. A
+   * value not in `allowed` is reported once as a warning and counts as not asking.
+   */
+  notAllSay(key: string, value: string, allowed: readonly string[]): boolean {
+    let all = true;
     for (const ctx of this.active.values()) {
       const text = ctx.arguments[key];
+      if (text !== undefined && !allowed.includes(text)) this.warnOnce(ctx, key, `${key}=${JSON.stringify(text)} is not one of ${allowed.join(', ')}; ignoring it`);
+      if (text !== value) all = false;
+    }
+    return !all;
+  }
+
+  private warnOnce(ctx: EnableContext, key: string, what: string): void {
+    const warning = `${ctx.sessionId}:${key}`;
+    if (!this.warned.has(warning)) process.emitWarning(`tracepipe: ${this.providerName} argument ${what}`);
+    this.warned.add(warning);
+  }
+
+  private numbers(key: string, min: number, max: number, unsaid?: string): number[] {
+    const values: number[] = [];
+    for (const ctx of this.active.values()) {
+      const text = ctx.arguments[key] ?? unsaid;
       if (text === undefined) continue;
       const n = Number(text);
       if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-        const warning = `${ctx.sessionId}:${key}`;
-        if (!this.warned.has(warning)) process.emitWarning(`tracepipe: ${this.providerName} argument ${key}=${JSON.stringify(text)} is not a number in [${min}, ${max}]; ignoring it`);
-        this.warned.add(warning);
+        this.warnOnce(ctx, key, `${key}=${JSON.stringify(text)} is not a number in [${min}, ${max}]; ignoring it`);
         continue;
       }
-      if (n < best) best = n;
+      values.push(n);
     }
-    return best === Infinity ? fallback : best;
+    return values;
   }
 
   /** Every item any session listed in `key=a,b,...` (a list argument: sessions' lists add up). */

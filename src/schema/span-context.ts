@@ -12,9 +12,24 @@ import { threadId } from 'node:worker_threads';
  */
 const storage = new AsyncLocalStorage<number>();
 
-/** The current span's id, 0 when there is none. */
+/**
+ * Current where a sampled-out request runs (head sampling): spans begun under it record nothing, so
+ * a request's tree is kept or dropped whole.
+ */
+export const SAMPLED_OUT = -1;
+
+/**
+ * The span current in the synchronous run of a handler (enterSpanSynchronously), for what no
+ * AsyncLocalStorage run or enterWith made current: the cheap mode that keeps no context across await.
+ */
+let synchronousSpan = 0;
+const leaveSynchronousSpan = (): void => {
+  synchronousSpan = 0;
+};
+
+/** The current span's id, 0 when there is none, SAMPLED_OUT under a request sampling left out. */
 export function currentSpanId(): number {
-  return storage.getStore() ?? 0;
+  return storage.getStore() ?? synchronousSpan;
 }
 
 /** Runs `fn` with span `id` current, for everything it does, synchronously or later. */
@@ -28,6 +43,16 @@ export function runInSpan<R>(id: number, fn: () => R): R {
  */
 export function enterSpan(id: number): void {
   storage.enterWith(id);
+}
+
+/**
+ * Makes span `id` current for the rest of this synchronous execution only: until the microtasks that
+ * follow it, before any await resumes. Nothing tracks async work for it, so on Node 20 and 22 it does
+ * not turn on async hooks as enterSpan does.
+ */
+export function enterSpanSynchronously(id: number): void {
+  if (synchronousSpan === 0) queueMicrotask(leaveSynchronousSpan);
+  synchronousSpan = id;
 }
 
 /** The store itself, for diagnostics_channel's bindStore (a TracingChannel's function runs inside its span). */

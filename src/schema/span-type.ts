@@ -73,6 +73,8 @@ function errorName(e: unknown): string {
  * before, and keeps its methods).
  */
 function runSpan(span: SpanType, id: number, fn: () => unknown): unknown {
+  // Under a sampled-out request: fn runs where it was called, so what it begins is left out too.
+  if (id === 0) return fn();
   let r: unknown;
   try {
     r = runInSpan(id, fn);
@@ -107,8 +109,10 @@ function generateSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFi
   const src = `
 const beginType = span.beginType, endType = span.endType;
 function open(${a}) {
+  const parent = currentSpanId();
+  if (parent < 0) return 0;
   const id = nextSpanId();
-  beginType.write(id, currentSpanId()${a ? `, ${a}` : ''});
+  beginType.write(id, parent${a ? `, ${a}` : ''});
   return id;
 }
 return {
@@ -145,8 +149,10 @@ function closureSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFie
     return head;
   };
   const open = (args: ArrayLike<unknown>, from: number): number => {
+    const parent = currentSpanId();
+    if (parent < 0) return 0;
     const id = nextSpanId();
-    Reflect.apply(beginType.write, beginType, callWith([id, currentSpanId()], args, from, fields.length));
+    Reflect.apply(beginType.write, beginType, callWith([id, parent], args, from, fields.length));
     return id;
   };
   return {

@@ -1,6 +1,7 @@
 import type { BlockEvent, RawPayload } from '../../format/events-block.js';
 import { readTrace } from '../../format/trace-reader.js';
 import { type CpuProfile, CpuProfileBuilder } from '../cpu-profile.js';
+import { RequestSamplingTally } from '../request-sampling.js';
 import { gcPauseOf } from '../runtime-intervals.js';
 import { sourceMapNotes } from '../source-maps.js';
 import { attribute, type CauseCover, largestShare } from './attribution.js';
@@ -33,9 +34,15 @@ async function skimPass(path: string, onEvent: (e: BlockEvent, raw: RawPayload) 
  */
 export async function explainTrace(path: string, options: ExplainOptions): Promise<ExplainReport> {
   const selection = new SlowItemSelection(options);
-  const first = await skimPass(path, (e, raw) => selection.add(e, raw));
+  const sampling = new RequestSamplingTally();
+  const first = await skimPass(path, (e, raw) => {
+    selection.add(e, raw);
+    sampling.skimmed(e, raw);
+  });
   selection.addDropped(first.dropped);
-  return explainItems(path, selection.finish(), options, first.error);
+  const report = await explainItems(path, selection.finish(), options, first.error);
+  const requestSampling = sampling.result();
+  return requestSampling ? { ...report, requestSampling } : report;
 }
 
 /** The second pass over `path`: GC pauses, samples and spans that overlap the items found in the first. */

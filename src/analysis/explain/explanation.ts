@@ -1,3 +1,4 @@
+import type { RequestSampling } from '../request-sampling.js';
 /**
  * What `tracepipe explain` says about a trace (its `--json` output, and the section of `report`):
  * docs/EXPLAIN.md describes every field.
@@ -161,6 +162,8 @@ export interface ExplainReport {
   };
   /** Span begins per span type ("Provider/Span"), every type in the trace, the most first. */
   readonly spanTypes: Readonly<Record<string, number>>;
+  /** Head sampling's counts, when Node.Channels sampled the requests (the spans here are of the kept ones). */
+  readonly requestSampling?: RequestSampling;
   readonly spans: {
     /** Finished spans of the asked type (every type without --span). */
     readonly matching: number;

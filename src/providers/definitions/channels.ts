@@ -4,7 +4,9 @@ import { defineProvider } from '../../schema/provider.js';
 /**
  * `Node.Channels`: Node's built-in diagnostics_channel messages (http, undici/fetch, net) as events;
  * the same requests as spans with parents (keyword `spans`); and any TracingChannel a session names
- * in `tracing=name,name` as spans (keyword `tracing`).
+ * in `tracing=name,name` as spans (keyword `tracing`). `sample=0.1` (or TRACEPIPE_SAMPLE) keeps that
+ * fraction of served requests with everything under them; `context=sync` keeps a served request's
+ * span current only in its handler's synchronous run (docs/PROVIDERS.md, "Node.Channels").
  */
 export const nodeChannels = defineProvider('Node.Channels', {
   keywords: { http: 0x1n, undici: 0x2n, net: 0x4n, tracing: 0x8n, spans: 0x10n },
@@ -36,6 +38,13 @@ export const nodeChannels = defineProvider('Node.Channels', {
       keywords: ['net'],
       fields: [['side', 'string'], ['remoteAddress', 'string'], ['remotePort', 'u16'], ['bytesRead', 'f64'], ['bytesWritten', 'f64'], ['durationMs', 'f64']],
       doc: 'A TCP socket (client or server side), written when it closed.',
+    },
+    RequestSampling: {
+      id: 5,
+      level: Level.Informational,
+      keywords: ['http', 'spans'],
+      fields: [['rate', 'f64'], ['requests', 'f64'], ['kept', 'f64']],
+      doc: 'Head sampling (sample=rate): written as a session begins (requests and kept 0) and as it stops (the server requests it saw, and those kept whole with their children).',
     },
   },
   spans: {
