@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { processIdSeed } from './id-seed.js';
 import { isMainThread, MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { BufferingMode, type BufferingModeName, capacityOf, Ctl, type MemoryLayout, planLayout, type RingCapacity, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
@@ -354,6 +355,7 @@ function headerInfo(id: number, providers: readonly ProviderConfig[], mode: stri
     platform: process.platform,
     arch: process.arch,
     hostname: hostname(),
+    idSeed: processIdSeed(),
     clock: { wallClockNs: wallNs.toString(), monotonicNs: originNs.toString() },
     session: { id, providers: formatProviderSpec(providers), bufferingMode: mode, bufferSizeMB },
   };
