@@ -402,6 +402,7 @@ export class DrainLoop implements RecordVisitor {
       })),
       eventsDropped: this.loss.dropped,
       bytesWritten: this.writer.bytesTaken,
+      ...(this.sink.stats ? { otlp: this.sink.stats() } : {}),
       ...(error === undefined ? {} : { error }),
     };
   }

@@ -1,3 +1,5 @@
+import type { OtlpExportStats } from '../session/drain-protocol.js';
+
 /**
  * Where the drain puts encoded trace bytes. Sinks run on the drain thread and are synchronous: a
  * write returns once the bytes are handed on, and throws when they cannot be (disk full, peer gone),
@@ -27,4 +29,6 @@ export interface Sink {
   flush?(): boolean;
   /** Such a sink: performance.now() when the reader last took a byte. */
   readonly lastProgressMs?: number;
+  /** An OTLP export's counts, read after close(). */
+  stats?(): OtlpExportStats;
 }

@@ -15,7 +15,9 @@ export type SinkSpec =
   /** A connected socket's descriptor the drain writes to directly; `prologue` goes out before the trace. */
   | { readonly kind: 'fd'; readonly fd: number; readonly prologue?: Uint8Array }
   /** A ring (flight recorder): nothing is written until a dump is asked for. */
-  | { readonly kind: 'ring' };
+  | { readonly kind: 'ring' }
+  /** No byte output: the session only exports over OTLP. */
+  | { readonly kind: 'none' };
 
 /** Where one dump of a ring goes. */
 export type DumpTarget = Extract<SinkSpec, { kind: 'file' } | { kind: 'fd' }>;
@@ -50,11 +52,32 @@ export interface ProducerStats {
   readonly longestParkNs: number;
 }
 
+/** How a session's OTLP export went: requests (and their spans, points, log records) sent and dropped. */
+export interface OtlpExportStats {
+  readonly requestsSent: number;
+  readonly itemsSent: number;
+  /** Given up: the queue was full (collector down or slow), the collector refused them, or retries ran out. */
+  readonly requestsDropped: number;
+  /** Spans, metrics and log records in the requests dropped (those still queued when the session ended included). */
+  readonly itemsDropped: number;
+}
+
+/** A session's OTLP export, as the drain thread's sink is told it. */
+export interface OtlpSinkSpec {
+  readonly endpoint: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly serviceName?: string;
+  readonly resource?: Readonly<Record<string, string>>;
+  readonly json?: boolean;
+  readonly maxQueueBytes?: number;
+}
+
 export interface DrainResult {
   readonly eventsWritten: number;
   readonly eventsDropped: number;
   readonly bytesWritten: number;
   readonly producers: readonly ProducerStats[];
+  readonly otlp?: OtlpExportStats;
   readonly error?: string;
 }
 

@@ -4,7 +4,7 @@ import { isMainThread, MessageChannel, type MessagePort, receiveMessageOnPort, W
 import { BufferingMode, type BufferingModeName, capacityOf, Ctl, type MemoryLayout, planLayout, type RingCapacity, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
-import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, ProducerStats, SinkSpec } from './drain-protocol.js';
+import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, OtlpExportStats, OtlpSinkSpec, ProducerStats, SinkSpec } from './drain-protocol.js';
 import { announceClose, announceOpen } from './control-channel.js';
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
@@ -42,9 +42,27 @@ export interface SessionSettings {
   readonly blockTimeoutMs?: number;
 }
 
+/** A session's OTLP/HTTP export (docs/OTLP.md). */
+export interface OtlpOutput {
+  /** The collector's base URL, e.g. http://localhost:4318 (`/v1/traces`, `/v1/metrics`, `/v1/logs` are appended). */
+  readonly endpoint: string;
+  /** Sent with every request (e.g. an API key). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The resource's service.name; default `unknown_service:SCRIPT`. */
+  readonly serviceName?: string;
+  /** More resource attributes. */
+  readonly resource?: Readonly<Record<string, string>>;
+  /** OTLP/JSON bodies instead of protobuf. */
+  readonly json?: boolean;
+  /** Compressed requests waiting to be sent at most; past that they are dropped and counted. Default 8 MiB. */
+  readonly maxQueueBytes?: number;
+}
+
 export type SessionOptions =
-  /** A file path, `{ stream }`, `{ onEvent }` or `{ fd }`. */
-  | (SessionSettings & { readonly output: SessionOutput; readonly bufferingMode?: 'drop' | 'block' })
+  /** A file path, `{ stream }`, `{ onEvent }` or `{ fd }`; with `otlp`, also exported over OTLP. */
+  | (SessionSettings & { readonly output: SessionOutput; readonly otlp?: OtlpOutput; readonly bufferingMode?: 'drop' | 'block' })
+  /** Exported over OTLP only. */
+  | (SessionSettings & { readonly output?: undefined; readonly otlp: OtlpOutput; readonly bufferingMode?: 'drop' | 'block' })
   /** A ring (flight recorder) has no output: each `session.dump()` writes one. */
   | (SessionSettings & { readonly bufferingMode: 'ring'; readonly output?: undefined });
 
@@ -54,6 +72,8 @@ export interface SessionResult {
   readonly bytesWritten: number;
   /** Per producing thread: drops, and in Block mode how often it parked and its longest wait. */
   readonly producers: readonly ProducerStats[];
+  /** With an OTLP export: what was sent and what was dropped. */
+  readonly otlp?: OtlpExportStats;
   readonly status: 'stopped' | 'failed';
   readonly error?: Error;
 }
@@ -175,7 +195,7 @@ export class TraceSession {
 
   private async finish(r: DrainResult): Promise<void> {
     await this.consumer?.finish().catch(() => undefined);
-    this.end({ eventsWritten: r.eventsWritten, eventsDropped: r.eventsDropped, bytesWritten: r.bytesWritten, producers: r.producers });
+    this.end({ eventsWritten: r.eventsWritten, eventsDropped: r.eventsDropped, bytesWritten: r.bytesWritten, producers: r.producers, ...(r.otlp ? { otlp: r.otlp } : {}) });
   }
 
   /** Producers parked in this session right now (Block mode). */
@@ -361,11 +381,41 @@ function headerInfo(id: number, providers: readonly ProviderConfig[], mode: stri
   };
 }
 
-function sinkFor(output: SessionOutput | undefined, mode: unknown): SinkSpec {
+const isStringRecord = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+
+/** The `otlp` option checked: a bad one gets a clear error before anything exists. */
+export function checkOtlpOutput(o: unknown): OtlpSinkSpec {
+  if (!o || typeof o !== 'object') throw new SessionError('otlp must be an object { endpoint, headers?, serviceName?, resource? }');
+  const { endpoint, headers, serviceName, resource, json, maxQueueBytes } = o as Record<string, unknown>;
+  let url: URL | undefined;
+  try {
+    url = typeof endpoint === 'string' ? new URL(endpoint) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new SessionError(`otlp.endpoint must be an http or https URL, not ${JSON.stringify(endpoint)}`);
+  if (headers !== undefined && !isStringRecord(headers)) throw new SessionError('otlp.headers must be an object of strings');
+  if (resource !== undefined && !isStringRecord(resource)) throw new SessionError('otlp.resource must be an object of strings');
+  if (serviceName !== undefined && (typeof serviceName !== 'string' || serviceName === '')) throw new SessionError('otlp.serviceName must be a non-empty string');
+  if (json !== undefined && typeof json !== 'boolean') throw new SessionError('otlp.json must be a boolean');
+  if (maxQueueBytes !== undefined && !(Number.isInteger(maxQueueBytes) && (maxQueueBytes as number) > 0)) throw new SessionError('otlp.maxQueueBytes must be a positive whole number of bytes');
+  return {
+    endpoint: endpoint as string,
+    ...(headers ? { headers: headers as Record<string, string> } : {}),
+    ...(serviceName ? { serviceName: serviceName as string } : {}),
+    ...(resource ? { resource: resource as Record<string, string> } : {}),
+    ...(json ? { json: true } : {}),
+    ...(maxQueueBytes ? { maxQueueBytes: maxQueueBytes as number } : {}),
+  };
+}
+
+function sinkFor(output: SessionOutput | undefined, mode: unknown, otlp: boolean): SinkSpec {
   if (mode === 'ring') {
+    if (otlp) throw new SessionError("a 'ring' session has no OTLP export: its events are written by session.dump()");
     if (output !== undefined) throw new SessionError("a 'ring' session has no output: its events are written by session.dump()");
     return { kind: 'ring' };
   }
+  if (output === undefined && otlp) return { kind: 'none' };
   if (typeof output === 'string') {
     if (output === '') throw new SessionError('output path is empty');
     return { kind: 'file', path: output };
@@ -392,6 +442,7 @@ interface SessionPlan {
   readonly providers: readonly ProviderConfig[];
   readonly output: SessionOutput | undefined;
   readonly sink: SinkSpec;
+  readonly otlp: OtlpSinkSpec | undefined;
   readonly mode: BufferingModeName;
   readonly bufferSizeMB: number;
   readonly layout: MemoryLayout;
@@ -408,7 +459,8 @@ function planSession(options: SessionOptions): SessionPlan {
   const providers = normalizeProviders(options.providers);
   const requested = options.bufferingMode ?? 'drop';
   if (requested !== 'drop' && requested !== 'block' && requested !== 'ring') throw new SessionError(`bufferingMode must be 'drop', 'block' or 'ring', not ${JSON.stringify(requested)}`);
-  const sink = sinkFor(options.output, requested);
+  const otlp = (options as { otlp?: unknown }).otlp === undefined ? undefined : checkOtlpOutput((options as { otlp?: unknown }).otlp);
+  const sink = sinkFor(options.output, requested, otlp !== undefined);
   const bufferSizeMB = options.bufferSizeMB ?? 64;
   if (typeof bufferSizeMB !== 'number' || !Number.isFinite(bufferSizeMB)) throw new SessionError('bufferSizeMB must be a number');
   const layout = planLayout(bufferSizeMB);
@@ -430,7 +482,7 @@ function planSession(options: SessionOptions): SessionPlan {
   if (!Number.isInteger(blockTimeoutMs) || blockTimeoutMs < 0 || blockTimeoutMs > MAX_TIMEOUT_MS) {
     throw new SessionError(`blockTimeoutMs must be a whole number of milliseconds from 0 (no limit) to ${MAX_TIMEOUT_MS}, not ${String(blockTimeoutMs)}`);
   }
-  return { providers, output: options.output, sink, mode, bufferSizeMB, layout, rundown, keepProcessAlive, stopTimeoutMs, blockTimeoutMs };
+  return { providers, output: options.output, sink, otlp, mode, bufferSizeMB, layout, rundown, keepProcessAlive, stopTimeoutMs, blockTimeoutMs };
 }
 
 /**
@@ -471,6 +523,7 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
     workerData: {
       sab: memory.sab,
       sink: prologue ? { ...sink, prologue } : sink,
+      ...(plan.otlp ? { otlp: plan.otlp } : {}),
       header: headerInfo(id, providers, mode, bufferSizeMB, originNs, wallNs),
       originNs: originNs.toString(),
     },
@@ -479,7 +532,7 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
     stderr: false,
   });
   markServiceWorker(worker, 'tracepipe-drain');
-  const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd');
+  const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd' || sink.kind === 'none');
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
   else if (typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new ListenerConsumer((e) => output.onEvent(e)));
 
