@@ -117,3 +117,28 @@ test('the queue is bounded in bytes: past it requests are dropped at once and co
   assert.ok(result.otlp.requestsDropped >= 4, `requests dropped: ${result.otlp.requestsDropped}`);
   assert.equal(result.otlp.itemsDropped, totalItems(offline));
 });
+
+test('a startup session exports where OpenTelemetry\'s variables say (endpoint, headers, service name), and only there without TRACEPIPE_OUTPUT', async () => {
+  const receiver = await startReceiver();
+  try {
+    const body = `import { defineProvider } from 'tracepipe';
+const p = defineProvider('Otlp.Startup', { spans: { Work: { id: 1, fields: [['n', 'u32']] } } });
+for (let i = 0; i < 3; i++) p.Work.run(() => undefined, i);`;
+    const r = await run(process.execPath, ['--import', 'tracepipe/register', '--input-type=module', '-e', body], {
+      env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_PROVIDERS: 'Otlp.Startup', TRACEPIPE_OUTPUT: '', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc,x-team=core', OTEL_SERVICE_NAME: 'startup-svc' },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const spans = spansOf(receiver.received.traces);
+    assert.deepEqual(spans.map((s) => s.attrs.n).sort(), ['0', '1', '2']);
+    assert.equal(spans[0].resource['service.name'], 'startup-svc');
+    assert.equal(receiver.attempts[0].headers.authorization, 'Bearer abc');
+    assert.equal(receiver.attempts[0].headers['x-team'], 'core');
+  } finally {
+    await receiver.close();
+  }
+});
+
+test('a bad OTLP variable is one clear line', async () => {
+  const r = await run(process.execPath, ['--import', 'tracepipe/register', '-e', '0'], { env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OTLP_ENDPOINT: 'localhost:4318' } });
+  assert.match(r.stderr, /TRACEPIPE_OTLP_ENDPOINT: otlp.endpoint must be an http or https URL, not "localhost:4318"/);
+});
