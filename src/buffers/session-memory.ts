@@ -67,6 +67,9 @@ export const Ctl = {
   SignalFlush: 26,
   /** Events the drain has written to the output so far (wraps at 2^32): Runtime.Counters reads it live. */
   EventsWritten: 27,
+  /** A session exporting over OTLP: items (spans, metrics, log records) sent and dropped so far; `ps` shows them. */
+  OtlpItemsSent: 28,
+  OtlpItemsDropped: 29,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"

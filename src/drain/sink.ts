@@ -29,6 +29,8 @@ export interface Sink {
   flush?(): boolean;
   /** Such a sink: performance.now() when the reader last took a byte. */
   readonly lastProgressMs?: number;
-  /** An OTLP export's counts, read after close(). */
+  /** Called on every drain pass, bytes or not (at least every maxSleepMs): a sink with batches of its own sends them on time. */
+  poll?(): void;
+  /** An OTLP export's counts. */
   stats?(): OtlpExportStats;
 }

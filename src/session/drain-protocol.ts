@@ -60,6 +60,9 @@ export interface OtlpExportStats {
   readonly requestsDropped: number;
   /** Spans, metrics and log records in the requests dropped (those still queued when the session ended included). */
   readonly itemsDropped: number;
+  /** The spans among them: every span the session paired is either sent or dropped. */
+  readonly spansSent: number;
+  readonly spansDropped: number;
 }
 
 /** A session's OTLP export, as the drain thread's sink is told it. */

@@ -149,6 +149,15 @@ export class TraceSession {
     return capacityOf(this.memory);
   }
 
+  /** Whether the session exports over OTLP (set as it launches). */
+  exportsOtlp = false;
+
+  /** With an OTLP export: items sent and dropped so far. */
+  get otlpCounts(): { readonly sent: number; readonly dropped: number } | undefined {
+    if (!this.exportsOtlp) return undefined;
+    return { sent: Atomics.load(this.memory.i32, Ctl.OtlpItemsSent) >>> 0, dropped: Atomics.load(this.memory.i32, Ctl.OtlpItemsDropped) >>> 0 };
+  }
+
   /** @internal */
   constructor(
     readonly memory: SessionMemory,
@@ -533,6 +542,7 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
   });
   markServiceWorker(worker, 'tracepipe-drain');
   const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd' || sink.kind === 'none');
+  session.exportsOtlp = plan.otlp !== undefined;
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
   else if (typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new ListenerConsumer((e) => output.onEvent(e)));
 

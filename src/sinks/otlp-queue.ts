@@ -20,8 +20,12 @@ export const OtlpCounter = {
   Lock: 8,
   /** The drain gave up on what is queued (and counted it dropped): the sender counts nothing more. */
   Abandoned: 9,
+  /** The spans among the items: sent, dropped, queued. */
+  SpansSent: 10,
+  SpansDropped: 11,
+  QueuedSpans: 12,
 } as const;
-const COUNTERS = 10;
+const COUNTERS = 13;
 const SPIN_LIMIT = 1_000_000;
 
 export class OtlpQueueState {
@@ -60,6 +64,8 @@ export interface OtlpRequestMessage {
   readonly path: '/v1/traces' | '/v1/metrics' | '/v1/logs';
   readonly body: Uint8Array;
   readonly items: number;
+  /** The items, when they are spans (else 0). */
+  readonly spans: number;
 }
 
 export interface OtlpSenderConfig {

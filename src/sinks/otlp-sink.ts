@@ -61,25 +61,32 @@ export class OtlpSink implements Sink {
     const raw = this.options.json ? Buffer.from(otlpRequestJson(batch, this.resource!)) : otlpRequestBytes(batch, this.resource!, this.pb);
     const body = gzipSync(raw);
     const s = this.state;
+    const items = batch.items.length;
+    const spans = batch.signal === 'traces' ? items : 0;
     let queued = false;
     s.settle(() => {
       if (s.get(OtlpCounter.QueuedBytes) + body.length > (this.options.maxQueueBytes ?? DEFAULT_MAX_QUEUE_BYTES)) {
         s.add(OtlpCounter.RequestsDropped, 1);
-        s.add(OtlpCounter.ItemsDropped, batch.items.length);
+        s.add(OtlpCounter.ItemsDropped, items);
+        s.add(OtlpCounter.SpansDropped, spans);
         return;
       }
       s.add(OtlpCounter.QueuedBytes, body.length);
       s.add(OtlpCounter.QueuedRequests, 1);
-      s.add(OtlpCounter.QueuedItems, batch.items.length);
+      s.add(OtlpCounter.QueuedItems, items);
+      s.add(OtlpCounter.QueuedSpans, spans);
       queued = true;
     });
     if (!queued) return;
-    const m: OtlpRequestMessage = { type: 'request', path: PATHS[batch.signal], body, items: batch.items.length };
+    const m: OtlpRequestMessage = { type: 'request', path: PATHS[batch.signal], body, items, spans };
     this.sender.postMessage(m, [body.buffer as ArrayBuffer]);
   }
 
   write(bytes: Uint8Array): void {
     this.parser.push(bytes);
+  }
+
+  poll(): void {
     const now = performance.now();
     if (now - this.lastBatchMs >= BATCH_MS) {
       this.lastBatchMs = now;
@@ -98,6 +105,7 @@ export class OtlpSink implements Sink {
     s.settle(() => {
       s.add(OtlpCounter.RequestsDropped, s.get(OtlpCounter.QueuedRequests));
       s.add(OtlpCounter.ItemsDropped, s.get(OtlpCounter.QueuedItems));
+      s.add(OtlpCounter.SpansDropped, s.get(OtlpCounter.QueuedSpans));
       Atomics.store(s.i32, OtlpCounter.Abandoned, 1);
     });
     void this.sender.terminate();
@@ -110,6 +118,8 @@ export class OtlpSink implements Sink {
       itemsSent: s.get(OtlpCounter.ItemsSent),
       requestsDropped: s.get(OtlpCounter.RequestsDropped),
       itemsDropped: s.get(OtlpCounter.ItemsDropped),
+      spansSent: s.get(OtlpCounter.SpansSent),
+      spansDropped: s.get(OtlpCounter.SpansDropped),
     };
   }
 }

@@ -22,6 +22,10 @@ export class TeeSink implements Sink {
     this.otlp.write(bytes);
   }
 
+  poll(): void {
+    this.otlp.poll();
+  }
+
   close(): void {
     try {
       this.main.close();

@@ -58,6 +58,8 @@ async function run(): Promise<void> {
       state.add(OtlpCounter.QueuedBytes, -m.body.length);
       state.add(OtlpCounter.QueuedRequests, -1);
       state.add(OtlpCounter.QueuedItems, -m.items);
+      state.add(ok ? OtlpCounter.SpansSent : OtlpCounter.SpansDropped, m.spans);
+      state.add(OtlpCounter.QueuedSpans, -m.spans);
     });
   }
   busy = false;
