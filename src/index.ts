@@ -8,7 +8,8 @@ export type { CounterSpec, TraceCounterType } from './schema/counter-type.js';
 export { typeRole, eventRole, type TypeRole } from './schema/type-role.js';
 // The session functions through the thread's host: another copy of tracepipe may run the sessions.
 export { startSession, liveSessions, startDiagnosticServer, type TracepipeHost } from './api/tracepipe-host.js';
-export { TraceSession, SessionError, SessionLimitError, type SessionOptions, type SessionResult, type OtlpOutput } from './session/session.js';
+export { TraceSession, SessionError, SessionLimitError, type SessionOptions, type SessionResult } from './session/session.js';
+export type { OtlpOutput } from './session/otlp-output.js';
 export type { SessionOutput } from './session/session-output.js';
 export { parseProviderSpec, ProviderSpecError, type ProviderRequest, type ProviderConfig } from './session/provider-spec.js';
 export { readTrace, type TraceReadable, type TraceSummary, type ThreadSummary, type ReadOptions, type ByteSource, type EventBatch, type PlacedDrop, type BatchOptions } from './format/trace-reader.js';

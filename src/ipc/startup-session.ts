@@ -15,7 +15,8 @@
  */
 import { parseBufferSizeMB, type StreamingModeName } from '../buffers/session-memory.js';
 import { normalizeProviders } from '../session/provider-spec.js';
-import { checkOtlpOutput, flushSessionsOnExit, type OtlpOutput, SessionError, startSession, type TraceSession, watchSessions } from '../session/session.js';
+import { flushSessionsOnExit, startSession, type TraceSession, watchSessions } from '../session/session.js';
+import { checkOtlpOutput, type OtlpOutput } from '../session/otlp-output.js';
 import { findProfile } from '../session/trace-profiles.js';
 import { holdSignalFlush } from './exit-flush.js';
 
@@ -87,7 +88,7 @@ function otlpConfig(env: NodeJS.ProcessEnv): OtlpOutput | undefined {
   try {
     return checkOtlpOutput(otlp);
   } catch (e) {
-    throw new StartupConfigError(`${endpointVar}: ${(e as SessionError).message}`);
+    throw new StartupConfigError(`${endpointVar}: ${(e as Error).message}`);
   }
 }
 

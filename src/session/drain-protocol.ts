@@ -1,3 +1,4 @@
+import type { OtlpOutput } from './otlp-output.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { DropReasonCounts } from '../format/drop-reason.js';
 
@@ -65,15 +66,8 @@ export interface OtlpExportStats {
   readonly spansDropped: number;
 }
 
-/** A session's OTLP export, as the drain thread's sink is told it. */
-export interface OtlpSinkSpec {
-  readonly endpoint: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly serviceName?: string;
-  readonly resource?: Readonly<Record<string, string>>;
-  readonly json?: boolean;
-  readonly maxQueueBytes?: number;
-}
+/** A session's OTLP export, as the drain thread's sink is told it (checked: otlp-output.ts). */
+export type OtlpSinkSpec = OtlpOutput;
 
 export interface DrainResult {
   readonly eventsWritten: number;

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { processIdSeed } from './id-seed.js';
+import { checkOtlpOutput, type OtlpOutput } from './otlp-output.js';
 import { isMainThread, MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { BufferingMode, type BufferingModeName, capacityOf, Ctl, type MemoryLayout, planLayout, type RingCapacity, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
@@ -40,22 +41,6 @@ export interface SessionSettings {
    * long as the consumer takes.
    */
   readonly blockTimeoutMs?: number;
-}
-
-/** A session's OTLP/HTTP export (docs/OTLP.md). */
-export interface OtlpOutput {
-  /** The collector's base URL, e.g. http://localhost:4318 (`/v1/traces`, `/v1/metrics`, `/v1/logs` are appended). */
-  readonly endpoint: string;
-  /** Sent with every request (e.g. an API key). */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** The resource's service.name; default `unknown_service:SCRIPT`. */
-  readonly serviceName?: string;
-  /** More resource attributes. */
-  readonly resource?: Readonly<Record<string, string>>;
-  /** OTLP/JSON bodies instead of protobuf. */
-  readonly json?: boolean;
-  /** Compressed requests waiting to be sent at most; past that they are dropped and counted. Default 8 MiB. */
-  readonly maxQueueBytes?: number;
 }
 
 export type SessionOptions =
@@ -390,32 +375,12 @@ function headerInfo(id: number, providers: readonly ProviderConfig[], mode: stri
   };
 }
 
-const isStringRecord = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
-
-/** The `otlp` option checked: a bad one gets a clear error before anything exists. */
-export function checkOtlpOutput(o: unknown): OtlpSinkSpec {
-  if (!o || typeof o !== 'object') throw new SessionError('otlp must be an object { endpoint, headers?, serviceName?, resource? }');
-  const { endpoint, headers, serviceName, resource, json, maxQueueBytes } = o as Record<string, unknown>;
-  let url: URL | undefined;
+function otlpOutput(o: unknown): OtlpSinkSpec {
   try {
-    url = typeof endpoint === 'string' ? new URL(endpoint) : undefined;
-  } catch {
-    url = undefined;
+    return checkOtlpOutput(o);
+  } catch (e) {
+    throw new SessionError((e as Error).message);
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new SessionError(`otlp.endpoint must be an http or https URL, not ${JSON.stringify(endpoint)}`);
-  if (headers !== undefined && !isStringRecord(headers)) throw new SessionError('otlp.headers must be an object of strings');
-  if (resource !== undefined && !isStringRecord(resource)) throw new SessionError('otlp.resource must be an object of strings');
-  if (serviceName !== undefined && (typeof serviceName !== 'string' || serviceName === '')) throw new SessionError('otlp.serviceName must be a non-empty string');
-  if (json !== undefined && typeof json !== 'boolean') throw new SessionError('otlp.json must be a boolean');
-  if (maxQueueBytes !== undefined && !(Number.isInteger(maxQueueBytes) && (maxQueueBytes as number) > 0)) throw new SessionError('otlp.maxQueueBytes must be a positive whole number of bytes');
-  return {
-    endpoint: endpoint as string,
-    ...(headers ? { headers: headers as Record<string, string> } : {}),
-    ...(serviceName ? { serviceName: serviceName as string } : {}),
-    ...(resource ? { resource: resource as Record<string, string> } : {}),
-    ...(json ? { json: true } : {}),
-    ...(maxQueueBytes ? { maxQueueBytes: maxQueueBytes as number } : {}),
-  };
 }
 
 function sinkFor(output: SessionOutput | undefined, mode: unknown, otlp: boolean): SinkSpec {
@@ -468,7 +433,7 @@ function planSession(options: SessionOptions): SessionPlan {
   const providers = normalizeProviders(options.providers);
   const requested = options.bufferingMode ?? 'drop';
   if (requested !== 'drop' && requested !== 'block' && requested !== 'ring') throw new SessionError(`bufferingMode must be 'drop', 'block' or 'ring', not ${JSON.stringify(requested)}`);
-  const otlp = (options as { otlp?: unknown }).otlp === undefined ? undefined : checkOtlpOutput((options as { otlp?: unknown }).otlp);
+  const otlp = (options as { otlp?: unknown }).otlp === undefined ? undefined : otlpOutput((options as { otlp?: unknown }).otlp);
   const sink = sinkFor(options.output, requested, otlp !== undefined);
   const bufferSizeMB = options.bufferSizeMB ?? 64;
   if (typeof bufferSizeMB !== 'number' || !Number.isFinite(bufferSizeMB)) throw new SessionError('bufferSizeMB must be a number');

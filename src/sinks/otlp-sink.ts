@@ -1,23 +1,15 @@
 import { gzipSync } from 'node:zlib';
 import { Worker } from 'node:worker_threads';
 import type { Sink } from '../drain/sink.js';
-import type { OtlpExportStats } from '../session/drain-protocol.js';
+import type { OtlpExportStats, OtlpSinkSpec } from '../session/drain-protocol.js';
 import { TraceParser } from '../format/trace-parser.js';
 import { otlpRequestJson } from '../export/otlp/otlp-json.js';
 import { otlpRequestBytes } from '../export/otlp/otlp-protobuf.js';
-import { type OtlpBatch, type OtlpResource, otlpResource, type OtlpResourceOptions, OtlpSignals } from '../export/otlp/otlp-signals.js';
+import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from '../export/otlp/otlp-signals.js';
 import { ProtobufWriter } from '../export/protobuf-writer.js';
 import { OtlpCounter, OtlpQueueState, type OtlpRequestMessage, type OtlpSenderConfig } from './otlp-queue.js';
 
-export interface OtlpSinkOptions extends OtlpResourceOptions {
-  readonly endpoint: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  /** OTLP/JSON bodies instead of protobuf. */
-  readonly json?: boolean;
-  /** Request bodies (compressed) waiting for the sender at most: past that a request is dropped, counted. */
-  readonly maxQueueBytes?: number;
-}
-
+/** Compressed request bodies waiting for the sender at most, unless the session says otherwise (maxQueueBytes). */
 export const DEFAULT_MAX_QUEUE_BYTES = 8 << 20;
 /** What has been paired and counted goes out at least this often (spans also in batches of MAX_BATCH_ITEMS). */
 const BATCH_MS = 1000;
@@ -44,7 +36,7 @@ export class OtlpSink implements Sink {
   private readonly pb = new ProtobufWriter();
   private lastBatchMs = performance.now();
 
-  constructor(private readonly options: OtlpSinkOptions) {
+  constructor(private readonly options: OtlpSinkSpec) {
     const config: OtlpSenderConfig = { endpoint: options.endpoint, headers: options.headers ?? {}, json: options.json === true, sab: this.state.sab };
     this.sender = new Worker(new URL('../workers/otlp-sender.js', import.meta.url), { workerData: config });
     this.sender.unref();
