@@ -49,20 +49,25 @@ export class OtlpSink implements Sink {
     });
   }
 
+  /** Encodes, compresses and queues one request; one that cannot be (the queue full, or anything else) is dropped and counted, never the session's failure. */
   private send(batch: OtlpBatch): void {
-    const raw = this.options.json ? Buffer.from(otlpRequestJson(batch, this.resource!)) : otlpRequestBytes(batch, this.resource!, this.pb);
-    const body = gzipSync(raw);
     const s = this.state;
     const items = batch.items.length;
     const spans = batch.signal === 'traces' ? items : 0;
+    const dropped = (): void => {
+      s.add(OtlpCounter.RequestsDropped, 1);
+      s.add(OtlpCounter.ItemsDropped, items);
+      s.add(OtlpCounter.SpansDropped, spans);
+    };
+    let body: Uint8Array;
+    try {
+      body = gzipSync(this.options.json ? Buffer.from(otlpRequestJson(batch, this.resource!)) : otlpRequestBytes(batch, this.resource!, this.pb));
+    } catch {
+      return s.settle(dropped);
+    }
     let queued = false;
     s.settle(() => {
-      if (s.get(OtlpCounter.QueuedBytes) + body.length > (this.options.maxQueueBytes ?? DEFAULT_MAX_QUEUE_BYTES)) {
-        s.add(OtlpCounter.RequestsDropped, 1);
-        s.add(OtlpCounter.ItemsDropped, items);
-        s.add(OtlpCounter.SpansDropped, spans);
-        return;
-      }
+      if (s.get(OtlpCounter.QueuedBytes) + body.length > (this.options.maxQueueBytes ?? DEFAULT_MAX_QUEUE_BYTES)) return dropped();
       s.add(OtlpCounter.QueuedBytes, body.length);
       s.add(OtlpCounter.QueuedRequests, 1);
       s.add(OtlpCounter.QueuedItems, items);
@@ -71,7 +76,18 @@ export class OtlpSink implements Sink {
     });
     if (!queued) return;
     const m: OtlpRequestMessage = { type: 'request', path: PATHS[batch.signal], body, items, spans };
-    this.sender.postMessage(m, [body.buffer as ArrayBuffer]);
+    try {
+      // Copied, not transferred: a zlib result's memory cannot always be transferred (Node 24 refuses it).
+      this.sender.postMessage(m);
+    } catch {
+      s.settle(() => {
+        s.add(OtlpCounter.QueuedBytes, -body.length);
+        s.add(OtlpCounter.QueuedRequests, -1);
+        s.add(OtlpCounter.QueuedItems, -items);
+        s.add(OtlpCounter.QueuedSpans, -spans);
+        dropped();
+      });
+    }
   }
 
   write(bytes: Uint8Array): void {
