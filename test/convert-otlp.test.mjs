@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readTrace } from '../dist/format/trace-reader.js';
-import { assertOneLine, cli, dumpJsonl, run } from './helpers/convert-helpers.mjs';
+import { assertOneLine, cli, dumpJsonl, richTrace, run } from './helpers/convert-helpers.mjs';
 import { attributesOf, decodeOtlpFile, spansOf } from './helpers/otlp-decode.mjs';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/otlp-trace.mjs', import.meta.url));
@@ -166,4 +166,19 @@ test('--json writes the same requests in OTLP/JSON, one a line', async () => {
 
 test('--json with another format is refused in one line', async () => {
   assertOneLine(await cli(['convert', file, '--to', 'jsonl', '--json']), 2, /--json is for --to otlp/);
+});
+
+test('drops: the gauge tracepipe.dropped_events, a running total, ends at what the trace lost', async () => {
+  const { file: rich, result } = await richTrace(dir);
+  assert.ok(result.eventsDropped > 0, 'the rich fixture drops events');
+  const out = join(dir, 'rich.otlp');
+  const c = await cli(['convert', rich, '--to', 'otlp', '-o', out, '-q']);
+  assert.equal(c.code, 0, c.stderr);
+  const points = decodeOtlpFile(await readFile(out))
+    .filter((r) => r.signal === 'metrics')
+    .flatMap((r) => r.request.resourceMetrics.flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics)))
+    .filter((m) => m.name === 'tracepipe.dropped_events')
+    .flatMap((m) => m.gauge.dataPoints);
+  // A running total: the last point is the trace's count.
+  assert.equal(points.at(-1).asDouble, result.eventsDropped);
 });

@@ -3,7 +3,7 @@ import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
 import { otlpRequestJson } from './otlp/otlp-json.js';
 import { writeOtlpRequest } from './otlp/otlp-protobuf.js';
-import { type OtlpBatch, type OtlpResource, otlpResource, type OtlpResourceOptions, OtlpSignals } from './otlp/otlp-signals.js';
+import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from './otlp/otlp-signals.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 
 /**
@@ -28,7 +28,6 @@ export class OtlpWriter implements ExportWriter {
   constructor(
     private readonly path: string,
     private readonly json: boolean,
-    private readonly options: OtlpResourceOptions = {},
   ) {}
 
   private request(batch: OtlpBatch): void {
@@ -46,7 +45,8 @@ export class OtlpWriter implements ExportWriter {
   async write(batch: EventBatch): Promise<void> {
     if (!this.out) {
       this.out = await ExportOutput.create(this.path);
-      this.resource = otlpResource(batch.header, this.options);
+      // A file has no service to name: the resource says unknown_service:SCRIPT, as OpenTelemetry's SDKs do.
+      this.resource = otlpResource(batch.header, {});
       this.signals = new OtlpSignals(batch.header, (b) => this.request(b));
     }
     for (const d of batch.drops) this.signals!.drop(d);
