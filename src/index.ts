@@ -11,6 +11,7 @@ export { typeRole, eventRole, type TypeRole } from './schema/type-role.js';
 export { startSession, liveSessions, startDiagnosticServer, type TracepipeHost } from './api/tracepipe-host.js';
 export type { SessionOptions, SessionResult } from './session/session.js';
 export { SessionError, SessionLimitError } from './session/session-error.js';
+export type { OtlpOutput } from './session/otlp-output.js';
 export type { SessionOutput } from './session/session-output.js';
 export { parseProviderSpec, ProviderSpecError, type ProviderRequest, type ProviderConfig } from './session/provider-spec.js';
 export { readTrace, startFlightRecorder, processInfo, collectTracing, stopTracing, listTargets, TraceSession } from './api/on-first-use.js';

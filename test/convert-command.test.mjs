@@ -133,7 +133,7 @@ test('mistakes get one line and exit 2; unreadable inputs exit 1 and create noth
   const missing = await cli(['convert', good]);
   assert.equal(missing.code, 2);
   assert.equal(missing.stderr, 'tracepipe: missing --to FORMAT for convert\nusage: tracepipe convert FILE --to FORMAT [options]\n');
-  assertOneLine(await cli(['convert', good, '--to', 'svg']), 2, /^tracepipe: --to must be one of perfetto, chrome, ctf, jsonl, csv, speedscope, parquet, not 'svg'$/);
+  assertOneLine(await cli(['convert', good, '--to', 'svg']), 2, /^tracepipe: --to must be one of perfetto, chrome, ctf, jsonl, csv, speedscope, otlp, parquet, not 'svg'$/);
   assertOneLine(await cli(['convert', good, '--to', 'ctf', '-o', '-']), 2, /writes a directory of files; give -o DIR/);
   assertOneLine(await cli(['convert', good, '--to', 'jsonl', '-o', good]), 2, /would overwrite the input/);
   const full = join(dir, 'full');

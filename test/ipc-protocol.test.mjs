@@ -136,6 +136,13 @@ test("ProcessInfo carries each session's buffer after the list: a reply without 
   const info = { pid: 7, startTimeMs: 1, nodeVersion: 'v20.0.0', tracepipeVersion: '0.1.0', cwd: '/', title: 'node', argv: [], execArgv: [], sessions: [{ ...session, buffer: { bytes: 16_711_936, events: 517_891, eventBytes: 32 } }] };
   const payload = encodeProcessInfo(info);
   assert.deepEqual(decodeProcessInfo(payload), info);
-  // The same reply as a process before the buffers were sent: the list ends the payload.
-  assert.deepEqual(decodeProcessInfo(payload.subarray(0, payload.length - 24)), { ...info, sessions: [session] });
+  // The same reply as a process before the buffers were sent (and the OTLP counts after them, 16 bytes a session): the list ends the payload.
+  assert.deepEqual(decodeProcessInfo(payload.subarray(0, payload.length - 24 - 16)), { ...info, sessions: [session] });
+  assert.deepEqual(decodeProcessInfo(payload.subarray(0, payload.length - 16)), info);
+});
+
+test('ProcessInfo carries an OTLP export\'s counts after the buffers', () => {
+  const session = { id: 2, providers: 'Node.Channels:0x1:4', bufferingMode: 'drop', state: 'running', attached: false, buffer: { bytes: 1024, events: 32, eventBytes: 32 }, otlp: { sent: 1200, dropped: 37 } };
+  const info = { pid: 7, startTimeMs: 1, nodeVersion: 'v20.0.0', tracepipeVersion: '0.1.0', cwd: '/', title: 'node', argv: [], execArgv: [], sessions: [session] };
+  assert.deepEqual(decodeProcessInfo(encodeProcessInfo(info)), info);
 });

@@ -72,6 +72,9 @@ export const Ctl = {
    * sample handed over wakes a sleeping drain, since that reader waits for it.
    */
   LiveReader: 28,
+  /** A session exporting over OTLP: items (spans, metrics, log records) sent and dropped so far; `ps` shows them. */
+  OtlpItemsSent: 29,
+  OtlpItemsDropped: 30,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"

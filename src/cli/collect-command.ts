@@ -5,11 +5,15 @@ import { basename, extname, resolve } from 'node:path';
 import { parseBufferSizeMB } from '../buffers/session-memory.js';
 import { readTrace } from '../format/trace-reader.js';
 import { collectTracing, processInfo, stopTracing, TargetError } from '../ipc/diagnostics-client.js';
+import { OtlpSink } from '../sinks/otlp-sink.js';
 import { openPrivateFile } from '../sinks/private-file.js';
+import { checkOtlpOutput } from '../session/otlp-output.js';
+import type { OtlpSinkSpec } from '../session/drain-protocol.js';
 import { findProfile, TRACE_PROFILES, withProviders } from '../session/trace-profiles.js';
 import { CliError, UsageError } from './cli-error.js';
 import { usageText } from './command/command-help.js';
 import { defineCommand, type OptionValues } from './command/command-spec.js';
+import { countOf } from './format-count.js';
 import { formatBytes } from './format-size.js';
 import { formatNs } from './format-time.js';
 import { CollectProgress } from './collect-progress.js';
@@ -23,6 +27,8 @@ interface Plan {
   readonly rundown: boolean;
   readonly durationMs: number | undefined;
   readonly output: string | undefined;
+  /** Also export to this OTLP/HTTP collector. */
+  readonly otlp: OtlpSinkSpec | undefined;
   readonly quiet: boolean;
 }
 
@@ -49,8 +55,20 @@ function plan(values: OptionValues<typeof COLLECT_OPTIONS>): Plan {
     rundown: !values['no-rundown'],
     durationMs: duration === undefined ? undefined : parseDuration(duration),
     output: values.output,
+    otlp: values.otlp === undefined ? undefined : otlpSpec(values.otlp),
     quiet: values.quiet,
   };
+}
+
+/** How often the collected stream's OTLP batches are looked at (they go out at least every second). */
+const OTLP_POLL_MS = 250;
+
+function otlpSpec(endpoint: string): OtlpSinkSpec {
+  try {
+    return checkOtlpOutput({ endpoint });
+  } catch (e) {
+    throw new CliError(`--otlp: ${(e as Error).message.replace(/^otlp\.endpoint/, 'the collector')}`);
+  }
 }
 
 /** `<app>_<yyyymmdd>_<hhmmss>.tptrace`, the app being the script a node command runs, or the command. */
@@ -104,6 +122,9 @@ async function attach(pid: number, p: Plan): Promise<number> {
     await rm(file, { force: true });
     return targetFailure(e);
   }
+  // The target streams its binary trace here, and this process makes the OTLP requests: the target pays nothing for them.
+  const otlp = p.otlp ? new OtlpSink(p.otlp) : undefined;
+  const batches = otlp ? setInterval(() => otlp.poll(), OTLP_POLL_MS) : undefined;
   const progress = new CollectProgress(process.stderr, p.quiet);
   const until = p.durationMs === undefined ? 'Ctrl-C stops' : `stops after ${(p.durationMs / 1000).toFixed(1)} s or on Ctrl-C`;
   writeErr(`collecting session ${stream.sessionId} from process ${pid} (${info.argv.join(' ')}) into ${file}; ${until}\n  providers ${p.providers}\n`);
@@ -128,15 +149,22 @@ async function attach(pid: number, p: Plan): Promise<number> {
   try {
     for await (const chunk of stream) {
       progress.push(chunk);
+      otlp?.write(chunk);
       await fh.write(chunk);
     }
   } catch (e) {
     lost = (e as Error).message;
   } finally {
     clearTimeout(timer);
+    clearInterval(batches);
     process.off('SIGINT', stop).off('SIGTERM', stop);
     progress.stop();
     await fh.close();
+  }
+  if (otlp) {
+    otlp.close();
+    const o = otlp.stats();
+    writeErr(`exported to ${p.otlp!.endpoint}: ${countOf(o.itemsSent, 'item')} sent (${countOf(o.spansSent, 'span')}), ${countOf(o.itemsDropped, 'item')} dropped\n`);
   }
   if (abandoned) process.stderr.write('tracepipe: stopped waiting for the end of the stream\n');
   else if (lost) writeErr(`tracepipe: the connection to process ${pid} failed: ${lost}\n`);
@@ -154,6 +182,7 @@ async function launch(command: readonly string[], p: Plan): Promise<number> {
     TRACEPIPE_BUFFER_SIZE_MB: String(p.bufferSizeMB),
     TRACEPIPE_BUFFERING_MODE: p.bufferingMode,
     TRACEPIPE_RUNDOWN: p.rundown ? '1' : '0',
+    ...(p.otlp ? { TRACEPIPE_OTLP_ENDPOINT: p.otlp.endpoint } : {}),
     NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${register}`].filter(Boolean).join(' '),
   };
   const started = performance.now();
@@ -208,6 +237,7 @@ const COLLECT_OPTIONS = {
   buffering: { type: 'string', value: 'drop|block', default: 'drop', description: 'when the buffer is full: drop events, or make producers wait' },
   'buffer-size': { type: 'string', value: 'MB', default: '64', description: "the session's buffer budget in MiB" },
   duration: { type: 'string', value: 'TIME', defaultText: 'until Ctrl-C, or until CMD exits', description: 'stop after TIME (500ms, 10s, 5m, 1h; a bare number is seconds)' },
+  otlp: { type: 'string', value: 'URL', defaultText: 'none', description: 'also export to this OpenTelemetry collector over OTLP/HTTP, e.g. http://localhost:4318 (docs/OTLP.md)' },
   'no-rundown': { type: 'boolean', description: 'do not ask providers for end-of-session state (rundown)' },
   'list-profiles': { type: 'boolean', description: 'list the profiles with their providers, and exit' },
   quiet: { type: 'boolean', short: 'q', description: 'no progress on stderr (a live line on a terminal, otherwise a line per second)' },
@@ -226,6 +256,7 @@ export const collectCommand = defineCommand({
   forms: ['--pid N [options]', '[options] -- CMD ARGS...', '--list-profiles'],
   examples: [
     { args: ['--pid', '4242', '--duration', '10s'], does: 'ten seconds of process 4242, default profile' },
+    { args: ['--pid', '4242', '--otlp', 'http://localhost:4318'], does: 'process 4242 into a file and to an OpenTelemetry collector' },
     { args: ['--profile', 'all', '-o', 'app.tptrace', '--', 'node', 'app.js'], does: 'launches node app.js traced, every provider on' },
   ],
   async run({ values, rest: command }) {

@@ -33,7 +33,9 @@ async function ps(json: boolean): Promise<number> {
     // A ring session is a flight recorder: `tracepipe recorder dump --pid N` writes it out.
     // A recorder says what it keeps: its ring's size and the events of a typical size that fill it.
     const recorder = (s: SessionInfo): string => (s.buffer ? ` recorder ${formatBytes(s.buffer.bytes)} ≈ ${countOf(s.buffer.events, 'event')} of ${s.buffer.eventBytes} B` : ' recorder');
-    const sessions = i.sessions.length === 0 ? '0' : `${i.sessions.length} (${i.sessions.map((s) => `#${s.id}${s.bufferingMode === 'ring' ? recorder(s) : ''}`).join(', ')})`;
+    // An OTLP export says what it sent and, above all, what it dropped (a collector down or slow).
+    const otlp = (s: SessionInfo): string => (s.otlp ? ` otlp ${countOf(s.otlp.sent, 'item')} sent, ${countOf(s.otlp.dropped, 'item')} dropped` : '');
+    const sessions = i.sessions.length === 0 ? '0' : `${i.sessions.length} (${i.sessions.map((s) => `#${s.id}${s.bufferingMode === 'ring' ? recorder(s) : ''}${otlp(s)}`).join(', ')})`;
     return [String(i.pid), i.tracepipeVersion, sessions, [basename(i.argv[0] ?? i.title), ...i.argv.slice(1)].join(' ')];
   }).map((r) => r.map(printable));
   const header = ['PID', 'TRACEPIPE', 'SESSIONS', 'COMMAND'];

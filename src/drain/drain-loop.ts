@@ -188,7 +188,17 @@ export class DrainLoop implements RecordVisitor {
     if (visited > 0 || force) this.markProgress(passStartNs, this.progress());
     this.flush();
     Atomics.store(this.memory.i32, Ctl.EventsWritten, this.eventsWritten | 0);
+    this.sink.poll?.();
+    this.publishExport();
     return visited;
+  }
+
+  /** An OTLP export's counts, where the owning thread reads them (ps). */
+  private publishExport(): void {
+    if (!this.sink.stats) return;
+    const s = this.sink.stats();
+    Atomics.store(this.memory.i32, Ctl.OtlpItemsSent, s.itemsSent | 0);
+    Atomics.store(this.memory.i32, Ctl.OtlpItemsDropped, s.itemsDropped | 0);
   }
 
   private markProgress(passStartNs: number, progress: ThreadProgress[]): void {
@@ -422,6 +432,7 @@ export class DrainLoop implements RecordVisitor {
       })),
       eventsDropped: this.loss.dropped,
       bytesWritten: this.writer.bytesTaken,
+      ...(this.sink.stats ? { otlp: this.sink.stats() } : {}),
       ...(error === undefined ? {} : { error }),
     };
   }

@@ -1,3 +1,5 @@
+import type { OtlpExportStats } from '../session/drain-protocol.js';
+
 /**
  * Where the drain puts encoded trace bytes. Sinks run on the drain thread and are synchronous: a
  * write returns once the bytes are handed on, and throws when they cannot be (disk full, peer gone),
@@ -24,4 +26,8 @@ export interface Sink {
   flush?(): boolean;
   /** Such a sink: performance.now() when the reader last took a byte. */
   readonly lastProgressMs?: number;
+  /** Called on every drain pass, bytes or not (at least every maxSleepMs): a sink with batches of its own sends them on time. */
+  poll?(): void;
+  /** An OTLP export's counts. */
+  stats?(): OtlpExportStats;
 }

@@ -160,6 +160,13 @@ export class ProtobufWriter extends ByteWriter {
     } else this.string(s);
   }
 
+  /** A bytes field (an id, a raw payload). */
+  blob(field: number, b: Uint8Array): void {
+    this.tag(field, LEN);
+    this.varint(b.length);
+    this.bytes(b);
+  }
+
   begin(field: number): void {
     this.tag(field, LEN);
     this.ensure(1);

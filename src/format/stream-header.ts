@@ -31,6 +31,8 @@ export interface TraceHeader {
   readonly platform: string;
   readonly arch: string;
   readonly hostname: string;
+  /** Random per process (absent in older traces): what OTLP's trace and span ids are derived from. */
+  readonly idSeed?: string;
   readonly clock: ClockSync;
   readonly session: {
     readonly id: number;

@@ -128,6 +128,7 @@ export class DiagnosticRequests {
             state: s.state,
             attached: this.streaming.has(s),
             buffer: s.capacity,
+            ...(s.otlpCounts ? { otlp: s.otlpCounts } : {}),
           }))
         : [],
     };

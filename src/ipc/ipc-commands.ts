@@ -25,6 +25,8 @@ export interface SessionInfo {
   readonly attached: boolean;
   /** The bytes of its buffer, and the events of a typical size it holds (absent from older tracepipes' replies). */
   readonly buffer?: { readonly bytes: number; readonly events: number; readonly eventBytes: number };
+  /** A session exporting over OTLP: items sent and dropped so far (absent from older tracepipes' replies). */
+  readonly otlp?: { readonly sent: number; readonly dropped: number };
 }
 
 export interface ProcessInfo {
@@ -166,11 +168,16 @@ export function encodeProcessInfo(info: ProcessInfo): Uint8Array {
     w.u8(s.attached ? 1 : 0);
   }
   for (const s of info.sessions) for (const v of [s.buffer?.bytes, s.buffer?.events, s.buffer?.eventBytes]) w.f64(v ?? NaN);
+  for (const s of info.sessions) for (const v of [s.otlp?.sent, s.otlp?.dropped]) w.f64(v ?? NaN);
   return w.take();
 }
 
 function withBuffer(s: SessionInfo, bytes: number, events: number, eventBytes: number): SessionInfo {
   return [bytes, events, eventBytes].every((v) => Number.isFinite(v) && v >= 0) ? { ...s, buffer: { bytes, events, eventBytes } } : s;
+}
+
+function withOtlp(s: SessionInfo, sent: number, dropped: number): SessionInfo {
+  return [sent, dropped].every((v) => Number.isFinite(v) && v >= 0) ? { ...s, otlp: { sent, dropped } } : s;
 }
 
 export function decodeProcessInfo(p: Uint8Array): ProcessInfo {
@@ -189,8 +196,10 @@ export function decodeProcessInfo(p: Uint8Array): ProcessInfo {
     if (n > r.end - r.pos) r.fail('session count');
     const sessions: SessionInfo[] = [];
     for (let i = 0; i < n; i++) sessions.push({ id: r.u32(), providers: r.string(), bufferingMode: mode(r), state: r.string(), attached: r.u8() === 1 });
-    // Budgets follow when the process sent them.
-    if (r.pos < r.end) return { ...head, sessions: sessions.map((s) => withBuffer(s, r.f64(), r.f64(), r.f64())) };
-    return { ...head, sessions };
+    // Budgets follow when the process sent them, then OTLP counts.
+    if (r.pos >= r.end) return { ...head, sessions };
+    const buffered = sessions.map((s) => withBuffer(s, r.f64(), r.f64(), r.f64()));
+    if (r.pos >= r.end) return { ...head, sessions: buffered };
+    return { ...head, sessions: buffered.map((s) => withOtlp(s, r.f64(), r.f64())) };
   });
 }

@@ -1,3 +1,4 @@
+import type { OtlpOutput } from './otlp-output.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { DropReasonCounts } from '../format/drop-reason.js';
 
@@ -15,7 +16,9 @@ export type SinkSpec =
   /** A connected socket's descriptor the drain writes to directly; `prologue` goes out before the trace. */
   | { readonly kind: 'fd'; readonly fd: number; readonly prologue?: Uint8Array }
   /** A ring (flight recorder): nothing is written until a dump is asked for. */
-  | { readonly kind: 'ring' };
+  | { readonly kind: 'ring' }
+  /** No byte output: the session only exports over OTLP. */
+  | { readonly kind: 'none' };
 
 /** Where one dump of a ring goes. */
 export type DumpTarget = Extract<SinkSpec, { kind: 'file' } | { kind: 'fd' }>;
@@ -50,11 +53,28 @@ export interface ProducerStats {
   readonly longestParkNs: number;
 }
 
+/** How a session's OTLP export went: requests (and their spans, points, log records) sent and dropped. */
+export interface OtlpExportStats {
+  readonly requestsSent: number;
+  readonly itemsSent: number;
+  /** Given up: the queue was full (collector down or slow), the collector refused them, or retries ran out. */
+  readonly requestsDropped: number;
+  /** Spans, metrics and log records in the requests dropped (those still queued when the session ended included). */
+  readonly itemsDropped: number;
+  /** The spans among them: every span the session paired is either sent or dropped. */
+  readonly spansSent: number;
+  readonly spansDropped: number;
+}
+
+/** A session's OTLP export, as the drain thread's sink is told it (checked: otlp-output.ts). */
+export type OtlpSinkSpec = OtlpOutput;
+
 export interface DrainResult {
   readonly eventsWritten: number;
   readonly eventsDropped: number;
   readonly bytesWritten: number;
   readonly producers: readonly ProducerStats[];
+  readonly otlp?: OtlpExportStats;
   readonly error?: string;
 }
 

@@ -1,9 +1,11 @@
 import { hostname } from 'node:os';
+import { processIdSeed } from './id-seed.js';
+import { checkOtlpOutput, type OtlpOutput } from './otlp-output.js';
 import { isMainThread, MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { BufferingMode, type BufferingModeName, capacityOf, Ctl, type MemoryLayout, planLayout, type RingCapacity, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
-import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, ProducerStats, SinkSpec } from './drain-protocol.js';
+import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, OtlpExportStats, OtlpSinkSpec, ProducerStats, SinkSpec } from './drain-protocol.js';
 import { announceClose, announceOpen, announceStarting } from './control-channel.js';
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
@@ -44,8 +46,10 @@ export interface SessionSettings {
 }
 
 export type SessionOptions =
-  /** A file path, `{ stream }`, `{ onEvent }` or `{ fd }`. */
-  | (SessionSettings & { readonly output: SessionOutput; readonly bufferingMode?: 'drop' | 'block' })
+  /** A file path, `{ stream }`, `{ onEvent }` or `{ fd }`; with `otlp`, also exported over OTLP. */
+  | (SessionSettings & { readonly output: SessionOutput; readonly otlp?: OtlpOutput; readonly bufferingMode?: 'drop' | 'block' })
+  /** Exported over OTLP only. */
+  | (SessionSettings & { readonly output?: undefined; readonly otlp: OtlpOutput; readonly bufferingMode?: 'drop' | 'block' })
   /** A ring (flight recorder) has no output: each `session.dump()` writes one. */
   | (SessionSettings & { readonly bufferingMode: 'ring'; readonly output?: undefined });
 
@@ -55,6 +59,8 @@ export interface SessionResult {
   readonly bytesWritten: number;
   /** Per producing thread: drops, and in Block mode how often it parked and its longest wait. */
   readonly producers: readonly ProducerStats[];
+  /** With an OTLP export: what was sent and what was dropped. */
+  readonly otlp?: OtlpExportStats;
   readonly status: 'stopped' | 'failed';
   readonly error?: Error;
 }
@@ -125,6 +131,15 @@ export class TraceSession {
     return capacityOf(this.memory);
   }
 
+  /** Whether the session exports over OTLP (set as it launches). */
+  exportsOtlp = false;
+
+  /** With an OTLP export: items sent and dropped so far. */
+  get otlpCounts(): { readonly sent: number; readonly dropped: number } | undefined {
+    if (!this.exportsOtlp) return undefined;
+    return { sent: Atomics.load(this.memory.i32, Ctl.OtlpItemsSent) >>> 0, dropped: Atomics.load(this.memory.i32, Ctl.OtlpItemsDropped) >>> 0 };
+  }
+
   /** @internal */
   constructor(
     readonly memory: SessionMemory,
@@ -173,7 +188,7 @@ export class TraceSession {
 
   private async finish(r: DrainResult): Promise<void> {
     await this.consumer?.finish().catch(() => undefined);
-    this.end({ eventsWritten: r.eventsWritten, eventsDropped: r.eventsDropped, bytesWritten: r.bytesWritten, producers: r.producers });
+    this.end({ eventsWritten: r.eventsWritten, eventsDropped: r.eventsDropped, bytesWritten: r.bytesWritten, producers: r.producers, ...(r.otlp ? { otlp: r.otlp } : {}) });
   }
 
   /** Producers parked in this session right now (Block mode). */
@@ -353,16 +368,27 @@ function headerInfo(id: number, providers: readonly ProviderConfig[], mode: stri
     platform: process.platform,
     arch: process.arch,
     hostname: hostname(),
+    idSeed: processIdSeed(),
     clock: { wallClockNs: wallNs.toString(), monotonicNs: originNs.toString() },
     session: { id, providers: formatProviderSpec(providers), bufferingMode: mode, bufferSizeMB },
   };
 }
 
-function sinkFor(output: SessionOutput | undefined, mode: unknown): SinkSpec {
+function otlpOutput(o: unknown): OtlpSinkSpec {
+  try {
+    return checkOtlpOutput(o);
+  } catch (e) {
+    throw new SessionError((e as Error).message);
+  }
+}
+
+function sinkFor(output: SessionOutput | undefined, mode: unknown, otlp: boolean): SinkSpec {
   if (mode === 'ring') {
+    if (otlp) throw new SessionError("a 'ring' session has no OTLP export: its events are written by session.dump()");
     if (output !== undefined) throw new SessionError("a 'ring' session has no output: its events are written by session.dump()");
     return { kind: 'ring' };
   }
+  if (output === undefined && otlp) return { kind: 'none' };
   if (typeof output === 'string') {
     if (output === '') throw new SessionError('output path is empty');
     return { kind: 'file', path: output };
@@ -389,6 +415,7 @@ interface SessionPlan {
   readonly providers: readonly ProviderConfig[];
   readonly output: SessionOutput | undefined;
   readonly sink: SinkSpec;
+  readonly otlp: OtlpSinkSpec | undefined;
   readonly mode: BufferingModeName;
   readonly bufferSizeMB: number;
   readonly layout: MemoryLayout;
@@ -405,7 +432,8 @@ function planSession(options: SessionOptions): SessionPlan {
   const providers = normalizeProviders(options.providers);
   const requested = options.bufferingMode ?? 'drop';
   if (requested !== 'drop' && requested !== 'block' && requested !== 'ring') throw new SessionError(`bufferingMode must be 'drop', 'block' or 'ring', not ${JSON.stringify(requested)}`);
-  const sink = sinkFor(options.output, requested);
+  const otlp = (options as { otlp?: unknown }).otlp === undefined ? undefined : otlpOutput((options as { otlp?: unknown }).otlp);
+  const sink = sinkFor(options.output, requested, otlp !== undefined);
   const bufferSizeMB = options.bufferSizeMB ?? 64;
   if (typeof bufferSizeMB !== 'number' || !Number.isFinite(bufferSizeMB)) throw new SessionError('bufferSizeMB must be a number');
   const layout = planLayout(bufferSizeMB);
@@ -427,7 +455,7 @@ function planSession(options: SessionOptions): SessionPlan {
   if (!Number.isInteger(blockTimeoutMs) || blockTimeoutMs < 0 || blockTimeoutMs > MAX_TIMEOUT_MS) {
     throw new SessionError(`blockTimeoutMs must be a whole number of milliseconds from 0 (no limit) to ${MAX_TIMEOUT_MS}, not ${String(blockTimeoutMs)}`);
   }
-  return { providers, output: options.output, sink, mode, bufferSizeMB, layout, rundown, keepProcessAlive, stopTimeoutMs, blockTimeoutMs };
+  return { providers, output: options.output, sink, otlp, mode, bufferSizeMB, layout, rundown, keepProcessAlive, stopTimeoutMs, blockTimeoutMs };
 }
 
 /**
@@ -487,6 +515,7 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
     workerData: {
       sab: memory.sab,
       sink: prologue ? { ...sink, prologue } : sink,
+      ...(plan.otlp ? { otlp: plan.otlp } : {}),
       header: headerInfo(id, providers, mode, bufferSizeMB, originNs, wallNs),
       originNs: originNs.toString(),
     },
@@ -495,7 +524,8 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
     stderr: false,
   });
   markServiceWorker(worker, 'tracepipe-drain');
-  const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd', descriptor);
+  const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd' || sink.kind === 'none', descriptor);
+  session.exportsOtlp = plan.otlp !== undefined;
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
   else if (typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new ListenerConsumer((e) => output.onEvent(e)));
 

@@ -10,11 +10,15 @@ import { FdSink } from '../sinks/fd-sink.js';
 import { FileSink } from '../sinks/file-sink.js';
 import { NonBlockingFdSink } from '../sinks/non-blocking-fd-sink.js';
 import { PortSink } from '../sinks/port-sink.js';
-import type { DumpTarget, SinkSpec } from '../session/drain-protocol.js';
+import { OtlpSink } from '../sinks/otlp-sink.js';
+import { TeeSink } from '../sinks/tee-sink.js';
+import type { DumpTarget, OtlpSinkSpec, SinkSpec } from '../session/drain-protocol.js';
 
 export interface DrainWorkerData {
   readonly sab: SharedArrayBuffer;
   readonly sink: SinkSpec;
+  /** The session also (or only, with sink kind 'none') exports over OTLP. */
+  readonly otlp?: OtlpSinkSpec;
   readonly header: HeaderInfo;
   /** Trace origin on the process monotonic clock (ns, decimal string). */
   readonly originNs: string;
@@ -24,8 +28,13 @@ const data = workerData as DrainWorkerData;
 const port = parentPort!;
 const memory = SessionMemory.attach(data.sab);
 const clockDeltaNs = Number(threadOriginNs() - BigInt(data.originNs));
-const sinkFor = (spec: Exclude<SinkSpec, { kind: 'ring' }>): Sink =>
+const byteSinkFor = (spec: Exclude<SinkSpec, { kind: 'ring' | 'none' }>): Sink =>
   spec.kind === 'file' ? new FileSink(spec.path, spec.newFile) : spec.kind === 'fd' ? new FdSink(spec.fd, spec.prologue) : new PortSink(port, memory);
+function sinkFor(spec: Exclude<SinkSpec, { kind: 'ring' }>, otlp: OtlpSinkSpec | undefined): Sink {
+  if (spec.kind === 'none') return new OtlpSink(otlp!);
+  const bytes = byteSinkFor(spec);
+  return otlp ? new TeeSink(bytes, new OtlpSink(otlp)) : bytes;
+}
 /** A ring's dumps: a client's never makes the drain wait for it (its other dumps go on meanwhile). */
 const dumpSinkFor = (t: DumpTarget): Sink => (t.kind === 'file' ? new FileSink(t.path, t.newFile) : new NonBlockingFdSink(t.fd, t.prologue));
 
@@ -36,7 +45,7 @@ if (data.sink.kind === 'ring') {
 } else {
   let loop: DrainLoop | undefined;
   try {
-    loop = new DrainLoop(memory, sinkFor(data.sink), data.header, clockDeltaNs);
+    loop = new DrainLoop(memory, sinkFor(data.sink, data.otlp), data.header, clockDeltaNs);
   } catch (e) {
     port.postMessage({ type: 'failed', error: (e as Error).message });
   }

@@ -14,10 +14,10 @@ const RICH_TRACE = fileURLToPath(new URL('../fixtures/rich-trace.mjs', import.me
 const REPORT_MAX_RSS = fileURLToPath(new URL('./report-max-rss.mjs', import.meta.url));
 
 /** Runs a command; resolves with its exit code (or how it was killed) and output. */
-export function run(file, args, { timeoutMs = 120_000, nodeArgs = [] } = {}) {
+export function run(file, args, { timeoutMs = 120_000, nodeArgs = [], env = process.env } = {}) {
   return new Promise((resolve) => {
     const argv = file === process.execPath ? [...nodeArgs, ...args] : args;
-    execFile(file, argv, { timeout: timeoutMs, maxBuffer: 512 << 20 }, (err, stdout, stderr) => {
+    execFile(file, argv, { timeout: timeoutMs, maxBuffer: 512 << 20, env }, (err, stdout, stderr) => {
       resolve({ code: err ? (err.killed ? `killed (${err.signal})` : typeof err.code === 'number' ? err.code : String(err.code)) : 0, stdout, stderr });
     });
   });

@@ -75,18 +75,21 @@ export const convertCommand = defineCommand({
   options: {
     to: { type: 'string', value: 'FORMAT', required: true, description: `the format: ${Object.keys(CONVERT_FORMATS).join(', ')}` },
     output: { type: 'string', short: 'o', value: 'OUT', defaultText: "FILE with .tptrace replaced by the format's suffix (.pftrace, .json, -ctf, ...); - for stdout", description: 'where to write' },
+    json: { type: 'boolean', description: 'OTLP/JSON, one export request a line, instead of protobuf (--to otlp only)' },
     ...QUIET_OPTION,
   },
   examples: [
     { args: ['app.tptrace', '--to', 'perfetto'], does: 'writes app.pftrace, for ui.perfetto.dev' },
     { args: ['app.tptrace', '--to', 'jsonl', '-o', '-'], does: 'one JSON object per event on stdout' },
+    { args: ['app.tptrace', '--to', 'otlp'], does: 'writes app.otlp: OpenTelemetry export requests, for a collector' },
   ],
   run: ({ values, positionals }) => convert(positionals[0]!, values),
 });
 
-async function convert(input: string, values: { to: string; output: string | undefined; quiet: boolean }): Promise<number> {
+async function convert(input: string, values: { to: string; output: string | undefined; json: boolean; quiet: boolean }): Promise<number> {
   const format = CONVERT_FORMATS[values.to];
   if (!format) throw new CliError(`--to must be one of ${Object.keys(CONVERT_FORMATS).join(', ')}, not '${values.to}'`);
+  if (values.json && !format.json) throw new CliError(`--json is for --to otlp, not --to ${values.to}`);
   const output = values.output ?? defaultOutput(input, format.suffix);
   if (output === '-' && format.output === 'directory') throw new CliError(`--to ${values.to} writes a directory of files; give -o DIR, not -o -`);
   if (resolve(output) === resolve(input)) throw new CliError(`the output ${output} would overwrite the input`);
@@ -97,8 +100,8 @@ async function convert(input: string, values: { to: string; output: string | und
   try {
     // stdout belongs to this thread (a worker's is relayed through it), so `-o -` converts here.
     result = output === '-'
-      ? await convertTrace(input, await format.create(output), (p) => progress.update({ events: p.events, bytes: p.bytesIn, totalBytes }))
-      : await convertInWorker({ input, format: values.to, output }, progress, format.finish !== undefined, totalBytes);
+      ? await convertTrace(input, await format.create(output, { json: values.json }), (p) => progress.update({ events: p.events, bytes: p.bytesIn, totalBytes }))
+      : await convertInWorker({ input, format: values.to, output, json: values.json }, progress, format.finish !== undefined, totalBytes);
   } finally {
     progress.stop();
   }

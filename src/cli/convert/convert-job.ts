@@ -10,6 +10,7 @@ export interface ConvertJob {
   readonly input: string;
   readonly format: string;
   readonly output: string;
+  readonly json: boolean;
 }
 
 /** An error as it crosses from the worker: the kinds the CLI reports in one line keep their kind. */
@@ -57,7 +58,7 @@ const PROGRESS_EVERY_MS = 100;
 /** Converts `job` (in the converting worker), telling `post` its progress at most every 100 ms. */
 export async function runConvertJob(job: ConvertJob, post: (m: JobMessage) => void): Promise<void> {
   try {
-    const writer = await CONVERT_FORMATS[job.format]!.create(job.output);
+    const writer = await CONVERT_FORMATS[job.format]!.create(job.output, { json: job.json });
     let last = 0;
     const result = await convertTrace(job.input, writer, (progress) => {
       const now = performance.now();

@@ -1,0 +1,87 @@
+import { hex } from '../text-writer.js';
+import { byScope } from './otlp-protobuf.js';
+import type { OtlpAttribute, OtlpBatch, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan } from './otlp-signals.js';
+
+/** A double as OTLP/JSON has it: the protobuf JSON mapping spells the non-finite ones as strings. */
+function double(v: number): number | string {
+  return Number.isFinite(v) ? v : Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+}
+
+function anyValue([, type, v]: OtlpAttribute): object {
+  switch (type) {
+    case 'bool': return { boolValue: v };
+    case 'u8': case 'u16': case 'u32': case 'i8': case 'i16': case 'i32': return { intValue: String(v) };
+    case 'u64': case 'i64': return { intValue: BigInt.asIntN(64, v as bigint).toString() };
+    case 'f32': case 'f64': return { doubleValue: double(v as number) };
+    case 'string': return { stringValue: v };
+    case 'bytes': return { bytesValue: Buffer.from(v as Uint8Array).toString('base64') };
+  }
+}
+
+const attributes = (list: readonly OtlpAttribute[]) => list.map((a) => ({ key: a[0], value: anyValue(a) }));
+
+function span(s: OtlpSpan): object {
+  return {
+    traceId: hex(s.traceId),
+    spanId: hex(s.spanId),
+    ...(s.parentSpanId ? { parentSpanId: hex(s.parentSpanId) } : {}),
+    name: s.name,
+    kind: s.kind,
+    startTimeUnixNano: s.startNs.toString(),
+    endTimeUnixNano: s.endNs.toString(),
+    attributes: attributes(s.attributes),
+    events: s.events.map((e) => ({ timeUnixNano: e.timeNs.toString(), name: e.name, attributes: attributes(e.attributes) })),
+    ...(s.droppedEvents > 0 ? { droppedEventsCount: s.droppedEvents } : {}),
+    status: s.status.code === 0 ? {} : { code: s.status.code, ...(s.status.message ? { message: s.status.message } : {}) },
+  };
+}
+
+function metric(m: OtlpMetric): object {
+  const head = { name: m.name, ...(m.unit ? { unit: m.unit } : {}) };
+  if (m.kind === 'gauge') {
+    return { ...head, gauge: { dataPoints: m.points.map((p) => ({ timeUnixNano: p.timeNs.toString(), asDouble: double(p.value), attributes: attributes(p.attributes) })) } };
+  }
+  return {
+    ...head,
+    histogram: {
+      aggregationTemporality: 1,
+      dataPoints: m.points.map((p) => ({
+        attributes: attributes(p.attributes),
+        startTimeUnixNano: p.startNs.toString(),
+        timeUnixNano: p.timeNs.toString(),
+        count: String(p.count),
+        sum: double(p.sum),
+        bucketCounts: p.bucketCounts.map(String),
+        explicitBounds: p.bounds,
+        min: double(p.min),
+        max: double(p.max),
+      })),
+    },
+  };
+}
+
+function log(l: OtlpLog): object {
+  return {
+    timeUnixNano: l.timeNs.toString(),
+    observedTimeUnixNano: l.timeNs.toString(),
+    severityNumber: l.severity,
+    severityText: l.severityText,
+    body: { stringValue: l.eventName },
+    attributes: attributes(l.attributes),
+    eventName: l.eventName,
+  };
+}
+
+const KEYS = {
+  traces: ['resourceSpans', 'scopeSpans', 'spans'],
+  metrics: ['resourceMetrics', 'scopeMetrics', 'metrics'],
+  logs: ['resourceLogs', 'scopeLogs', 'logRecords'],
+} as const;
+
+/** One export request in OTLP/JSON (the protobuf JSON mapping: hex ids, 64-bit integers as strings). */
+export function otlpRequestJson(batch: OtlpBatch, resource: OtlpResource): string {
+  const [resourceKey, scopeKey, itemsKey] = KEYS[batch.signal];
+  const write = (batch.signal === 'traces' ? span : batch.signal === 'metrics' ? metric : log) as (item: unknown) => object;
+  const scopes = [...byScope<{ scope: string }>(batch.items)].map(([name, items]) => ({ scope: { name }, [itemsKey]: items.map(write) }));
+  return JSON.stringify({ [resourceKey]: [{ resource: { attributes: attributes(resource.attributes) }, [scopeKey]: scopes }] });
+}

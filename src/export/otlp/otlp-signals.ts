@@ -1,0 +1,401 @@
+import type { BlockEvent } from '../../format/events-block.js';
+import type { DecodedFields } from '../../format/payload-codec.js';
+import type { TraceHeader } from '../../format/stream-header.js';
+import type { PlacedDrop } from '../../format/trace-reader.js';
+import type { StreamEventType } from '../../format/trace-event.js';
+import type { FieldType } from '../../schema/field-type.js';
+import { Level } from '../../schema/level.js';
+import { SPAN_BEGIN_FIELDS, SPAN_END_FIELDS } from '../../schema/type-role.js';
+import { OldestEntry } from '../../analysis/oldest-entry.js';
+import { counterFields, counterGroup, processLabel, timelineRole, type TimelineRole } from '../runtime-view.js';
+import { OtlpIds } from './otlp-ids.js';
+
+/** An attribute: key, the trace field type its value has (it picks the OTLP value kind), value. */
+export type OtlpAttribute = readonly [string, FieldType, DecodedFields[string]];
+
+export const SpanKind = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
+export const StatusCode = { UNSET: 0, ERROR: 2 } as const;
+
+export interface OtlpSpanEvent {
+  readonly timeNs: bigint;
+  readonly name: string;
+  readonly attributes: readonly OtlpAttribute[];
+}
+
+export interface OtlpSpan {
+  readonly scope: string;
+  readonly traceId: Uint8Array;
+  readonly spanId: Uint8Array;
+  /** Undefined for a root span. */
+  readonly parentSpanId: Uint8Array | undefined;
+  readonly name: string;
+  readonly kind: number;
+  readonly startNs: bigint;
+  readonly endNs: bigint;
+  readonly attributes: readonly OtlpAttribute[];
+  readonly events: readonly OtlpSpanEvent[];
+  readonly droppedEvents: number;
+  readonly status: { readonly code: number; readonly message: string };
+}
+
+export interface OtlpLog {
+  readonly scope: string;
+  readonly timeNs: bigint;
+  readonly severity: number;
+  readonly severityText: string;
+  readonly eventName: string;
+  readonly attributes: readonly OtlpAttribute[];
+}
+
+export interface OtlpGaugePoint {
+  readonly timeNs: bigint;
+  readonly value: number;
+  readonly attributes: readonly OtlpAttribute[];
+}
+
+export interface OtlpHistogramPoint {
+  readonly startNs: bigint;
+  readonly timeNs: bigint;
+  readonly attributes: readonly OtlpAttribute[];
+  readonly count: number;
+  readonly sum: number;
+  readonly min: number;
+  readonly max: number;
+  /** One more than the bounds: the last counts values above the last bound. */
+  readonly bucketCounts: readonly number[];
+  readonly bounds: readonly number[];
+}
+
+export type OtlpMetric =
+  | { readonly scope: string; readonly name: string; readonly unit: string; readonly kind: 'gauge'; readonly points: OtlpGaugePoint[] }
+  | { readonly scope: string; readonly name: string; readonly unit: string; readonly kind: 'histogram'; readonly points: OtlpHistogramPoint[] };
+
+/** One export request's worth of one signal (OTLP's three services). */
+export type OtlpBatch =
+  | { readonly signal: 'traces'; readonly items: readonly OtlpSpan[] }
+  | { readonly signal: 'metrics'; readonly items: readonly OtlpMetric[] }
+  | { readonly signal: 'logs'; readonly items: readonly OtlpLog[] };
+
+/** What every request says of where its data comes from. */
+export interface OtlpResource {
+  readonly attributes: readonly OtlpAttribute[];
+}
+
+export interface OtlpResourceOptions {
+  /** OpenTelemetry's service.name; default `unknown_service:<script>`. */
+  readonly serviceName?: string;
+  /** More resource attributes (strings). */
+  readonly resource?: Readonly<Record<string, string>>;
+}
+
+export function otlpResource(h: TraceHeader, o: OtlpResourceOptions): OtlpResource {
+  const attributes: OtlpAttribute[] = [
+    ['service.name', 'string', o.serviceName ?? `unknown_service:${processLabel(h).split(' ')[0]}`],
+    ['process.pid', 'u32', h.pid],
+    ['process.runtime.name', 'string', 'nodejs'],
+    ['process.runtime.version', 'string', h.nodeVersion.replace(/^v/, '')],
+    ['host.name', 'string', h.hostname],
+    ['host.arch', 'string', h.arch],
+    ['os.type', 'string', h.platform],
+    ['telemetry.sdk.name', 'string', 'tracepipe'],
+    ['telemetry.sdk.language', 'string', 'nodejs'],
+    ['telemetry.sdk.version', 'string', h.tracepipeVersion],
+  ];
+  for (const [k, v] of Object.entries(o.resource ?? {})) {
+    const at = attributes.findIndex(([key]) => key === k);
+    if (at >= 0) attributes.splice(at, 1);
+    attributes.push([k, 'string', v]);
+  }
+  return { attributes };
+}
+
+/** Items in one request at most: a collector's default limit on a request is 4 MiB, and spans are small. */
+export const MAX_BATCH_ITEMS = 512;
+/** Spans kept open at most, and ended spans remembered as parents: memory stays bounded whatever the trace. */
+const MAX_OPEN_SPANS = 65_536;
+const MAX_REMEMBERED = 65_536;
+/** Span events kept per span at most; past that they are counted as dropped (OTLP's dropped_events_count). */
+const MAX_SPAN_EVENTS = 128;
+/** GC pause buckets, in ms: from a young-generation scavenge to a long full collection. */
+const GC_PAUSE_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000];
+
+/** Spans whose kind OpenTelemetry names: the server and client requests Node.Channels records. */
+const SPAN_KINDS: Readonly<Record<string, number>> = {
+  'Node.Channels/HttpServer': SpanKind.SERVER,
+  'Node.Channels/HttpClient': SpanKind.CLIENT,
+  'Node.Channels/Fetch': SpanKind.CLIENT,
+};
+
+const SEVERITY: Readonly<Record<number, [number, string]>> = {
+  [Level.LogAlways]: [9, 'INFO'],
+  [Level.Critical]: [21, 'FATAL'],
+  [Level.Error]: [17, 'ERROR'],
+  [Level.Warning]: [13, 'WARN'],
+  [Level.Informational]: [9, 'INFO'],
+  [Level.Verbose]: [5, 'DEBUG'],
+};
+
+interface OpenSpan {
+  readonly begin: BlockEvent;
+  readonly traceId: Uint8Array;
+  readonly spanId: Uint8Array;
+  readonly parentSpanId: Uint8Array | undefined;
+  readonly events: OtlpSpanEvent[];
+  droppedEvents: number;
+}
+
+interface TypeView {
+  readonly role: TimelineRole;
+  readonly attributes: ReadonlyArray<readonly [string, FieldType]>;
+  readonly counters: ReadonlyArray<readonly [string, string]>;
+}
+
+const BEGIN_ID_FIELDS = new Set(SPAN_BEGIN_FIELDS.map(([n]) => n));
+const END_ID_FIELDS = new Set(SPAN_END_FIELDS.map(([n]) => n));
+
+function attributesOf(e: BlockEvent, fields: ReadonlyArray<readonly [string, FieldType]>, prefix = ''): OtlpAttribute[] {
+  const out: OtlpAttribute[] = [];
+  for (const [name, type] of fields) out.push([prefix + name, type, e.fields[name]!]);
+  return out;
+}
+
+/**
+ * A trace's events as OpenTelemetry's three signals, in stream order with bounded memory: spans
+ * (a `.Begin` and its `.End` paired by span id: the begin's fields and the end's as attributes, the
+ * end's error as an error status, the other events of its thread while it is the innermost open span
+ * there as span events), metrics (declared counters and the runtime's heap and loop figures as
+ * gauges, GC pauses as a histogram by kind, drops as a sum) and logs (every other event, with its
+ * fields as attributes). `emit` gets each request's worth as it fills (MAX_BATCH_ITEMS), and what
+ * is left on flush(); ids come from OtlpIds, so the same trace always gives the same requests.
+ */
+export class OtlpSignals {
+  private readonly ids: OtlpIds;
+  private readonly wallNs: bigint;
+  private readonly open = new Map<bigint, OpenSpan>();
+  private readonly oldestOpen = new OldestEntry(this.open);
+  /** Per thread, the ids of the spans begun there and still open, innermost last. */
+  private readonly openByThread = new Map<number, bigint[]>();
+  /** Trace ids of spans ended, for children that begin after their parent ended. */
+  private readonly ended = new Map<bigint, Uint8Array>();
+  private readonly oldestEnded = new OldestEntry(this.ended);
+  private readonly views = new Map<StreamEventType, TypeView>();
+  private spans: OtlpSpan[] = [];
+  private logs: OtlpLog[] = [];
+  private gauges = new Map<string, OtlpMetric & { kind: 'gauge' }>();
+  private gaugePoints = 0;
+  private readonly gcPauses = new Map<string, { count: number; sum: number; min: number; max: number; buckets: number[] }>();
+  /** Where the current GC histogram interval began (trace ns) and the latest time seen. */
+  private intervalStartNs: number | undefined;
+  private lastNs = 0;
+  private droppedEvents = 0;
+
+  constructor(
+    header: TraceHeader,
+    private readonly emit: (batch: OtlpBatch) => void,
+  ) {
+    this.ids = OtlpIds.forHeader(header);
+    this.wallNs = BigInt(header.clock.wallClockNs);
+  }
+
+  private unixNs(traceNs: number): bigint {
+    return this.wallNs + BigInt(Math.round(traceNs));
+  }
+
+  event(e: BlockEvent): void {
+    if (e.timestampNs > this.lastNs) this.lastNs = e.timestampNs;
+    this.intervalStartNs ??= e.timestampNs;
+    const v = this.viewOf(e.type);
+    switch (v.role) {
+      case 'span-begin':
+        return this.begin(e);
+      case 'span-end':
+        if (!this.end(e)) this.log(e, v);
+        return;
+      case 'gc-pause':
+        return this.gcPause(e);
+      case 'counter':
+        return this.counter(e, v);
+      case 'cpu-sample':
+        // A CPU profile is no signal of OTLP's: convert --to speedscope or perfetto carries it.
+        return;
+      default:
+        return this.log(e, v);
+    }
+  }
+
+  /** Events a trace lost: the running total as a gauge, per thread that lost them, so the loss shows beside the data. */
+  drop(d: PlacedDrop): void {
+    this.droppedEvents += d.count;
+    const name = 'tracepipe.dropped_events';
+    let m = this.gauges.get(name);
+    if (!m) this.gauges.set(name, (m = { scope: 'tracepipe', name, unit: '{event}', kind: 'gauge', points: [] }));
+    m.points.push({ timeNs: this.unixNs(d.timestampNs), value: this.droppedEvents, attributes: [['thread.id', 'u32', d.threadId]] });
+    this.addedPoint();
+  }
+
+  private viewOf(t: StreamEventType): TypeView {
+    let v = this.views.get(t);
+    if (!v) {
+      const role = timelineRole(t);
+      const skip = role === 'span-begin' ? BEGIN_ID_FIELDS : role === 'span-end' ? END_ID_FIELDS : new Set<string>();
+      const attributes = t.layout.fields.filter((f) => !skip.has(f.name)).map((f) => [f.name, f.type] as const);
+      const counters = role === 'counter' ? counterFields(t).map((f) => [f.name, f.type] as const) : [];
+      v = { role, attributes, counters };
+      this.views.set(t, v);
+    }
+    return v;
+  }
+
+  private begin(e: BlockEvent): void {
+    const id = e.fields.spanId as bigint;
+    const parent = e.fields.parentSpanId as bigint;
+    const reused = this.open.get(id);
+    if (reused) this.close(id, reused, e.timestampNs, undefined);
+    if (this.open.size >= MAX_OPEN_SPANS) {
+      const [oldId, oldest] = this.oldestOpen.take()!;
+      this.close(oldId, oldest, this.lastNs, undefined);
+    }
+    const traceId = parent === 0n ? this.ids.traceId(id) : (this.open.get(parent)?.traceId ?? this.ended.get(parent) ?? this.ids.traceId(parent));
+    this.open.set(id, { begin: e, traceId, spanId: this.ids.spanId(id), parentSpanId: parent === 0n ? undefined : this.ids.spanId(parent), events: [], droppedEvents: 0 });
+    let stack = this.openByThread.get(e.threadId);
+    if (!stack) this.openByThread.set(e.threadId, (stack = []));
+    stack.push(id);
+  }
+
+  private end(e: BlockEvent): boolean {
+    const id = e.fields.spanId as bigint;
+    const s = this.open.get(id);
+    if (!s) return false;
+    this.close(id, s, e.timestampNs, e);
+    return true;
+  }
+
+  private close(id: bigint, s: OpenSpan, endNs: number, end: BlockEvent | undefined): void {
+    this.open.delete(id);
+    const stack = this.openByThread.get(s.begin.threadId)!;
+    const at = stack.lastIndexOf(id);
+    if (at >= 0) stack.splice(at, 1);
+    this.ended.set(id, s.traceId);
+    if (this.ended.size > MAX_REMEMBERED) this.oldestEnded.take();
+
+    const b = s.begin;
+    const bv = this.viewOf(b.type);
+    const attributes = attributesOf(b, bv.attributes);
+    // The trace's own span id, to find the span in the trace file (dump, query).
+    attributes.push(['thread.id', 'u32', b.threadId], ['tracepipe.span_id', 'u64', id]);
+    let status: OtlpSpan['status'] = { code: StatusCode.UNSET, message: '' };
+    if (end) {
+      const taken = new Set(attributes.map(([k]) => k));
+      for (const [name, type] of this.viewOf(end.type).attributes) attributes.push([taken.has(name) ? `end.${name}` : name, type, end.fields[name]!]);
+      if (end.fields.error === true) status = { code: StatusCode.ERROR, message: String(end.fields.errorName) };
+    } else attributes.push(['tracepipe.unfinished', 'bool', true]);
+    const key = b.type.key;
+    this.spans.push({
+      scope: b.provider,
+      traceId: s.traceId,
+      spanId: s.spanId,
+      parentSpanId: s.parentSpanId,
+      name: b.name.slice(0, -'.Begin'.length),
+      kind: SPAN_KINDS[key.slice(0, -'.Begin'.length)] ?? SpanKind.INTERNAL,
+      startNs: this.unixNs(b.timestampNs),
+      endNs: this.unixNs(Math.max(endNs, b.timestampNs)),
+      attributes,
+      events: s.events,
+      droppedEvents: s.droppedEvents,
+      status,
+    });
+    if (this.spans.length >= MAX_BATCH_ITEMS) this.flushSpans();
+  }
+
+  private log(e: BlockEvent, v: TypeView): void {
+    const stack = this.openByThread.get(e.threadId);
+    const innermost = stack?.length ? this.open.get(stack[stack.length - 1]!) : undefined;
+    if (innermost) {
+      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.unixNs(e.timestampNs), name: e.type.key, attributes: attributesOf(e, v.attributes) });
+      else innermost.droppedEvents++;
+      return;
+    }
+    const [severity, severityText] = SEVERITY[e.level] ?? [9, 'INFO'];
+    const attributes = attributesOf(e, v.attributes);
+    attributes.push(['thread.id', 'u32', e.threadId]);
+    this.logs.push({ scope: e.provider, timeNs: this.unixNs(e.timestampNs), severity, severityText, eventName: e.type.key, attributes });
+    if (this.logs.length >= MAX_BATCH_ITEMS) this.flushLogs();
+  }
+
+  private counter(e: BlockEvent, v: TypeView): void {
+    const declared = e.name.endsWith('.Counter');
+    const group = declared ? counterGroup(e) : e.type.key;
+    const space = e.fields.space;
+    const attributes: OtlpAttribute[] = typeof space === 'string' ? [['space', 'string', space]] : [];
+    for (const [field] of v.counters) {
+      const name = declared ? group : `${group}.${field}`;
+      let m = this.gauges.get(name);
+      if (!m) this.gauges.set(name, (m = { scope: e.provider, name, unit: declared ? field : '', kind: 'gauge', points: [] }));
+      m.points.push({ timeNs: this.unixNs(e.timestampNs), value: Number(e.fields[field]), attributes });
+      this.addedPoint();
+    }
+  }
+
+  private gcPause(e: BlockEvent): void {
+    const kind = String(e.fields.kind);
+    const ms = Number(e.fields.durationNs) / 1e6;
+    let h = this.gcPauses.get(kind);
+    if (!h) this.gcPauses.set(kind, (h = { count: 0, sum: 0, min: Infinity, max: -Infinity, buckets: new Array<number>(GC_PAUSE_BOUNDS_MS.length + 1).fill(0) }));
+    h.count++;
+    h.sum += ms;
+    h.min = Math.min(h.min, ms);
+    h.max = Math.max(h.max, ms);
+    let i = 0;
+    while (i < GC_PAUSE_BOUNDS_MS.length && ms > GC_PAUSE_BOUNDS_MS[i]!) i++;
+    h.buckets[i]!++;
+  }
+
+  private addedPoint(): void {
+    if (++this.gaugePoints >= MAX_BATCH_ITEMS) this.flushMetrics();
+  }
+
+  private flushSpans(): void {
+    if (this.spans.length === 0) return;
+    const items = this.spans;
+    this.spans = [];
+    this.emit({ signal: 'traces', items });
+  }
+
+  private flushLogs(): void {
+    if (this.logs.length === 0) return;
+    const items = this.logs;
+    this.logs = [];
+    this.emit({ signal: 'logs', items });
+  }
+
+  /** Gauges as they are, and the GC pauses since the last flush as one delta histogram point per kind. */
+  private flushMetrics(): void {
+    const items: OtlpMetric[] = [...this.gauges.values()];
+    if (this.gcPauses.size > 0) {
+      const startNs = this.unixNs(this.intervalStartNs ?? this.lastNs);
+      const timeNs = this.unixNs(this.lastNs);
+      const points: OtlpHistogramPoint[] = [...this.gcPauses].map(([kind, h]) => ({
+        startNs, timeNs, attributes: [['kind', 'string', kind]], count: h.count, sum: h.sum, min: h.min, max: h.max, bucketCounts: h.buckets, bounds: GC_PAUSE_BOUNDS_MS,
+      }));
+      items.push({ scope: 'Runtime.GC', name: 'Runtime.GC/GCPause', unit: 'ms', kind: 'histogram', points });
+      this.gcPauses.clear();
+      this.intervalStartNs = this.lastNs;
+    }
+    this.gauges = new Map();
+    this.gaugePoints = 0;
+    if (items.length > 0) this.emit({ signal: 'metrics', items });
+  }
+
+  /** Emits everything finished so far (a time-based batch); open spans stay open. */
+  flush(): void {
+    this.flushSpans();
+    this.flushMetrics();
+    this.flushLogs();
+  }
+
+  /** The trace ended: spans still open end at the latest time seen, marked unfinished; then everything goes out. */
+  finish(): void {
+    for (const [id, s] of [...this.open].reverse()) this.close(id, s, this.lastNs, undefined);
+    this.flush();
+  }
+}
