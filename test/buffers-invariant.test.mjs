@@ -94,7 +94,7 @@ test('a stop while a thread computes, then writes before its loop turns: the dra
   await worker.ready;
   const session = await startSession({ providers: PROVIDER, output: file });
   const flags = new Int32Array(new SharedArrayBuffer(8));
-  const reply = worker.request({ cmd: 'compute-then-write', count: 1000, computeMs: 400, flags });
+  const reply = worker.request({ cmd: 'compute-then-write', count: 1000, computeMs: 250, flags });
   for (const deadline = Date.now() + 10_000; Atomics.load(flags, 0) === 0; ) {
     assert.ok(Date.now() < deadline, 'the worker wrote its first event within 10 s');
     await new Promise((resolve) => setTimeout(resolve, 2));

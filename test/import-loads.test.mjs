@@ -69,3 +69,30 @@ test('--import tracepipe/register with no session asked for loads the diagnostic
   const allowed = /^(register|machinery|ipc\/(diagnostics-server|exit-flush|ipc-transport|main-thread)|schema\/(provider-host|record-abi)|session\/process-exit|buffers\/session-memory|format\/drop-reason|providers\/native-addon)\.js$/;
   assert.deepEqual(loaded.filter((m) => !allowed.test(m)), []);
 });
+
+// readTrace's reader loads on first read: next() calls made while it loads wait for the one reader
+// it starts, as the reader's own iterator queues them (two loads read the first event twice).
+test('next() called twice at once on a fresh readTrace gives the first two events, once each', { timeout: 90_000 }, async () => {
+  const code = `
+    const t = await import('tracepipe');
+    const file = process.env.TMPFILE;
+    const p = t.defineProvider('Test.Twice', { events: { Mark: { id: 1, fields: [['n', 'u32']] } } });
+    const s = await t.startSession({ providers: 'Test.Twice', output: file });
+    for (let n = 0; n < 10; n++) p.Mark.write(n);
+    await s.stop();
+    const it = t.readTrace(file)[Symbol.asyncIterator]();
+    const marks = [];
+    const first = await Promise.all([it.next(), it.next()]);
+    for (const r of first) marks.push(r.value.fields.n);
+    for (let r = await it.next(); !r.done; r = await it.next()) marks.push(r.value.fields.n);
+    if (marks.join() !== '0,1,2,3,4,5,6,7,8,9') throw new Error('events read: ' + marks.join());`;
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = await mkdtemp(join(tmpdir(), 'tp-twice-'));
+  try {
+    await loadedBy(code, { env: { TMPFILE: join(dir, 'twice.tptrace') } });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -158,3 +158,15 @@ test('a bad OTLP variable is one clear line', async () => {
   const r = await run(process.execPath, ['--import', 'tracepipe/register', '-e', '0'], { env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OTLP_ENDPOINT: 'localhost:4318' } });
   assert.match(r.stderr, /TRACEPIPE_OTLP_ENDPOINT: otlp.endpoint must be an http or https URL, not "localhost:4318"/);
 });
+
+// fetch refuses such headers on the sender thread, where the refusal only showed as every export
+// dropped after six retries: they are refused where the session is asked for, in one line.
+test('an OTLP header HTTP forbids is refused at the start: one line from the environment, a rejection from the API', async () => {
+  const r = await run(process.execPath, ['--import', 'tracepipe/register', '-e', 'process.exitCode = 3'], {
+    env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: '', TRACEPIPE_OTLP_ENDPOINT: 'http://127.0.0.1:1', TRACEPIPE_OTLP_HEADERS: 'a=b%0Ac' },
+  });
+  assert.match(r.stderr, /otlp header a's value "b\\nc" holds a character HTTP forbids/);
+  assert.equal(r.code, 3, 'the application runs and exits as it would');
+  const { startSession } = await import('../dist/index.js');
+  await assert.rejects(startSession({ providers: 'Runtime.Process', otlp: { endpoint: 'http://127.0.0.1:1', headers: { 'a b': 'c' } } }), /otlp header name "a b" is not an HTTP header name/);
+});

@@ -33,12 +33,18 @@ export async function listTargets(): Promise<TargetListing[]> {
   return (await loadDiagnosticsClient()).listTargets();
 }
 
-/** An async iterator that starts `start()`'s on its first next() and hands every later call straight to it. */
+/**
+ * An async iterator that starts `start()`'s on its first next() and hands every call to it, in order:
+ * calls made while it starts wait for that one start (a second start would read the trace again).
+ */
 function deferredIterator<T>(start: () => Promise<AsyncIterator<T>>): AsyncIterableIterator<T> {
-  let inner: AsyncIterator<T> | undefined;
+  let inner: Promise<AsyncIterator<T>> | undefined;
   const it: AsyncIterableIterator<T> = {
-    next: () => (inner ? inner.next() : start().then((i) => (inner = i).next())),
-    return: async (value?: unknown) => (inner?.return ? inner.return(value) : { done: true, value: value as T }),
+    next: () => (inner ??= start()).then((i) => i.next()),
+    return: async (value?: unknown) => {
+      const i = inner && (await inner);
+      return i?.return ? i.return(value) : { done: true, value: value as T };
+    },
     [Symbol.asyncIterator]: () => it,
   };
   return it;

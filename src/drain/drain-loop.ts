@@ -43,6 +43,12 @@ const STOP_SETTLE_MS = 2000;
  * default StallMs: one that turns sooner closes the session, and its rundown is in the stream.
  */
 const OPEN_QUIET_MS = 100;
+/**
+ * How long a thread that has not closed a stopping session, writes nothing and still runs is waited
+ * for: one descheduled between a write's check and its commit gets a CPU well within it even on a
+ * loaded machine, and a worker busy computing (its loop not turning) holds a stop no longer than this.
+ */
+const RUNNING_QUIET_MS = 500;
 /** Timestamps the format carries exactly (zigzag varints of at most 53 bits): about ±52 days around the origin. */
 const MAX_TIMESTAMP_NS = 2 ** 52;
 const SETTLE_POLL_MS = 2;
@@ -341,9 +347,9 @@ export class DrainLoop implements RecordVisitor {
    * Waits (bounded) until no live producer is inside its slow path, releasing parked ones meanwhile,
    * and no thread still writes without having closed the session (heard of the stop, sealed,
    * published): such a thread commits into the chunk it holds, and would after the last count. A
-   * thread that has not closed it is waited for while it writes or runs (on a CPU or waiting for
-   * one: descheduled between a write's check and its commit, or computing towards its rundown); one
-   * that writes nothing for OPEN_QUIET_MS while asleep (its loop idle, blocked in Atomics.wait, a
+   * thread that has not closed it is waited for while it writes, and for RUNNING_QUIET_MS of quiet
+   * while it runs (on a CPU or waiting for one: descheduled between a write's check and its commit,
+   * or computing towards its rundown); one that writes nothing for OPEN_QUIET_MS while asleep (its loop idle, blocked in Atomics.wait, a
    * worker that ended without closing it) is not: the last pass reads what it holds, and what it
    * writes when it wakes is lost uncounted. Nor are other threads at the process's exit: they end
    * with it. Where the kernel cannot be asked (not Linux), quiet for OPEN_QUIET_MS is enough.
@@ -370,8 +376,8 @@ export class DrainLoop implements RecordVisitor {
             open.map((p) => p.osThreadId),
             now,
           );
-          if (seq !== openSeq || busy) quietSince = now;
-          else if (now - quietSince >= OPEN_QUIET_MS) return;
+          if (seq !== openSeq) quietSince = now;
+          else if (now - quietSince >= (busy ? RUNNING_QUIET_MS : OPEN_QUIET_MS)) return;
           openSeq = seq;
         }
         queue.wakeAll();
