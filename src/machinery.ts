@@ -42,17 +42,18 @@ export function loadSessionMachinery(): Promise<SessionMachinery> {
 /**
  * Loads it now, synchronously, where Node can require() ES modules (20.19 and later): a worker thread
  * started while a session runs records from its first event, as it did when sessions loaded with
- * the import. Returns false where Node cannot (loadSessionMachinery() then does it a moment later).
+ * the import. Returns the machinery, or undefined where Node cannot (loadSessionMachinery() then
+ * does it a moment later).
  */
-export function loadSessionMachineryNow(): boolean {
-  if (loaded) return true;
-  if (loading || !(process.features as { require_module?: boolean }).require_module) return false;
+export function loadSessionMachineryNow(): SessionMachinery | undefined {
+  if (loaded) return loaded;
+  if (loading || !(process.features as { require_module?: boolean }).require_module) return undefined;
   // Through the process rather than an import of node:module, which would load with `import 'tracepipe'`.
   const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);
   for (const m of BEFORE_SESSIONS) require(m);
   loaded = { session: require('./session/session.js') as SessionMachinery['session'], providerSpec: require('./session/provider-spec.js') as SessionMachinery['providerSpec'] };
   loading = Promise.resolve(loaded);
-  return true;
+  return loaded;
 }
 
 /** The machinery if it has loaded; until then this thread has no session (sessions start through it). */

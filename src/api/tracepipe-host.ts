@@ -29,9 +29,10 @@ export interface TracepipeHost extends ProviderHost {
 function localStartSession(options: SessionOptions): Promise<TraceSession> {
   // Loaded at once where Node can (require() of ES modules): the calling thread then records from the
   // call on (docs/BUFFERING.md, "Before the drain runs"). Elsewhere the session starts once it has loaded.
-  if (loadSessionMachineryNow()) {
+  const now = loadSessionMachineryNow();
+  if (now) {
     try {
-      return sessionMachineryIfLoaded()!.session.startSession(options);
+      return now.session.startSession(options);
     } catch (e) {
       return Promise.reject(e);
     }

@@ -2,8 +2,9 @@
  * A worker thread that imports tracepipe joins the process's sessions, which the main thread
  * announces (src/session/control-channel.ts). Sessions load on first use (src/machinery.ts), so the
  * worker loads them as it imports tracepipe while a session runs (at once where Node can, so its
- * first events are recorded), or when the first session opens later; the machinery's own channel then asks the main thread for every live session. The main thread starts
- * its sessions through the machinery and watches nothing.
+ * first events are recorded), or when the first session opens later; the machinery's own channel
+ * then asks the main thread for every live session. The main thread starts its sessions through
+ * the machinery and watches nothing.
  */
 import { BroadcastChannel, getEnvironmentData, isMainThread } from 'node:worker_threads';
 import { loadSessionMachinery, loadSessionMachineryNow } from '../machinery.js';

@@ -14,7 +14,6 @@ type ControlMessage =
   | { readonly type: 'close'; readonly id: number }
   | { readonly type: 'hello' };
 
-
 const active = new Map<number, SessionDescriptor>();
 const channel = new BroadcastChannel(CHANNEL);
 channel.onmessage = (ev: unknown) => {
