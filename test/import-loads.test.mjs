@@ -63,11 +63,24 @@ test('the first session loads the machinery, and it runs the built-in providers'
   for (const m of ['session/session.js', 'providers/process-provider.js', 'session/thread-sessions.js']) assert.ok(loaded.includes(m), `${m} not loaded by a session: ${loaded.join(' ')}`);
 });
 
-test('--import tracepipe/register with no session asked for loads the diagnostics server only', { timeout: 90_000 }, async () => {
-  const loaded = await loadedBy('', { nodeArgs: ['--import', 'tracepipe/register'] });
-  assert.ok(loaded.includes('ipc/diagnostics-server.js'), loaded.join(' '));
-  const allowed = /^(register|machinery|ipc\/(diagnostics-server|exit-flush|ipc-transport|main-thread)|schema\/(provider-host|record-abi)|session\/process-exit|buffers\/session-memory|format\/drop-reason|providers\/native-addon)\.js$/;
-  assert.deepEqual(loaded.filter((m) => !allowed.test(m)), []);
+// The diagnostics server starts at the loop's first turn: a process that ends before then (a CLI, a
+// build step) never loads it, and the application's start does not wait for it.
+test('--import tracepipe/register with no session asked for loads the diagnostics server only, at the first turn of the loop', { timeout: 90_000 }, async () => {
+  const { stderr } = await promisify(execFile)(
+    process.execPath,
+    ['--import', LOG, '--import', 'tracepipe/register', '--input-type=module', '-e', "process.stderr.write('started\\n'); await new Promise((r) => setTimeout(r, 200));"],
+    { cwd: ROOT, env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_'))), timeout: 60_000 },
+  );
+  const lines = stderr.split('\n');
+  const started = lines.indexOf('started');
+  assert.ok(started >= 0, stderr);
+  const loaded = (part) => part.filter((l) => l.startsWith('loaded ')).map((l) => l.slice('loaded '.length));
+  const beforeStart = loaded(lines.slice(0, started));
+  const afterStart = loaded(lines.slice(started));
+  assert.deepEqual(beforeStart.sort(), ['ipc/main-thread.js', 'machinery.js', 'register.js'], 'what the import itself loads');
+  assert.ok(afterStart.includes('ipc/diagnostics-server.js'), stderr);
+  const allowed = /^(ipc\/(diagnostics-server|exit-flush|ipc-transport)|schema\/(provider-host|record-abi)|session\/process-exit|buffers\/session-memory|format\/drop-reason|providers\/native-addon)\.js$/;
+  assert.deepEqual(afterStart.filter((m) => !allowed.test(m)), []);
 });
 
 // readTrace's reader loads on first read: next() calls made while it loads wait for the one reader
