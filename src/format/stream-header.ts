@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { ByteReader } from './byte-reader.js';
 import { ByteWriter } from './byte-writer.js';
 import { crc32 } from './crc32.js';
@@ -135,4 +136,10 @@ function checkHeaderInfo(info: unknown): HeaderInfo {
     if (!valid(info[key])) throw new TraceFormatError('corrupt', `corrupt trace: header '${key}' is not ${what}`, HEADER_PREFIX);
   }
   return info as unknown as HeaderInfo;
+}
+
+/** What a process is called on a timeline: its script and arguments (the full command line is in the metadata), or its title. */
+export function processLabel(h: TraceHeader): string {
+  const [, script, ...args] = h.argv;
+  return script ? [basename(script), ...args].join(' ') : h.processTitle;
 }

@@ -3,10 +3,10 @@ import { Worker } from 'node:worker_threads';
 import type { Sink } from '../drain/sink.js';
 import type { OtlpExportStats, OtlpSinkSpec } from '../session/drain-protocol.js';
 import { TraceParser } from '../format/trace-parser.js';
-import { otlpRequestJson } from '../export/otlp/otlp-json.js';
-import { otlpRequestBytes } from '../export/otlp/otlp-protobuf.js';
-import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from '../export/otlp/otlp-signals.js';
-import { ProtobufWriter } from '../export/protobuf-writer.js';
+import { otlpRequestJson } from '../otlp/otlp-json.js';
+import { otlpRequestBytes } from '../otlp/otlp-protobuf.js';
+import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from '../otlp/otlp-signals.js';
+import { ProtobufWriter } from '../format/protobuf-writer.js';
 import { OtlpCounter, OtlpQueueState, type OtlpRequestMessage, type OtlpSenderConfig } from './otlp-queue.js';
 
 /** Compressed request bodies waiting for the sender at most, unless the session says otherwise (maxQueueBytes). */

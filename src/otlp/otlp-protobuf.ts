@@ -1,4 +1,4 @@
-import { ProtobufWriter } from '../protobuf-writer.js';
+import { ProtobufWriter } from '../format/protobuf-writer.js';
 import type { OtlpAttribute, OtlpBatch, OtlpHistogramPoint, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan } from './otlp-signals.js';
 
 // Field numbers from opentelemetry-proto (opentelemetry/proto/{collector,common,resource,trace,metrics,logs}/v1).

@@ -1,13 +1,14 @@
-import type { BlockEvent } from '../../format/events-block.js';
-import type { DecodedFields } from '../../format/payload-codec.js';
-import type { TraceHeader } from '../../format/stream-header.js';
-import type { PlacedDrop } from '../../format/trace-reader.js';
-import type { StreamEventType } from '../../format/trace-event.js';
-import type { FieldType } from '../../schema/field-type.js';
-import { Level } from '../../schema/level.js';
-import { SPAN_BEGIN_FIELDS, SPAN_END_FIELDS } from '../../schema/type-role.js';
-import { OldestEntry } from '../../analysis/oldest-entry.js';
-import { counterFields, counterGroup, processLabel, timelineRole, type TimelineRole } from '../runtime-view.js';
+import type { BlockEvent } from '../format/events-block.js';
+import type { DecodedFields } from '../format/payload-codec.js';
+import type { TraceHeader } from '../format/stream-header.js';
+import type { PlacedDrop } from '../format/trace-reader.js';
+import type { StreamEventType } from '../format/trace-event.js';
+import type { FieldType } from '../schema/field-type.js';
+import { Level } from '../schema/level.js';
+import { SPAN_BEGIN_FIELDS, SPAN_END_FIELDS } from '../schema/type-role.js';
+import { OldestEntry } from '../format/oldest-entry.js';
+import { processLabel } from '../format/stream-header.js';
+import { counterFields, counterGroup, timelineRole, type TimelineRole } from '../format/timeline-role.js';
 import { OtlpIds } from './otlp-ids.js';
 
 /** An attribute: key, the trace field type its value has (it picks the OTLP value kind), value. */
