@@ -24,6 +24,7 @@ function span(s: OtlpSpan): object {
   return {
     traceId: idHex(s.traceId),
     spanId: idHex(s.spanId),
+    ...(s.traceState !== '' ? { traceState: s.traceState } : {}),
     ...(s.parentSpanId ? { parentSpanId: idHex(s.parentSpanId) } : {}),
     name: s.name,
     kind: s.kind,
