@@ -10,7 +10,7 @@ import { TraceFormatError } from './format-error.js';
  */
 export const MAGIC = new Uint8Array([0x54, 0x50, 0x54, 0x52, 0x41, 0x43, 0x45, 0x00]); // "TPTRACE\0"
 export const FORMAT_MAJOR = 1;
-export const FORMAT_MINOR = 1;
+export const FORMAT_MINOR = 2;
 const MAX_HEADER_JSON = 1 << 20;
 
 export interface ClockSync {
