@@ -178,12 +178,14 @@ test('a malformed traceparent is ignored as W3C says (the request is a root); a 
     two: [`00-${T}-${P}-01`, `00-${T}-${P}-01`],
   };
   for (const [name, values] of Object.entries(cases)) await get(`${b.url}${name}`, values.flatMap((v) => ['traceparent', v]));
+  // Header names are case-insensitive.
+  await get(`${b.url}named`, ['TraceParent', `00-${T}-${P}-01`]);
   await b.stop();
 
   const spans = await offlineSpans(b.file);
   const read = Object.fromEntries(spans.map((s) => [s.attrs.url.slice(1), s.parentSpanId === undefined ? 'root' : `${s.traceId}-${s.parentSpanId}`]));
   const expected = Object.fromEntries(Object.keys(cases).map((name) => [name, 'root']));
-  Object.assign(expected, { valid: `${T}-${P}`, later: `${T}-${P}` });
+  Object.assign(expected, { valid: `${T}-${P}`, later: `${T}-${P}`, named: `${T}-${P}` });
   assert.deepEqual(read, expected);
   assert.ok(spans.filter((s) => s.parentSpanId === undefined).every((s) => s.traceId !== T));
 });
