@@ -143,8 +143,9 @@ const http: Record<string, Handler> = {
     // starts (an outgoing fetch becomes its child). A left-out request's children are left out.
     // Without request spans nothing can be its child: no context.
     if (span === 0 || !c.HttpServer.enabled) return;
-    // A request begun inside a span keeps the trace it inherited, unless its caller named one.
-    if (propagate && (incoming !== undefined || context === 0)) enterTrace(span, incoming);
+    // A request begun inside a span (a server listening in one) has a root not known here, unless its
+    // caller named the trace: 0, so that no request of the connection inherits another's trace.
+    if (propagate) enterTrace(incoming !== undefined || context === 0 ? span : 0, incoming);
     if (acrossAwait) enterSpan(span);
     else enterSpanSynchronously(span);
   },
@@ -215,7 +216,7 @@ interface UndiciRequest {
   readonly method: string;
   readonly origin: string;
   readonly path: string;
-  /** Name, value, name, value… (undici 6 and later, Node 20.?+); a block of `name: value\r\n` lines before. */
+  /** Name, value, name, value… (the undici of Node 20.20 and 24); older undici: `name: value\r\n` lines. */
   readonly headers: readonly string[] | string;
   addHeader(name: string, value: string): unknown;
 }

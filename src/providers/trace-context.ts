@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import { isMainThread } from 'node:worker_threads';
 import { idHex, OtlpIds } from '../otlp/otlp-ids.js';
 import { currentSpanId, SAMPLED_OUT } from '../schema/span-context.js';
 import { processIdSeed } from '../session/id-seed.js';
@@ -42,6 +43,7 @@ export function parseTraceparent(traceparent: string, tracestate: string | strin
  * caller's context when it sent one, else the request's own span, the root of its trace here.
  */
 interface TraceRoot {
+  /** The served request's span, the root of its trace here (SAMPLED_OUT: left out; 0: not known). */
   readonly rootSpan: number;
   readonly incoming: IncomingContext | undefined;
   /** A request head sampling left out, begun here: the trace id all its outgoing requests send, drawn at the first. */
@@ -61,8 +63,8 @@ let ids: OtlpIds | undefined;
  * export gives its client span (`client`, the span the callee's server span becomes the child of),
  * derived from the process's id seed as otlp-ids.ts derives the file's. A request left out by head
  * sampling sends its trace with flag 00 and a fresh span id. Undefined where no trace is known: no
- * client span (spans off), or under a span whose tree no served request began (its root is not known
- * here).
+ * client span (spans off), under a span whose tree no served request began (its root is not known
+ * here), or on a worker thread.
  */
 export function outgoingContext(client: number): { traceparent: string; tracestate: string } | undefined {
   const current = currentSpanId();
@@ -72,11 +74,12 @@ export function outgoingContext(client: number): { traceparent: string; tracesta
     if (traceId === undefined && root !== undefined) traceId = root.untracedId ??= randomBytes(16).toString('hex');
     return { traceparent: `00-${traceId ?? randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`, tracestate: root?.incoming?.traceState ?? '' };
   }
-  if (client <= 0) return undefined;
+  // The id seed is the main thread's (the session's header holds it); a worker's copy of this module would draw its own.
+  if (client <= 0 || !isMainThread) return undefined;
   ids ??= new OtlpIds(processIdSeed());
   let traceId: string;
   if (current === 0) traceId = idHex(ids.traceId(BigInt(client)));
-  else if (root === undefined) return undefined;
+  else if (root === undefined || (root.rootSpan <= 0 && root.incoming === undefined)) return undefined;
   else traceId = root.incoming?.traceId ?? idHex(ids.traceId(BigInt(root.rootSpan)));
   return { traceparent: `00-${traceId}-${idHex(ids.spanId(BigInt(client)))}-01`, tracestate: current === 0 ? '' : (root?.incoming?.traceState ?? '') };
 }
