@@ -96,8 +96,8 @@ function bytesWrittenBy(socket: Socket): number {
 /**
  * The caller's W3C trace context, if the request has a `traceparent` header. Looked for in the raw
  * headers, by length and two letters of `trace` before any lower-casing: a request without one costs
- * a pass over its header names, and Node never builds `request.headers` for it (which, where the
- * application reads no header, cost ~10× the pass). Two traceparent headers are malformed (W3C).
+ * a pass over its header names, and Node never builds `request.headers` for it (which costs several
+ * times the pass where the application reads no header). Two traceparent headers are malformed (W3C).
  */
 function incomingContext(request: IncomingMessage): IncomingContext | undefined {
   const raw = request.rawHeaders;
