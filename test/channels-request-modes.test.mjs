@@ -141,12 +141,12 @@ test('sample=0.5 in report: span counts of the kept requests, with the estimate 
   assert.match(r.stdout, new RegExp(`requests sampled: ${kept} of 100 kept \\(rate 0\\.5\\); counts of requests' spans are of the kept ones, ×${(100 / kept).toFixed(2)} for all`));
 });
 
-test('a sample= that is not a rate, or a context= that is no mode, warns once and keeps every request with its context', { timeout: 60_000 }, async (t) => {
+test('a sample= that is not a rate, a context= that is no mode, or a propagate= that is no format, warns once and keeps every request with its context', { timeout: 60_000 }, async (t) => {
   const warnings = [];
   const onWarning = (w) => warnings.push(w.message);
   process.on('warning', onWarning);
   t.after(() => process.off('warning', onWarning));
-  const { events } = await traceRequests(t, 'Node.Channels:*:5:sample=2;context=synch,Test.RequestModes');
+  const { events } = await traceRequests(t, 'Node.Channels:*:5:sample=2;context=synch;propagate=b3,Test.RequestModes');
   assert.equal(events.filter((e) => e.name === 'HttpServerRequest').length, N);
   const spans = spansOf(events);
   const inner = [...spans.values()].filter((s) => s.name === 'Test.RequestModes/Query' && s.begin.sql.endsWith('/inner'));
@@ -154,6 +154,7 @@ test('a sample= that is not a rate, or a context= that is no mode, warns once an
   await sleep(10);
   assert.deepEqual(warnings.filter((m) => m.includes('argument')).sort(), [
     'tracepipe: Node.Channels argument context="synch" is not one of sync, async; ignoring it',
+    'tracepipe: Node.Channels argument propagate="b3" is not one of w3c, none; ignoring it',
     'tracepipe: Node.Channels argument sample="2" is not a number in [0, 1]; ignoring it',
   ]);
 });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { ProtobufWriter } from '../dist/export/protobuf-writer.js';
+import { ProtobufWriter } from '../dist/format/protobuf-writer.js';
 import { JsonWriter } from '../dist/export/json-text.js';
 import { CsvText } from '../dist/export/csv-writer.js';
 import { EventTables } from '../dist/export/event-tables.js';

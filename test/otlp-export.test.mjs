@@ -108,6 +108,21 @@ test('collector down from the start: the session stops, the file is complete, ev
   assertAccounted(result.otlp, offline);
 });
 
+test('the trace file holds the export\'s drops: a collector down from the start gives a file whose OTLP counts equal the session result\'s, shown by stats and report', async () => {
+  const { result, file } = await traced(`http://127.0.0.1:${await closedPort()}`);
+  assert.ok(result.otlp.spansDropped > 0);
+  const stats = await cli(['stats', file, '--json', '-q']);
+  assert.equal(stats.code, 0, stats.stderr);
+  assert.deepEqual(JSON.parse(stats.stdout).otlp, result.otlp);
+  const text = await cli(['stats', file, '-q']);
+  const o = result.otlp;
+  const line = `${o.spansSent} spans sent, ${o.spansDropped} dropped; ${o.requestsDropped} of ${o.requestsSent + o.requestsDropped} requests dropped (${o.itemsDropped} items)`;
+  assert.ok(text.stdout.includes(`otlp      ${line}`), text.stdout);
+  const report = await cli(['report', file, '-q']);
+  assert.equal(report.code, 0, report.stderr);
+  assert.ok(report.stdout.includes(`OTLP export: ${line}`), report.stdout);
+});
+
 test('collector gone mid-way, and a slow one: what was not taken is counted as dropped, sent + dropped = all', async () => {
   const receiver = await startReceiver({ answer: ({ n: i }) => (i === 1 ? { status: 200 } : { status: 200, delayMs: 30_000 }) });
   try {

@@ -52,7 +52,7 @@ test('summary counts events, drops per thread, event types and carries the heade
   assert.deepEqual(s.byEvent, byEvent);
   assert.equal(s.eventTypes, SYNTH_TYPES.length);
   assert.deepEqual({ ...s.header, formatMajor: undefined, formatMinor: undefined }, { ...headerInfo(), formatMajor: undefined, formatMinor: undefined });
-  assert.deepEqual([s.header.formatMajor, s.header.formatMinor], [1, 1]);
+  assert.deepEqual([s.header.formatMajor, s.header.formatMinor], [1, 2]);
   assert.equal(s.bytes, trace.bytes.length);
   assert.equal(s.durationNs, trace.events.at(-1).timestampNs - trace.events[0].timestampNs);
 });
@@ -215,4 +215,19 @@ test('a damaged block in the middle is skipped: the intact blocks after it are r
   assert.deepEqual(comparable(events), comparable(want));
   const s = await readTrace(chunksOf(damaged, 97)).summary();
   assert.deepEqual([s.complete, s.events, s.error.offset], [false, want.length, victim.start]);
+});
+
+test('an OTLP-export block (format 1.2) is the summary’s otlp: counts a later version appends are skipped, a missing one is 0, a damaged one is an error', async () => {
+  const trace = syntheticTrace({ seed: 15, batches: 3 });
+  const { bytes, blocks } = trace;
+  const end = blocks.at(-1);
+  assert.equal(end.kind, 'end');
+  const withBlock = (counts) => concat(bytes.slice(0, end.start), rawBlock(6, Uint8Array.from([counts.length, ...counts])), bytes.slice(end.start));
+  const summary = (b) => readTrace(chunksOf(b, 64)).summary();
+  assert.equal((await summary(bytes)).otlp, undefined);
+  const stats = { requestsSent: 3, requestsDropped: 4, itemsSent: 5, itemsDropped: 6, spansSent: 7, spansDropped: 8 };
+  assert.deepEqual((await summary(withBlock([3, 4, 5, 6, 7, 8, 99]))).otlp, stats);
+  assert.deepEqual((await summary(withBlock([3, 4, 5, 6, 7]))).otlp, { ...stats, spansDropped: 0 });
+  const s = await summary(concat(bytes.slice(0, end.start), rawBlock(6, Uint8Array.from([1, 2, 3])), bytes.slice(end.start)));
+  assert.match(s.error?.message ?? '', /trailing bytes in an OTLP-export block/);
 });

@@ -1,5 +1,4 @@
-import type { TraceEvent, StreamEventType } from '../format/trace-event.js';
-import type { FieldType } from '../schema/field-type.js';
+import type { TraceEvent } from '../format/trace-event.js';
 import { msToNs } from '../schema/milliseconds.js';
 
 /**
@@ -16,16 +15,6 @@ export interface RuntimeInterval {
 export interface GcPause extends RuntimeInterval {
   readonly kind: string;
 }
-
-/** Whether `t` has each named field with one of the given types. */
-export function typeHasFields(t: StreamEventType, wanted: Record<string, readonly FieldType[]>): boolean {
-  return Object.entries(wanted).every(([name, types]) => t.layout.fields.some((f) => f.name === name && types.includes(f.type)));
-}
-
-/** Types are recognised by the provider's documented fields; one that lacks them (another version) is not. */
-export const isGcPauseType = (t: StreamEventType): boolean => t.key === 'Runtime.GC/GCPause' && typeHasFields(t, { durationNs: ['u64'], kind: ['string'] });
-export const isStallStartType = (t: StreamEventType): boolean => t.key === 'Runtime.EventLoop/StallStart' && typeHasFields(t, { thread: ['u32'], blockedMs: ['f64'] });
-export const isStallEndType = (t: StreamEventType): boolean => t.key === 'Runtime.EventLoop/StallEnd' && typeHasFields(t, { thread: ['u32'], durationMs: ['f64'] });
 
 /** The thread a runtime event is about: its `thread` field, else the thread that wrote it. */
 export function subjectThread(e: TraceEvent): number {

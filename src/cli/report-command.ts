@@ -17,6 +17,7 @@ import { cpuSectionLines, onCpuLine } from './report/cpu-section.js';
 import { ReportCharts } from './report/report-charts.js';
 import { explainSection } from './report/explain-section.js';
 import { buildReport, readReport, type Distribution, type ReportOptions, type TraceReport } from './trace-report.js';
+import { otlpExportText } from './otlp-export-text.js';
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
@@ -60,6 +61,7 @@ export function formatReport(r: TraceReport): string {
   lines.push('', ...explainSection(r.explain));
   const dr = r.drops;
   lines.push('', `dropped events: ${dr.dropped.toLocaleString('en-US')}${dr.dropped ? ` in ${countOf(dr.ranges, 'range')} (${Object.entries(dr.byThread).map(([t, n]) => `thread ${t}: ${n}`).join(', ')})` : ''}`);
+  if (r.otlp) lines.push(`OTLP export: ${otlpExportText(r.otlp)}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,5 +1,5 @@
 import type { TraceEvent } from '../format/trace-event.js';
-import { OldestEntry } from '../analysis/oldest-entry.js';
+import { OldestEntry } from '../format/oldest-entry.js';
 import { eventRole, type TypeRole } from '../schema/type-role.js';
 import { percentile } from './percentile.js';
 import type { OnCpu } from './report/cpu-section.js';

@@ -8,6 +8,7 @@ import { stringify } from './json-value.js';
 import { writeOut } from './output.js';
 import { printable } from './printable.js';
 import { ProgressLine } from './progress-line.js';
+import { otlpExportText } from './otlp-export-text.js';
 
 /** "why: 120 full, 3 invalid-argument, 4 not counted by their producer" */
 function describeDropReasons(reasons: DropReasonCounts, total: number): string {
@@ -25,6 +26,7 @@ export function formatStats(s: TraceSummary): string {
   lines.push(`events    ${s.events.toLocaleString('en-US')} in ${formatNs(s.durationNs)}, ${s.bytes.toLocaleString('en-US')} bytes (${s.bytesPerEvent.toFixed(1)} bytes/event)`);
   lines.push(`dropped   ${s.dropped.toLocaleString('en-US')}${s.events + s.dropped > 0 ? ` (${((100 * s.dropped) / (s.events + s.dropped)).toFixed(2)}% of attempts)` : ''}`);
   if (s.dropped > 0) lines.push(`          ${describeDropReasons(s.dropReasons, s.dropped)}`);
+  if (s.otlp) lines.push(`otlp      ${otlpExportText(s.otlp)} (the file holds every event)`);
   if (!s.complete) lines.push(`WARNING   ${printable(s.error?.message ?? 'incomplete trace')}; counts cover the intact part`);
   lines.push('', 'by event:');
   const byEvent = Object.entries(s.byEvent).sort((a, b) => b[1] - a[1]).map(([k, n]) => [printable(k), n] as const);

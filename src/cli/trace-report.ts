@@ -10,6 +10,7 @@ import { type CounterStat, CounterSummary } from '../analysis/counter-summary.js
 import { percentile } from './percentile.js';
 import { cpuSection, onCpu, type CpuSection, type OnCpu } from './report/cpu-section.js';
 import { SpanTracker, type SpanReport } from './span-tracker.js';
+import type { OtlpExportStats } from '../format/otlp-export-stats.js';
 
 export interface ReportOptions {
   /** Pauses at least this long (ms) count as 'info'. */
@@ -81,6 +82,8 @@ export interface TraceReport {
   /** Every counter in the trace (declared counters, Runtime.Counters). */
   counters: CounterStat[];
   drops: { dropped: number; ranges: number; byThread: Record<string, number> };
+  /** The session's OTLP export, when it had one (format 1.2). */
+  otlp?: OtlpExportStats;
   /** The top functions by CPU samples (Runtime.CpuSampler); absent when the trace has none. */
   cpu?: CpuSection;
   /** Where the slowest spans' and the stalls' time went (`tracepipe explain` with REPORT_EXPLAIN). */
@@ -250,6 +253,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
     spans: { ...spanReport, slowest: spanReport.slowest.map((x) => withOnCpu(x, x.threadId, x.startNs, x.startNs + msToNs(x.durationMs))) },
     counters: counters.stats(),
     drops: { dropped: summary.dropped, ranges: summary.drops.length, byThread: dropsByThread },
+    ...(summary.otlp ? { otlp: summary.otlp } : {}),
     ...(section ? { cpu: section } : {}),
     explain,
   };

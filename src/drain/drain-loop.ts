@@ -291,6 +291,11 @@ export class DrainLoop implements RecordVisitor {
         return { threadId: p.threadId, counts };
       }),
     );
+    if (this.sink.finishExport) {
+      // Every event is handed to the export before it finishes, and its final counts go in the stream.
+      this.flush();
+      this.writer.otlpExport(this.sink.finishExport());
+    }
     this.writer.end({
       events: this.eventsWritten,
       dropped: this.loss.dropped,

@@ -1,4 +1,4 @@
-import type { OtlpExportStats } from '../session/drain-protocol.js';
+import type { OtlpExportStats } from '../format/otlp-export-stats.js';
 
 /**
  * Where the drain puts encoded trace bytes. Sinks run on the drain thread and are synchronous: a
@@ -30,4 +30,10 @@ export interface Sink {
   poll?(): void;
   /** An OTLP export's counts. */
   stats?(): OtlpExportStats;
+  /**
+   * An OTLP export: sends what is left and gives up what cannot be sent in time (bounded), so its
+   * counts are final; the drain calls it as the stream ends, to write them into the stream. Bytes
+   * written after it are not exported.
+   */
+  finishExport?(): OtlpExportStats;
 }

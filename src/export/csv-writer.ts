@@ -6,7 +6,7 @@ import { codeGenerationAllowed } from '../schema/code-generation.js';
 import type { FieldType } from '../schema/field-type.js';
 import { DROP_TABLE, EventTables, type EventTable, TIME_COLUMNS } from './event-tables.js';
 import { ExportOutput, FLUSH_BYTES, prepareDirectory } from './export-output.js';
-import { OldestEntry } from '../analysis/oldest-entry.js';
+import { OldestEntry } from '../format/oldest-entry.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
 import { hex, TextWriter } from './text-writer.js';
 

@@ -6,7 +6,7 @@ import type { EventBatch, PlacedDrop } from '../format/trace-reader.js';
 import { CTF_MAGIC, ctfFields, ctfMetadata, type CtfEventClass, PACKET_PREAMBLE } from './ctf-metadata.js';
 import { EventTables, type EventTable } from './event-tables.js';
 import { ExportOutput, FLUSH_BYTES, prepareDirectory } from './export-output.js';
-import { OldestEntry } from '../analysis/oldest-entry.js';
+import { OldestEntry } from '../format/oldest-entry.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
 import { isThreadInfo, ThreadNames } from './runtime-view.js';
 

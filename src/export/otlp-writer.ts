@@ -1,10 +1,10 @@
 import type { EventBatch } from '../format/trace-reader.js';
 import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
-import { otlpRequestJson } from './otlp/otlp-json.js';
-import { writeOtlpRequest } from './otlp/otlp-protobuf.js';
-import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from './otlp/otlp-signals.js';
-import { ProtobufWriter } from './protobuf-writer.js';
+import { otlpRequestJson } from '../otlp/otlp-json.js';
+import { writeOtlpRequest } from '../otlp/otlp-protobuf.js';
+import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from '../otlp/otlp-signals.js';
+import { ProtobufWriter } from '../format/protobuf-writer.js';
 
 /**
  * The field number of each request in an OTLP file: the file is a sequence of length-delimited

@@ -11,8 +11,10 @@ import type { FieldLayout } from '../schema/payload-layout.js';
 import { FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd, ExportFiles } from './export-writer.js';
 import { hex } from './text-writer.js';
-import { ProtobufWriter } from './protobuf-writer.js';
-import { counterFields, counterGroup, processLabel, type Slice, type TimelineRole } from './runtime-view.js';
+import { ProtobufWriter } from '../format/protobuf-writer.js';
+import { type Slice } from './runtime-view.js';
+import { counterFields, counterGroup, type TimelineRole } from '../format/timeline-role.js';
+import { processLabel } from '../format/stream-header.js';
 import type { SpanFlow, SpanPlace, SpanSlice } from './span-slices.js';
 import { TimelineWriter, type TypeView } from './timeline-writer.js';
 

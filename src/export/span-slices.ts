@@ -1,6 +1,6 @@
 import type { BlockEvent } from '../format/events-block.js';
 import { SPAN_BEGIN_SUFFIX } from '../schema/type-role.js';
-import { OldestEntry } from '../analysis/oldest-entry.js';
+import { OldestEntry } from '../format/oldest-entry.js';
 import type { Slice, SliceArg } from './runtime-view.js';
 import { type LaneSpan, ThreadLanes } from './span-lanes.js';
 

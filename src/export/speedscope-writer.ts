@@ -6,7 +6,8 @@ import { TRACEPIPE_VERSION } from '../session/version.js';
 import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import { type ExportEnd, type ExportFiles, ExportInputError, type ExportWriter } from './export-writer.js';
 import { JsonWriter } from './json-text.js';
-import { isThreadInfo, processLabel, ThreadNames } from './runtime-view.js';
+import { isThreadInfo, ThreadNames } from './runtime-view.js';
+import { processLabel } from '../format/stream-header.js';
 
 const SCHEMA = 'https://www.speedscope.app/file-format-schema.json';
 

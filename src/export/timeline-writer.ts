@@ -5,7 +5,8 @@ import type { StreamEventType } from '../format/trace-event.js';
 import type { EventBatch, PlacedDrop } from '../format/trace-reader.js';
 import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import type { ExportEnd, ExportFiles, ExportWriter } from './export-writer.js';
-import { gcPauseSlice, isThreadInfo, type Slice, StallSlices, ThreadNames, timelineRole, type TimelineRole } from './runtime-view.js';
+import { gcPauseSlice, isThreadInfo, type Slice, StallSlices, ThreadNames } from './runtime-view.js';
+import { timelineRole, type TimelineRole } from '../format/timeline-role.js';
 import { type SpanFlow, type SpanSlice, SpanSlices } from './span-slices.js';
 
 /** What a timeline format works out once per type; `role` and `threadInfo` drive the dispatch. */

@@ -13,6 +13,8 @@ export const BlockKind = {
   EndOfStream: 4,
   /** Format 1.1: drops per thread by reason, written just before the end of stream. */
   DropReasons: 5,
+  /** Format 1.2: what a session's OTLP export sent and dropped, written just before the end of stream. */
+  OtlpExport: 6,
 } as const;
 export type BlockKind = (typeof BlockKind)[keyof typeof BlockKind];
 

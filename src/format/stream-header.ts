@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { ByteReader } from './byte-reader.js';
 import { ByteWriter } from './byte-writer.js';
 import { crc32 } from './crc32.js';
@@ -9,7 +10,7 @@ import { TraceFormatError } from './format-error.js';
  */
 export const MAGIC = new Uint8Array([0x54, 0x50, 0x54, 0x52, 0x41, 0x43, 0x45, 0x00]); // "TPTRACE\0"
 export const FORMAT_MAJOR = 1;
-export const FORMAT_MINOR = 1;
+export const FORMAT_MINOR = 2;
 const MAX_HEADER_JSON = 1 << 20;
 
 export interface ClockSync {
@@ -135,4 +136,10 @@ function checkHeaderInfo(info: unknown): HeaderInfo {
     if (!valid(info[key])) throw new TraceFormatError('corrupt', `corrupt trace: header '${key}' is not ${what}`, HEADER_PREFIX);
   }
   return info as unknown as HeaderInfo;
+}
+
+/** What a process is called on a timeline: its script and arguments (the full command line is in the metadata), or its title. */
+export function processLabel(h: TraceHeader): string {
+  const [, script, ...args] = h.argv;
+  return script ? [basename(script), ...args].join(' ') : h.processTitle;
 }

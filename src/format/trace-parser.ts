@@ -6,6 +6,7 @@ import { SequencePoint } from './sequence-point.js';
 import { EventsBlockDecoder, type BlockEvent, type FieldDecoding, type RawPayload } from './events-block.js';
 import { TraceFormatError } from './format-error.js';
 import { decodeDescriptor } from './metadata-codec.js';
+import { OTLP_EXPORT_COUNTS, type OtlpExportStats } from './otlp-export-stats.js';
 import { payloadDecoder } from './payload-codec.js';
 import { MAX_EVENT_TYPES, MAX_FIELDS_IN_ALL_TYPES } from './reader-limits.js';
 import { checkPrefix, decodeHeader, HEADER_PREFIX, headerSize, type TraceHeader } from './stream-header.js';
@@ -20,6 +21,7 @@ export interface ParserHandlers {
   sequencePoint?(sp: SequencePoint): void;
   end?(totals: StreamTotals): void;
   dropReasons?(threads: readonly ThreadDropReasons[]): void;
+  otlpExport?(stats: OtlpExportStats): void;
   unknownBlock?(kind: number, offset: number): void;
 }
 
@@ -209,6 +211,17 @@ export class TraceParser {
         }
         if (!r.done) r.fail('trailing bytes in a drop-reasons block');
         this.handlers.dropReasons?.(threads);
+        return;
+      }
+      case BlockKind.OtlpExport: {
+        const r = new ByteReader(payload, 0, payload.length, base);
+        const k = r.varint();
+        if (k > payload.length) r.fail('implausible count in an OTLP-export block');
+        const counts: number[] = [];
+        for (let j = 0; j < k; j++) counts.push(r.varint());
+        if (!r.done) r.fail('trailing bytes in an OTLP-export block');
+        // Counts a later version appends are skipped; one this version knows and the block lacks is 0.
+        this.handlers.otlpExport?.(Object.fromEntries(OTLP_EXPORT_COUNTS.map((name, j) => [name, counts[j] ?? 0])) as unknown as OtlpExportStats);
         return;
       }
       default:

@@ -2,6 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { BLOCK_HEADER_SIZE, BlockKind, blockChecksum, END_OF_STREAM_PAYLOAD } from './block.js';
 import type { BlockEvent, RawPayload } from './events-block.js';
 import { TraceFormatError, type TraceErrorCode } from './format-error.js';
+import type { OtlpExportStats } from './otlp-export-stats.js';
 import { addDropReasons, type DropReasonCounts, noDropReasons } from './drop-reason.js';
 import { LossTracker, type DropRange } from './loss-tracker.js';
 import { MAX_REORDER_BYTES, MAX_REORDER_WINDOW_NS, MAX_THREADS } from './reader-limits.js';
@@ -44,6 +45,11 @@ export interface TraceSummary {
    * count themselves (a damaged chunk, a stream without the block) are the difference to `dropped`.
    */
   dropReasons: DropReasonCounts;
+  /**
+   * What the session's OTLP export sent and dropped (format 1.2, written as the stream ends; absent
+   * without an export). These are not the trace's drops: the file holds every event of them.
+   */
+  otlp?: OtlpExportStats;
   header: TraceHeader | undefined;
   firstTimestampNs: number;
   lastTimestampNs: number;
@@ -434,6 +440,7 @@ async function summarize(chunks: AsyncIterable<Uint8Array>): Promise<TraceSummar
           addDropReasons(s.dropReasons, counts);
         }
       },
+      otlpExport: (stats) => (s.otlp = stats),
     },
     false,
   );

@@ -2,6 +2,7 @@ import type { EventDescriptor } from '../schema/event-type.js';
 import { BLOCK_HEADER_SIZE, BlockKind, blockChecksum, END_OF_STREAM_PAYLOAD } from './block.js';
 import { ByteWriter } from './byte-writer.js';
 import { encodeDescriptor } from './metadata-codec.js';
+import { OTLP_EXPORT_COUNTS, type OtlpExportStats } from './otlp-export-stats.js';
 import { encodeHeader, type HeaderInfo } from './stream-header.js';
 import { zigzag } from './varint.js';
 
@@ -188,6 +189,15 @@ export class TraceWriter {
       o.varint(t.counts.length);
       for (const n of t.counts) o.varint(n);
     }
+    this.closeBlock();
+  }
+
+  /** An OTLP export's final counts (OTLP_EXPORT_COUNTS' order). */
+  otlpExport(stats: OtlpExportStats): void {
+    this.closeBlock();
+    this.openBlock(BlockKind.OtlpExport);
+    this.out.varint(OTLP_EXPORT_COUNTS.length);
+    for (const k of OTLP_EXPORT_COUNTS) this.out.varint(stats[k]);
     this.closeBlock();
   }
 

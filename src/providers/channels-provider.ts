@@ -6,6 +6,7 @@ import { elapsedMs } from '../schema/milliseconds.js';
 import { attachCallbacks, type EnableContext } from '../schema/provider.js';
 import { currentSpanId, enterSpan, enterSpanSynchronously, SAMPLED_OUT } from '../schema/span-context.js';
 import { ProviderSessions } from './provider-sessions.js';
+import { enterTrace, type IncomingContext, outgoingContext, parseTraceparent } from './trace-context.js';
 import { TracingChannelBridge } from './tracing-channel-bridge.js';
 import { nodeChannels } from './definitions/channels.js';
 
@@ -92,6 +93,28 @@ function bytesWrittenBy(socket: Socket): number {
   return typeof dispatched === 'number' && socket.writableLength === 0 && !s._pendingData ? dispatched : socket.bytesWritten;
 }
 
+/**
+ * The caller's W3C trace context, if the request has a `traceparent` header. Looked for in the raw
+ * headers, by length and two letters of `trace` before any lower-casing: a request without one costs
+ * a pass over its header names, and Node never builds `request.headers` for it (which costs several
+ * times the pass where the application reads no header). Two traceparent headers are malformed (W3C).
+ */
+function incomingContext(request: IncomingMessage): IncomingContext | undefined {
+  const raw = request.rawHeaders;
+  let traceparent: string | undefined;
+  let tracestate: string[] | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    if ((name.length !== 11 && name.length !== 10) || (name.charCodeAt(0) | 0x20) !== 0x74 || (name.charCodeAt(4) | 0x20) !== 0x65) continue;
+    const lower = name.toLowerCase();
+    if (lower === 'traceparent') {
+      if (traceparent !== undefined) return undefined;
+      traceparent = raw[i + 1]!;
+    } else if (lower === 'tracestate') (tracestate ??= []).push(raw[i + 1]!);
+  }
+  return traceparent === undefined ? undefined : parseTraceparent(traceparent, tracestate);
+}
+
 const http: Record<string, Handler> = {
   'http.server.request.start': (m) => {
     const { request, socket } = m as { request: IncomingMessage; socket: Socket };
@@ -108,6 +131,8 @@ const http: Record<string, Handler> = {
     const kept = context > 0 || (context === 0 && (sampleRate >= 1 || Math.random() < sampleRate));
     if (kept) requestsKept++;
     const span = kept ? c.HttpServer.begin(request.method ?? '', request.url ?? '') : SAMPLED_OUT;
+    const incoming = span > 0 || propagate ? incomingContext(request) : undefined;
+    if (incoming !== undefined && span > 0 && c.TraceContext.enabled) c.TraceContext.write(span, incoming.traceId, incoming.parentId, incoming.flags, incoming.traceState);
     if (state === undefined) serverSockets.set(socket, { context, startedMs: [now()], spans: [span], writtenMark: bytesWrittenBy(socket) });
     else {
       state.startedMs.push(now());
@@ -118,6 +143,9 @@ const http: Record<string, Handler> = {
     // starts (an outgoing fetch becomes its child). A left-out request's children are left out.
     // Without request spans nothing can be its child: no context.
     if (span === 0 || !c.HttpServer.enabled) return;
+    // A request begun inside a span (a server listening in one) has a root not known here, unless its
+    // caller named the trace: 0, so that no request of the connection inherits another's trace.
+    if (propagate) enterTrace(incoming !== undefined || context === 0 ? span : 0, incoming);
     if (acrossAwait) enterSpan(span);
     else enterSpanSynchronously(span);
   },
@@ -140,6 +168,8 @@ const http: Record<string, Handler> = {
     const { request } = m as { request: ClientRequest };
     // Published in the caller's context: the current span is the request's parent.
     if (currentSpanId() === SAMPLED_OUT) return;
+    // Begun already where Node told of it as it was created (propagate=w3c).
+    if (propagate && RequestState.get(request) !== undefined) return;
     RequestState.track(request, nodeChannels.HttpClient.enabled ? nodeChannels.HttpClient.begin(request.method, request.host, request.path) : 0);
   },
   'http.client.response.finish': (m) => {
@@ -162,10 +192,48 @@ const http: Record<string, Handler> = {
   },
 };
 
+/**
+ * propagate=w3c on http.request: Node 24 (and the Node 22 and 23 releases that have it) tells of a
+ * client request as it is created, before its headers are built, so the span begins there and the
+ * header can be set. Node 20 tells of it only once its headers are on their way
+ * (`http.client.request.start`): there http.request carries no traceparent (docs/PROVIDERS.md).
+ */
+const httpCreated: Record<string, Handler> = {
+  'http.client.request.created': (m) => {
+    const { request } = m as { request: ClientRequest };
+    const sampledOut = currentSpanId() === SAMPLED_OUT;
+    const span = sampledOut || !nodeChannels.HttpClient.enabled ? 0 : nodeChannels.HttpClient.begin(request.method, request.host, request.path);
+    if (!sampledOut) RequestState.track(request, span);
+    if (request.headersSent || request.getHeader('traceparent') !== undefined) return;
+    const ctx = outgoingContext(span);
+    if (ctx === undefined) return;
+    request.setHeader('traceparent', ctx.traceparent);
+    if (ctx.tracestate !== '') request.setHeader('tracestate', ctx.tracestate);
+  },
+};
+
 interface UndiciRequest {
   readonly method: string;
   readonly origin: string;
   readonly path: string;
+  /** Name, value, name, value… (the undici of Node 20.20 and 24); older undici: `name: value\r\n` lines. */
+  readonly headers: readonly string[] | string;
+  addHeader(name: string, value: string): unknown;
+}
+
+/** propagate=w3c: a fetch's traceparent (its span `span`), unless the application set one. */
+function propagateToFetch(request: UndiciRequest, span: number): void {
+  if (fetchHasTraceparent(request.headers)) return;
+  const ctx = outgoingContext(span);
+  if (ctx === undefined) return;
+  request.addHeader('traceparent', ctx.traceparent);
+  if (ctx.tracestate !== '') request.addHeader('tracestate', ctx.tracestate);
+}
+
+function fetchHasTraceparent(headers: readonly string[] | string): boolean {
+  if (typeof headers === 'string') return /(^|\n)traceparent:/i.test(headers);
+  for (let i = 0; i < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'traceparent') return true;
+  return false;
 }
 
 function undiciEnd(request: UndiciRequest, error: Error | undefined): void {
@@ -181,8 +249,11 @@ const undici: Record<string, Handler> = {
   'undici:request:create': (m) => {
     const { request } = m as { request: UndiciRequest };
     // Published as fetch() builds the request, in the caller's async context: its span is the parent.
-    if (currentSpanId() === SAMPLED_OUT) return;
-    RequestState.track(request, nodeChannels.Fetch.enabled ? nodeChannels.Fetch.begin(request.method, String(request.origin), request.path) : 0);
+    const current = currentSpanId();
+    if (current === SAMPLED_OUT && !propagate) return;
+    const span = current === SAMPLED_OUT || !nodeChannels.Fetch.enabled ? 0 : nodeChannels.Fetch.begin(request.method, String(request.origin), request.path);
+    if (propagate) propagateToFetch(request, span);
+    if (current !== SAMPLED_OUT) RequestState.track(request, span);
   },
   'undici:request:headers': (m) => {
     const { request, response } = m as { request: UndiciRequest; response: { statusCode: number; headers: readonly (Buffer | string)[] } };
@@ -241,6 +312,8 @@ function toggle(group: Record<string, Handler>, on: boolean): void {
 
 const tracing = new TracingChannelBridge(() => nodeChannels.TracingChannel);
 
+/** propagate=w3c in some session: outgoing requests carry traceparent. */
+let propagate = false;
 /** context=sync in every session: the request span is current only in the handler's synchronous run. */
 let acrossAwait = true;
 /** The fraction of root requests kept (sample=, TRACEPIPE_SAMPLE): the largest any session asked for. */
@@ -260,6 +333,8 @@ const sessions = new ProviderSessions('Node.Channels', (s) => {
   toggle(net, on && c.NetSocket.enabled);
   tracing.set(on && c.TracingChannel.enabled ? s.listed('tracing') : new Set());
   acrossAwait = s.notAllSay('context', 'sync', ['sync', 'async']);
+  propagate = on && s.someSays('propagate', 'w3c', ['w3c', 'none']);
+  toggle(httpCreated, propagate && (c.HttpClient.enabled || c.HttpClientRequest.enabled));
   sampleRate = s.largestNumber('sample', 1, 0, 1, process.env.TRACEPIPE_SAMPLE);
 });
 

@@ -56,12 +56,23 @@ export class ProviderSessions {
    */
   notAllSay(key: string, value: string, allowed: readonly string[]): boolean {
     let all = true;
-    for (const ctx of this.active.values()) {
-      const text = ctx.arguments[key];
-      if (text !== undefined && !allowed.includes(text)) this.warnOnce(ctx, key, `${key}=${JSON.stringify(text)} is not one of ${allowed.join(', ')}; ignoring it`);
-      if (text !== value) all = false;
-    }
+    for (const ctx of this.active.values()) if (this.choice(ctx, key, allowed) !== value) all = false;
     return !all;
+  }
+
+  /** Whether some session asked for `key=value`: a mode any one session turns on. Bad values as notAllSay. */
+  someSays(key: string, value: string, allowed: readonly string[]): boolean {
+    let some = false;
+    for (const ctx of this.active.values()) if (this.choice(ctx, key, allowed) === value) some = true;
+    return some;
+  }
+
+  /** What a session chose for `key`, one of `allowed`, or undefined (a value not allowed is reported once). */
+  private choice(ctx: EnableContext, key: string, allowed: readonly string[]): string | undefined {
+    const text = ctx.arguments[key];
+    if (text === undefined || allowed.includes(text)) return text;
+    this.warnOnce(ctx, key, `${key}=${JSON.stringify(text)} is not one of ${allowed.join(', ')}; ignoring it`);
+    return undefined;
   }
 
   private warnOnce(ctx: EnableContext, key: string, what: string): void {

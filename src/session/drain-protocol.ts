@@ -1,6 +1,7 @@
 import type { OtlpOutput } from './otlp-output.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { DropReasonCounts } from '../format/drop-reason.js';
+import type { OtlpExportStats } from '../format/otlp-export-stats.js';
 
 /**
  * What the owning thread and a session's drain worker tell each other (all of it survives structured
@@ -51,19 +52,6 @@ export interface ProducerStats {
   /** Block mode: how often this thread parked, and its longest wait. */
   readonly parks: number;
   readonly longestParkNs: number;
-}
-
-/** How a session's OTLP export went: requests (and their spans, points, log records) sent and dropped. */
-export interface OtlpExportStats {
-  readonly requestsSent: number;
-  readonly itemsSent: number;
-  /** Given up: the queue was full (collector down or slow), the collector refused them, or retries ran out. */
-  readonly requestsDropped: number;
-  /** Spans, metrics and log records in the requests dropped (those still queued when the session ended included). */
-  readonly itemsDropped: number;
-  /** The spans among them: every span the session paired is either sent or dropped. */
-  readonly spansSent: number;
-  readonly spansDropped: number;
 }
 
 /** A session's OTLP export, as the drain thread's sink is told it (checked: otlp-output.ts). */

@@ -5,7 +5,8 @@ import { isMainThread, MessageChannel, type MessagePort, receiveMessageOnPort, W
 import { BufferingMode, type BufferingModeName, capacityOf, Ctl, type MemoryLayout, planLayout, type RingCapacity, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
-import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, OtlpExportStats, OtlpSinkSpec, ProducerStats, SinkSpec } from './drain-protocol.js';
+import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, OtlpSinkSpec, ProducerStats, SinkSpec } from './drain-protocol.js';
+import type { OtlpExportStats } from '../format/otlp-export-stats.js';
 import { announceClose, announceOpen, announceStarting } from './control-channel.js';
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';

@@ -1,12 +1,13 @@
 import { gzipSync } from 'node:zlib';
 import { Worker } from 'node:worker_threads';
 import type { Sink } from '../drain/sink.js';
-import type { OtlpExportStats, OtlpSinkSpec } from '../session/drain-protocol.js';
+import type { OtlpExportStats } from '../format/otlp-export-stats.js';
+import type { OtlpSinkSpec } from '../session/drain-protocol.js';
 import { TraceParser } from '../format/trace-parser.js';
-import { otlpRequestJson } from '../export/otlp/otlp-json.js';
-import { otlpRequestBytes } from '../export/otlp/otlp-protobuf.js';
-import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from '../export/otlp/otlp-signals.js';
-import { ProtobufWriter } from '../export/protobuf-writer.js';
+import { otlpRequestJson } from '../otlp/otlp-json.js';
+import { otlpRequestBytes } from '../otlp/otlp-protobuf.js';
+import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from '../otlp/otlp-signals.js';
+import { ProtobufWriter } from '../format/protobuf-writer.js';
 import { OtlpCounter, OtlpQueueState, type OtlpRequestMessage, type OtlpSenderConfig } from './otlp-queue.js';
 
 /** Compressed request bodies waiting for the sender at most, unless the session says otherwise (maxQueueBytes). */
@@ -35,6 +36,7 @@ export class OtlpSink implements Sink {
   private resource: OtlpResource | undefined;
   private readonly pb = new ProtobufWriter();
   private lastBatchMs = performance.now();
+  private finished = false;
 
   constructor(private readonly options: OtlpSinkSpec) {
     const config: OtlpSenderConfig = { endpoint: options.endpoint, headers: options.headers ?? {}, json: options.json === true, sab: this.state.sab };
@@ -91,7 +93,7 @@ export class OtlpSink implements Sink {
   }
 
   write(bytes: Uint8Array): void {
-    this.parser.push(bytes);
+    if (!this.finished) this.parser.push(bytes);
   }
 
   poll(): void {
@@ -102,8 +104,22 @@ export class OtlpSink implements Sink {
     }
   }
 
-  /** The rest goes out (spans still open as unfinished); the sender gets up to CLOSE_WAIT_MS to post it. */
+  /**
+   * The rest goes out (spans still open as unfinished); the sender gets up to CLOSE_WAIT_MS to post
+   * it, and what it has not posted by then is counted as dropped: the counts are final.
+   */
+  finishExport(): OtlpExportStats {
+    if (!this.finished) this.finish();
+    return this.stats();
+  }
+
   close(): void {
+    if (!this.finished) this.finish();
+    void this.sender.terminate();
+  }
+
+  private finish(): void {
+    this.finished = true;
     this.signals?.finish();
     this.sender.postMessage({ type: 'end' });
     const s = this.state;
@@ -116,7 +132,6 @@ export class OtlpSink implements Sink {
       s.add(OtlpCounter.SpansDropped, s.get(OtlpCounter.QueuedSpans));
       Atomics.store(s.i32, OtlpCounter.Abandoned, 1);
     });
-    void this.sender.terminate();
   }
 
   stats(): OtlpExportStats {

@@ -37,4 +37,8 @@ export class TeeSink implements Sink {
   stats() {
     return this.otlp.stats();
   }
+
+  finishExport() {
+    return this.otlp.finishExport();
+  }
 }

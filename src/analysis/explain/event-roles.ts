@@ -2,7 +2,7 @@ import type { BlockEvent, RawPayload } from '../../format/events-block.js';
 import type { StreamEventType, TraceEvent } from '../../format/trace-event.js';
 import { type RawFieldReader, RawPayloads } from '../../format/raw-payloads.js';
 import { typeRole } from '../../schema/type-role.js';
-import { isGcPauseType, isStallEndType, isStallStartType } from '../runtime-intervals.js';
+import { isGcPauseType, isStallEndType, isStallStartType } from '../../format/timeline-role.js';
 
 /**
  * What an event contributes to explain, and how to read what it needs from its payload: a span's

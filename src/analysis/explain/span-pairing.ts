@@ -1,6 +1,6 @@
 import type { DecodedFields } from '../../format/payload-codec.js';
 import type { StreamEventType } from '../../format/trace-event.js';
-import { OldestEntry } from '../oldest-entry.js';
+import { OldestEntry } from '../../format/oldest-entry.js';
 
 /** Where a begin's payload lies in the trace file: its label is decoded from there once the pass is over. */
 export interface PayloadAt {

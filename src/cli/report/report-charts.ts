@@ -1,5 +1,6 @@
 import type { CpuProfile } from '../../analysis/cpu-profile.js';
-import { gcPauseSlice, StallSlices, timelineRole } from '../../export/runtime-view.js';
+import { gcPauseSlice, StallSlices } from '../../export/runtime-view.js';
+import { timelineRole } from '../../format/timeline-role.js';
 import { typeRole } from '../../schema/type-role.js';
 import type { BlockEvent } from '../../format/events-block.js';
 import type { TraceHeader } from '../../format/stream-header.js';

@@ -6,7 +6,8 @@ import { defineProvider } from '../../schema/provider.js';
  * the same requests as spans with parents (keyword `spans`); and any TracingChannel a session names
  * in `tracing=name,name` as spans (keyword `tracing`). `sample=0.1` (or TRACEPIPE_SAMPLE) keeps that
  * fraction of served requests with everything under them; `context=sync` keeps a served request's
- * span current only in its handler's synchronous run (docs/PROVIDERS.md, "Node.Channels").
+ * span current only in its handler's synchronous run; `propagate=w3c` writes `traceparent` on
+ * outgoing requests (docs/PROVIDERS.md, "Node.Channels").
  */
 export const nodeChannels = defineProvider('Node.Channels', {
   keywords: { http: 0x1n, undici: 0x2n, net: 0x4n, tracing: 0x8n, spans: 0x10n },
@@ -45,6 +46,13 @@ export const nodeChannels = defineProvider('Node.Channels', {
       keywords: ['http', 'spans'],
       fields: [['rate', 'f64'], ['requests', 'f64'], ['kept', 'f64']],
       doc: 'Head sampling (sample=rate): written as a session begins (requests and kept 0) and as it stops (the server requests it saw, and those kept whole with their children).',
+    },
+    TraceContext: {
+      id: 6,
+      level: Level.Informational,
+      keywords: ['spans'],
+      fields: [['spanId', 'u64'], ['traceId', 'string'], ['parentId', 'string'], ['flags', 'u8'], ['traceState', 'string']],
+      doc: "The W3C trace context (traceparent, tracestate) a served request came with, for its HttpServer span spanId: the OTLP export gives that span the caller's trace id and parent (parentId, the caller's span), and its children the same trace id.",
     },
   },
   spans: {

@@ -1,4 +1,4 @@
-import { ProtobufWriter } from '../protobuf-writer.js';
+import { ProtobufWriter } from '../format/protobuf-writer.js';
 import type { OtlpAttribute, OtlpBatch, OtlpHistogramPoint, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan } from './otlp-signals.js';
 
 // Field numbers from opentelemetry-proto (opentelemetry/proto/{collector,common,resource,trace,metrics,logs}/v1).
@@ -10,7 +10,7 @@ const Scope = { name: 1 } as const;
 const KeyValue = { key: 1, value: 2 } as const;
 const AnyValue = { string: 1, bool: 2, int: 3, double: 4, bytes: 7 } as const;
 const Span = {
-  traceId: 1, spanId: 2, parentSpanId: 4, name: 5, kind: 6, start: 7, end: 8, attributes: 9, events: 11, droppedEvents: 12, status: 15,
+  traceId: 1, spanId: 2, traceState: 3, parentSpanId: 4, name: 5, kind: 6, start: 7, end: 8, attributes: 9, events: 11, droppedEvents: 12, status: 15,
 } as const;
 const SpanEvent = { time: 1, name: 2, attributes: 3 } as const;
 const Status = { message: 2, code: 3 } as const;
@@ -46,6 +46,7 @@ function attributes(pb: ProtobufWriter, field: number, list: readonly OtlpAttrib
 function span(pb: ProtobufWriter, s: OtlpSpan): void {
   pb.blob(Span.traceId, s.traceId);
   pb.blob(Span.spanId, s.spanId);
+  if (s.traceState !== '') pb.str(Span.traceState, s.traceState);
   if (s.parentSpanId) pb.blob(Span.parentSpanId, s.parentSpanId);
   pb.str(Span.name, s.name);
   pb.uint(Span.kind, s.kind);

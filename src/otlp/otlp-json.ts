@@ -1,4 +1,4 @@
-import { hex } from '../text-writer.js';
+import { idHex } from './otlp-ids.js';
 import { byScope } from './otlp-protobuf.js';
 import type { OtlpAttribute, OtlpBatch, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan } from './otlp-signals.js';
 
@@ -22,9 +22,10 @@ const attributes = (list: readonly OtlpAttribute[]) => list.map((a) => ({ key: a
 
 function span(s: OtlpSpan): object {
   return {
-    traceId: hex(s.traceId),
-    spanId: hex(s.spanId),
-    ...(s.parentSpanId ? { parentSpanId: hex(s.parentSpanId) } : {}),
+    traceId: idHex(s.traceId),
+    spanId: idHex(s.spanId),
+    ...(s.traceState !== '' ? { traceState: s.traceState } : {}),
+    ...(s.parentSpanId ? { parentSpanId: idHex(s.parentSpanId) } : {}),
     name: s.name,
     kind: s.kind,
     startTimeUnixNano: s.startNs.toString(),

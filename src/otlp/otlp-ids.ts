@@ -1,4 +1,4 @@
-import type { TraceHeader } from '../../format/stream-header.js';
+import type { TraceHeader } from '../format/stream-header.js';
 
 const MASK64 = (1n << 64n) - 1n;
 const FNV_OFFSET = 0xcbf29ce484222325n;
@@ -58,4 +58,9 @@ export class OtlpIds {
     put64(out, 8, mix64(rootId ^ this.key) || 1n);
     return out;
   }
+}
+
+/** An id as W3C and OTLP/JSON write it: lowercase hex. */
+export function idHex(id: Uint8Array): string {
+  return Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString('hex');
 }

@@ -1,4 +1,4 @@
-import { ByteWriter } from '../format/byte-writer.js';
+import { ByteWriter } from './byte-writer.js';
 
 /** Protobuf wire types. */
 const VARINT = 0;

@@ -1,13 +1,14 @@
-import type { BlockEvent } from '../../format/events-block.js';
-import type { DecodedFields } from '../../format/payload-codec.js';
-import type { TraceHeader } from '../../format/stream-header.js';
-import type { PlacedDrop } from '../../format/trace-reader.js';
-import type { StreamEventType } from '../../format/trace-event.js';
-import type { FieldType } from '../../schema/field-type.js';
-import { Level } from '../../schema/level.js';
-import { SPAN_BEGIN_FIELDS, SPAN_END_FIELDS } from '../../schema/type-role.js';
-import { OldestEntry } from '../../analysis/oldest-entry.js';
-import { counterFields, counterGroup, processLabel, timelineRole, type TimelineRole } from '../runtime-view.js';
+import type { BlockEvent } from '../format/events-block.js';
+import type { DecodedFields } from '../format/payload-codec.js';
+import type { TraceHeader } from '../format/stream-header.js';
+import type { PlacedDrop } from '../format/trace-reader.js';
+import type { StreamEventType } from '../format/trace-event.js';
+import type { FieldType } from '../schema/field-type.js';
+import { Level } from '../schema/level.js';
+import { SPAN_BEGIN_FIELDS, SPAN_END_FIELDS } from '../schema/type-role.js';
+import { OldestEntry } from '../format/oldest-entry.js';
+import { processLabel } from '../format/stream-header.js';
+import { counterFields, counterGroup, timelineRole, type TimelineRole, typeHasFields } from '../format/timeline-role.js';
 import { OtlpIds } from './otlp-ids.js';
 
 /** An attribute: key, the trace field type its value has (it picks the OTLP value kind), value. */
@@ -26,6 +27,8 @@ export interface OtlpSpan {
   readonly scope: string;
   readonly traceId: Uint8Array;
   readonly spanId: Uint8Array;
+  /** The W3C tracestate the span's trace came with ('' for none). */
+  readonly traceState: string;
   /** Undefined for a root span. */
   readonly parentSpanId: Uint8Array | undefined;
   readonly name: string;
@@ -137,18 +140,29 @@ const SEVERITY: Readonly<Record<number, [number, string]>> = {
 
 interface OpenSpan {
   readonly begin: BlockEvent;
-  readonly traceId: Uint8Array;
+  /** The trace's and the parent's, unless a caller's W3C context replaces them (adopt). */
+  traceId: Uint8Array;
   readonly spanId: Uint8Array;
-  readonly parentSpanId: Uint8Array | undefined;
+  parentSpanId: Uint8Array | undefined;
+  traceState: string;
   readonly events: OtlpSpanEvent[];
   droppedEvents: number;
 }
 
 interface TypeView {
   readonly role: TimelineRole;
+  /** Node.Channels' TraceContext: the W3C context a served request came with. */
+  readonly traceContext: boolean;
   readonly attributes: ReadonlyArray<readonly [string, FieldType]>;
   readonly counters: ReadonlyArray<readonly [string, string]>;
 }
+
+/** A served request's W3C context, as Node.Channels writes it (providers/trace-context.ts). */
+const isTraceContextType = (t: StreamEventType): boolean =>
+  t.key === 'Node.Channels/TraceContext' && typeHasFields(t, { spanId: ['u64'], traceId: ['string'], parentId: ['string'], traceState: ['string'] });
+const TRACE_ID = /^[0-9a-f]{32}$/;
+const SPAN_ID = /^[0-9a-f]{16}$/;
+const ZERO_ID = /^0+$/;
 
 const BEGIN_ID_FIELDS = new Set(SPAN_BEGIN_FIELDS.map(([n]) => n));
 const END_ID_FIELDS = new Set(SPAN_END_FIELDS.map(([n]) => n));
@@ -175,8 +189,8 @@ export class OtlpSignals {
   private readonly oldestOpen = new OldestEntry(this.open);
   /** Per thread, the ids of the spans begun there and still open, innermost last. */
   private readonly openByThread = new Map<number, bigint[]>();
-  /** Trace ids of spans ended, for children that begin after their parent ended. */
-  private readonly ended = new Map<bigint, Uint8Array>();
+  /** The traces of spans ended, for children that begin after their parent ended. */
+  private readonly ended = new Map<bigint, { readonly traceId: Uint8Array; readonly traceState: string }>();
   private readonly oldestEnded = new OldestEntry(this.ended);
   private readonly views = new Map<StreamEventType, TypeView>();
   private spans: OtlpSpan[] = [];
@@ -205,6 +219,7 @@ export class OtlpSignals {
     if (e.timestampNs > this.lastNs) this.lastNs = e.timestampNs;
     this.intervalStartNs ??= e.timestampNs;
     const v = this.viewOf(e.type);
+    if (v.traceContext && this.adopt(e)) return;
     switch (v.role) {
       case 'span-begin':
         return this.begin(e);
@@ -240,7 +255,7 @@ export class OtlpSignals {
       const skip = role === 'span-begin' ? BEGIN_ID_FIELDS : role === 'span-end' ? END_ID_FIELDS : new Set<string>();
       const attributes = t.layout.fields.filter((f) => !skip.has(f.name)).map((f) => [f.name, f.type] as const);
       const counters = role === 'counter' ? counterFields(t).map((f) => [f.name, f.type] as const) : [];
-      v = { role, attributes, counters };
+      v = { role, traceContext: isTraceContextType(t), attributes, counters };
       this.views.set(t, v);
     }
     return v;
@@ -255,11 +270,28 @@ export class OtlpSignals {
       const [oldId, oldest] = this.oldestOpen.take()!;
       this.close(oldId, oldest, this.lastNs, undefined);
     }
-    const traceId = parent === 0n ? this.ids.traceId(id) : (this.open.get(parent)?.traceId ?? this.ended.get(parent) ?? this.ids.traceId(parent));
-    this.open.set(id, { begin: e, traceId, spanId: this.ids.spanId(id), parentSpanId: parent === 0n ? undefined : this.ids.spanId(parent), events: [], droppedEvents: 0 });
+    const trace = parent === 0n ? undefined : (this.open.get(parent) ?? this.ended.get(parent));
+    const traceId = trace?.traceId ?? this.ids.traceId(parent === 0n ? id : parent);
+    this.open.set(id, { begin: e, traceId, traceState: trace?.traceState ?? '', spanId: this.ids.spanId(id), parentSpanId: parent === 0n ? undefined : this.ids.spanId(parent), events: [], droppedEvents: 0 });
     let stack = this.openByThread.get(e.threadId);
     if (!stack) this.openByThread.set(e.threadId, (stack = []));
     stack.push(id);
+  }
+
+  /**
+   * A served request's caller context: its span takes the caller's trace id and has the caller's span
+   * as parent, and so every span begun under it has that trace id. Written as the span begins, before
+   * anything begins under it. False (the event is then a log record) for a span not open or bad ids.
+   */
+  private adopt(e: BlockEvent): boolean {
+    const s = this.open.get(e.fields.spanId as bigint);
+    const traceId = String(e.fields.traceId);
+    const parentId = String(e.fields.parentId);
+    if (!s || !TRACE_ID.test(traceId) || !SPAN_ID.test(parentId) || ZERO_ID.test(traceId) || ZERO_ID.test(parentId)) return false;
+    s.traceId = Buffer.from(traceId, 'hex');
+    s.parentSpanId = Buffer.from(parentId, 'hex');
+    s.traceState = String(e.fields.traceState);
+    return true;
   }
 
   private end(e: BlockEvent): boolean {
@@ -275,7 +307,7 @@ export class OtlpSignals {
     const stack = this.openByThread.get(s.begin.threadId)!;
     const at = stack.lastIndexOf(id);
     if (at >= 0) stack.splice(at, 1);
-    this.ended.set(id, s.traceId);
+    this.ended.set(id, { traceId: s.traceId, traceState: s.traceState });
     if (this.ended.size > MAX_REMEMBERED) this.oldestEnded.take();
 
     const b = s.begin;
@@ -294,6 +326,7 @@ export class OtlpSignals {
       scope: b.provider,
       traceId: s.traceId,
       spanId: s.spanId,
+      traceState: s.traceState,
       parentSpanId: s.parentSpanId,
       name: b.name.slice(0, -'.Begin'.length),
       kind: SPAN_KINDS[key.slice(0, -'.Begin'.length)] ?? SpanKind.INTERNAL,
