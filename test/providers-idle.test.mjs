@@ -233,6 +233,37 @@ test('a socket reader\'s drain sleeps between the counters\' publications: each 
   assert.match(result.error.message, /reader closed the connection/);
 });
 
+test('a sample with no sample after it still reaches a socket reader in time order: the drain passes for its sequence point on its own, within seconds', { timeout: 60_000 }, async (t) => {
+  const { createServer, connect } = await import('node:net');
+  const { once } = await import('node:events');
+  const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
+  const { threadSessions } = await import('../dist/session/thread-sessions.js');
+  const { defineProvider } = await import('../dist/index.js');
+  const provider = defineProvider('Test.LastSample', { events: { Ping: { id: 1, fields: [['n', 'u32']] } } });
+  const path = join(await tempDir(t), 'last.sock');
+  const accepted = [];
+  const listener = createServer({ allowHalfOpen: true }, (socket) => accepted.push(socket));
+  await new Promise((resolve) => listener.listen(path, resolve));
+  t.after(() => listener.close());
+  const reader = connect({ path, allowHalfOpen: true });
+  await once(reader, 'connect');
+  t.after(() => reader.destroy());
+  assert.ok(await eventually(() => accepted.length === 1), 'the connection is accepted');
+  t.after(() => accepted[0].destroy());
+  const session = await startSession({ providers: 'Test.LastSample', output: { fd: takeDescriptor(accepted[0]) } });
+  t.after(() => session.stop());
+  let received;
+  const reading = (async () => {
+    for await (const e of readTrace(reader)) if (e.name === 'Ping') return (received = e.fields.n);
+  })().catch(() => {});
+  // One sample, and none after it: its sequence point cannot wait for the next sample's pass.
+  threadSessions.writeAndHandOver(() => provider.Ping.write(7));
+  assert.ok(await eventually(() => received !== undefined, 10_000), 'the sample reached the reader in time order while the session runs');
+  assert.equal(received, 7);
+  reader.destroy();
+  await reading;
+});
+
 test('a watchdog only there to wake the resting sampler (Runtime.Counters) reads the resting thread 4 times a second, and a block from rest still weighs whole as delay', { timeout: 60_000, skip: !canRest && 'neither the addon nor /proc schedstat here: the sampler never rests' }, async (t) => {
   const file = join(await tempDir(t), 'wake-only.tptrace');
   const session = await startSession({ providers: 'Runtime.Counters:*:5:IntervalSec=0.5', output: file });
