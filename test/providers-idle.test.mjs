@@ -174,7 +174,7 @@ test('a periodic sample handed over without waking the drain still wakes it for 
   assert.deepEqual((await eventsOf(file)).filter((e) => e.name === 'Ping').map((e) => e.fields.n), [1, 2, 3, 4]);
 });
 
-test('a socket reader\'s drain sleeps between the counters\' publications: each wakes it, one more pass releases it, and a reader that leaves is still noticed', { timeout: 60_000 }, async (t) => {
+test('a socket reader\'s drain sleeps between the counters\' publications: each wakes it for one pass, whose sequence point releases the one before from a reader in time order, and a reader that leaves is still noticed', { timeout: 60_000 }, async (t) => {
   const { createServer, connect } = await import('node:net');
   const { once } = await import('node:events');
   const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
@@ -188,7 +188,11 @@ test('a socket reader\'s drain sleeps between the counters\' publications: each 
   t.after(() => listener.close());
   const reader = connect({ path, allowHalfOpen: true });
   await once(reader, 'connect');
-  reader.resume();
+  // A reader in timestamp order, with the default reorder window: each publication it is handed, when.
+  const published = [];
+  const reading = (async () => {
+    for await (const e of readTrace(reader)) if (e.name === 'IntervalMs.Counter') published.push(performance.now());
+  })().catch(() => {});
   assert.ok(await eventually(() => accepted.length === 1), 'the connection is accepted');
   const socket = accepted[0];
   t.after(() => socket.destroy());
@@ -209,19 +213,55 @@ test('a socket reader\'s drain sleeps between the counters\' publications: each 
   assert.ok(woken, 'a sample handed over woke the sleeping drain of a live reader');
 
   // Passes, counted over a few idle seconds of publications once a second: one for each
-  // publication and one that writes the sequence point releasing it (before: one every 100 ms).
-  const seconds = 3;
+  // publication (before: one more for the sequence point releasing it, and before that one every 100 ms).
+  const seconds = 4;
   const passesBefore = session.memory.drainPasses;
+  const releasedBefore = published.length;
   await sleep(seconds * 1000);
   const passes = session.memory.drainPasses - passesBefore;
   assert.ok(passes >= seconds - 1, `the publications reached the reader: ${passes} passes in ${seconds} s`);
-  assert.ok(passes <= 4 * seconds, `drain passes while idle: ${passes} in ${seconds} s`);
+  // A pass more for the sequence point that releases the stream's first events (not a sample's), and one for a late wake on a loaded machine.
+  assert.ok(passes <= seconds + 2, `drain passes while idle: ${passes} in ${seconds} s`);
+  // Each publication's pass releases the one before: the reader in time order gets them while they come.
+  assert.ok(published.length - releasedBefore >= seconds - 2, `publications released to a reader in time order: ${published.length - releasedBefore} in ${seconds} s`);
 
   // The reader leaves without a word: the drain's check on its passes notices it.
   reader.destroy();
   const result = await session.done;
+  await reading;
   assert.equal(result.status, 'failed');
   assert.match(result.error.message, /reader closed the connection/);
+});
+
+test('a sample with no sample after it still reaches a socket reader in time order: the drain passes for its sequence point on its own, within seconds', { timeout: 60_000 }, async (t) => {
+  const { createServer, connect } = await import('node:net');
+  const { once } = await import('node:events');
+  const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
+  const { threadSessions } = await import('../dist/session/thread-sessions.js');
+  const { defineProvider } = await import('../dist/index.js');
+  const provider = defineProvider('Test.LastSample', { events: { Ping: { id: 1, fields: [['n', 'u32']] } } });
+  const path = join(await tempDir(t), 'last.sock');
+  const accepted = [];
+  const listener = createServer({ allowHalfOpen: true }, (socket) => accepted.push(socket));
+  await new Promise((resolve) => listener.listen(path, resolve));
+  t.after(() => listener.close());
+  const reader = connect({ path, allowHalfOpen: true });
+  await once(reader, 'connect');
+  t.after(() => reader.destroy());
+  assert.ok(await eventually(() => accepted.length === 1), 'the connection is accepted');
+  t.after(() => accepted[0].destroy());
+  const session = await startSession({ providers: 'Test.LastSample', output: { fd: takeDescriptor(accepted[0]) } });
+  t.after(() => session.stop());
+  let received;
+  const reading = (async () => {
+    for await (const e of readTrace(reader)) if (e.name === 'Ping') return (received = e.fields.n);
+  })().catch(() => {});
+  // One sample, and none after it: its sequence point cannot wait for the next sample's pass.
+  threadSessions.writeAndHandOver(() => provider.Ping.write(7));
+  assert.ok(await eventually(() => received !== undefined, 10_000), 'the sample reached the reader in time order while the session runs');
+  assert.equal(received, 7);
+  reader.destroy();
+  await reading;
 });
 
 test('a watchdog only there to wake the resting sampler (Runtime.Counters) reads the resting thread 4 times a second, and a block from rest still weighs whole as delay', { timeout: 60_000, skip: !canRest && 'neither the addon nor /proc schedstat here: the sampler never rests' }, async (t) => {

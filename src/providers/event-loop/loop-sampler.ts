@@ -56,6 +56,11 @@ class LoopSampler {
   private elu: EventLoopUtilization = performance.eventLoopUtilization();
   private idlePeriods = 0;
   private readonly lateness: RecordableHistogram = createHistogram({ lowest: DELAY_FLOOR_NS, highest: DELAY_CEILING_NS, figures: 3 });
+  /**
+   * Readings recorded since the last delay figures: the histogram's count, kept here because an idle
+   * loop's interval has none, and then neither its count nor its reset (a walk of every bucket) is read.
+   */
+  private recorded = 0;
   /** Periods spent resting since the last delay figures: timer runs that would have been on time. */
   private onTimeSamples = 0;
   /** While resting: since when the resting periods are counted, and the loop's activity when it began. */
@@ -111,6 +116,7 @@ class LoopSampler {
 
   private record(latenessMs: number): void {
     this.lateness.record(Math.min(DELAY_CEILING_NS, Math.max(1, Math.round(latenessMs * 1e6))));
+    this.recorded++;
   }
 
   /** Stops the timer until the watchdog rings; false when this loop cannot rest. */
@@ -182,7 +188,7 @@ class LoopSampler {
       this.restingSinceMs = now;
     }
     const h = this.lateness;
-    const n = h.count;
+    const n = this.recorded;
     const onTime = this.onTimeSamples;
     const total = n + onTime;
     this.onTimeSamples = 0;
@@ -199,7 +205,8 @@ class LoopSampler {
       meanMs: n === 0 ? 0 : (h.mean * n) / total / 1e6,
       samples: Math.round(total),
     };
-    h.reset();
+    if (n > 0) h.reset();
+    this.recorded = 0;
     return figures;
   }
 
