@@ -14,7 +14,10 @@
 // throughput for its whole life); each gets its measured seconds in short slices, the variants taking
 // turns in a new seeded order each slice, because the machine's own speed drifts over seconds by more than the
 // differences measured (whole 3 s runs one after the other differed by ±10 %). Only the server being
-// measured gets load. Run alone: `node bench/run.mjs http-overhead`.
+// measured gets load. CPU per request means what the parts need only if the server was saturated:
+// each variant's line says how much of the load's time its event loop was on its CPU and waiting for
+// it, and a check warns when the untraced server was not (BENCH_HTTP_PIPELINING and
+// BENCH_HTTP_CONNECTIONS set the load). Run alone: `node bench/run.mjs http-overhead`.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
