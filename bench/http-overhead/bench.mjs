@@ -320,7 +320,7 @@ function reportNode(node, results, pin) {
       check: `Node ${node.version}: the untraced server saturated under load (share of the load's time its event loop was on its CPU)`,
       value: share(offBusy),
       target: `>= ${share(SATURATED)}`,
-      met: offBusy >= SATURATED,
+      met: Number.isNaN(offBusy) ? null : offBusy >= SATURATED,
     },
     {
       check: `Node ${node.version}: OpenTelemetry's extra CPU per request / Node.Channels with spans'`,
