@@ -14,7 +14,10 @@
 // throughput for its whole life); each gets its measured seconds in short slices, the variants taking
 // turns in a new seeded order each slice, because the machine's own speed drifts over seconds by more than the
 // differences measured (whole 3 s runs one after the other differed by ±10 %). Only the server being
-// measured gets load. Run alone: `node bench/run.mjs http-overhead`.
+// measured gets load. CPU per request means what the parts need only if the server was saturated:
+// each variant's line says how much of the load's time its event loop was on its CPU and waiting for
+// it, and a check warns when the untraced server was not (BENCH_HTTP_PIPELINING and
+// BENCH_HTTP_CONNECTIONS set the load). Run alone: `node bench/run.mjs http-overhead`.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,14 +30,31 @@ import { pinning } from '../support/pinning.mjs';
 import { median, medianInterval } from '../support/stats.mjs';
 
 // BENCH_HTTP_ROUNDS: more rounds narrow the median where single rounds differ by ±10 % (a shared machine).
-const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 8);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`BENCH_HTTP_ROUNDS must be a whole number of rounds, not '${process.env.BENCH_HTTP_ROUNDS}'`);
+const ROUNDS = wholeFromEnv('BENCH_HTTP_ROUNDS', 8);
+
+/** A positive whole number from the environment variable `name`, else `fallback`; anything else stops the bench. */
+function wholeFromEnv(name, fallback) {
+  const text = process.env[name];
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || text.trim() === '') throw new Error(`${name} must be a whole number of at least 1, not '${text}'`);
+  return n;
+}
 const WARMUP_S = 1;
 const MEASURED_S = 3;
 /** The measured seconds of each variant come in this many slices, variants taking turns. */
 const SLICES = 6;
 const SETTLE_MS = 250;
-const CONNECTIONS = 10;
+/**
+ * The load: autocannon's connections and requests in flight per connection. What the parts measure
+ * depends on the server being saturated: on a machine where waking a process is slow, 10 connections
+ * one request at a time leave the server waiting on the round trip, and its CPU per request then
+ * counts its idle and wake-up costs. More in flight (pipelining) keeps it busy (BENCHMARKS.md §6).
+ */
+const CONNECTIONS = wholeFromEnv('BENCH_HTTP_CONNECTIONS', 10);
+const PIPELINING = wholeFromEnv('BENCH_HTTP_PIPELINING', 1);
+/** Below this share of its CPU busy under load, the server was not saturated: the run measured a latency-bound regime. */
+const SATURATED = 0.9;
 const TIMEOUT_S = 60;
 const TARGET_REQ_PERCENT = 5;
 const TARGET_CPU_SHARE = 15;
@@ -134,7 +154,7 @@ function startLoader(pin) {
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   return {
     async run(url, seconds) {
-      child.stdin.write(`${JSON.stringify({ url, seconds, connections: CONNECTIONS })}\n`);
+      child.stdin.write(`${JSON.stringify({ url, seconds, connections: CONNECTIONS, pipelining: PIPELINING })}\n`);
       const { value, done } = await bounded(child, `load of ${url}`, lines.next());
       if (done) throw new Error(`load of ${url}: no result`);
       return JSON.parse(value);
@@ -202,25 +222,32 @@ async function measureRound(round, dir, pin, loader, cells) {
     for (let k = 0; k < cells.length; k++) servers[turn(k)] = await startServer(cells[turn(k)], files[turn(k)], pin);
     for (let k = 0; k < cells.length; k++) await loader.run(servers[turn(k)].url, WARMUP_S);
     await sleep(SETTLE_MS);
-    const sums = cells.map(() => ({ cpuUs: 0, served: 0, requests: 0, seconds: 0, p99Ms: [] }));
+    const sums = cells.map(() => ({ cpuUs: 0, mainRunUs: 0, mainWaitUs: 0, served: 0, requests: 0, seconds: 0, p99Ms: [], loadCpuS: 0 }));
     for (let slice = 0; slice < SLICES; slice++) {
       for (let k = 0; k < cells.length; k++) {
         const i = turn(k, slice);
         await servers[i].ask('mark');
         const load = await loader.run(servers[i].url, MEASURED_S / SLICES);
         await sleep(SETTLE_MS);
-        const { cpuUs, served } = await servers[i].ask('measured');
+        const { cpuUs, main, served } = await servers[i].ask('measured');
         const sum = sums[i];
         sum.cpuUs += cpuUs;
+        sum.mainRunUs += main.runUs ?? NaN;
+        sum.mainWaitUs += main.waitUs ?? NaN;
         sum.served += served;
         sum.requests += load.requests;
         sum.seconds += load.seconds;
         sum.p99Ms.push(load.p99Ms);
+        sum.loadCpuS += load.cpuShare * load.seconds;
       }
     }
     const results = [];
     for (const [i, sum] of sums.entries()) {
-      results[i] = { cpuUsPerRequest: sum.cpuUs / sum.served, reqPerS: sum.requests / sum.seconds, p99Ms: median(sum.p99Ms), ...(await servers[i].stop()) };
+      // The regime: the shares of the load's seconds the server's main thread (its event loop, which
+      // serves every request) spent on a CPU and waiting for one (the settle after each slice adds
+      // little to either; the rest it was idle), and the load generator's share of its CPU.
+      const busy = { serverBusy: sum.mainRunUs / 1e6 / sum.seconds, serverWaiting: sum.mainWaitUs / 1e6 / sum.seconds, loadBusy: sum.loadCpuS / sum.seconds };
+      results[i] = { cpuUsPerRequest: sum.cpuUs / sum.served, reqPerS: sum.requests / sum.seconds, p99Ms: median(sum.p99Ms), ...busy, ...(await servers[i].stop()) };
     }
     return results;
   } finally {
@@ -231,6 +258,7 @@ async function measureRound(round, dir, pin, loader, cells) {
 
 // autocannon's latency histogram holds whole milliseconds: 0 means under 1 ms.
 const p99Text = (ms) => (ms < 1 ? '<1 ms' : `${ms.toFixed(0)} ms`);
+const share = (x) => (Number.isNaN(x) ? '?' : `${(100 * x).toFixed(0)} %`);
 const pct = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`;
 const us = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} µs`;
 
@@ -253,7 +281,7 @@ function reportNode(node, results, pin) {
   // Per round, each variant against off in the same round; then the median over rounds.
   const perRound = (i, f) => results[i].map((res, k) => f(res, results[OFF][k]));
   const reqRatios = VARIANTS.map((_, i) => perRound(i, (res, off) => 100 * (res.reqPerS / off.reqPerS - 1)));
-  console.log(`  ${'variant'.padEnd(40)} ${'req/s'.padStart(7)} ${'vs off (95 % interval)'.padStart(27)} ${'p99'.padStart(7)}   ${'CPU/request'.padStart(11)}`);
+  console.log(`  ${'variant'.padEnd(40)} ${'req/s'.padStart(7)} ${'vs off (95 % interval)'.padStart(27)} ${'p99'.padStart(7)}   ${'CPU/request'.padStart(11)}   loop: ${'on CPU'.padStart(6)} ${'waiting'.padStart(7)}   ${'load on CPU'.padStart(11)}`);
   for (const [i, v] of VARIANTS.entries()) {
     const med = (f) => median(results[i].map(f));
     const cols = [
@@ -261,6 +289,8 @@ function reportNode(node, results, pin) {
       (i === OFF ? '' : withInterval(reqRatios[i], pct)).padStart(27),
       p99Text(med((res) => res.p99Ms)).padStart(7),
       `${med((res) => res.cpuUsPerRequest).toFixed(2)} µs`.padStart(11),
+      `${share(med((res) => res.serverBusy)).padStart(14)} ${share(med((res) => res.serverWaiting)).padStart(7)}`,
+      `  ${share(med((res) => res.loadBusy)).padStart(11)}`,
     ];
     console.log(`  ${v.name.padEnd(40)} ${cols.join(' ')}`);
   }
@@ -277,7 +307,21 @@ function reportNode(node, results, pin) {
 
   // Every request must have been recorded, or a tracer's cost would be understated.
   const total = (i, f) => results[i].reduce((a, res) => a + f(res), 0);
+  const offBusy = median(results[OFF].map((res) => res.serverBusy));
+  const offWaiting = median(results[OFF].map((res) => res.serverWaiting));
+  if (offBusy < SATURATED) {
+    const regime = `the untraced server's event loop was on its CPU ${share(offBusy)} of the load's time and waited for it ${share(offWaiting)} (load generator on its CPU ${share(median(results[OFF].map((res) => res.loadBusy)))})`;
+    // Waiting for the CPU: other processes share it. Neither: the round trip sets the pace.
+    if (offBusy + offWaiting >= SATURATED) console.log(`  WARNING: ${regime}: other processes took its CPU, so the figures mix in the scheduler; measure on a quiet machine`);
+    else console.log(`  WARNING: ${regime}: not saturated, so each request's CPU includes waiting for the next and waking up, which can swamp the parts above; more requests in flight (BENCH_HTTP_PIPELINING, BENCH_HTTP_CONNECTIONS) saturate it`);
+  }
   const checks = [
+    {
+      check: `Node ${node.version}: the untraced server saturated under load (share of the load's time its event loop was on its CPU)`,
+      value: share(offBusy),
+      target: `>= ${share(SATURATED)}`,
+      met: Number.isNaN(offBusy) ? null : offBusy >= SATURATED,
+    },
     {
       check: `Node ${node.version}: OpenTelemetry's extra CPU per request / Node.Channels with spans'`,
       value: withInterval(ratios, times),
@@ -316,7 +360,7 @@ export async function run() {
   if (pin.note) console.log(`  NOT PINNED: ${pin.note}; servers, load and tracing threads share the CPUs, so req/s mostly measures the scheduler`);
   console.log(
     `${ROUNDS} rounds; in each, a fresh server per variant and Node.js (${nodes.map((n) => n.version).join(', ')}), ${pin.note ? 'unpinned' : 'pinned to CPU 0 (taskset -c 0)'}, each warmed up for ${WARMUP_S} s, then ` +
-      `${MEASURED_S} s of autocannon -c ${CONNECTIONS} (${pin.note ? 'unpinned' : 'pinned to CPU 1'}) in ${SLICES} slices of ${MEASURED_S / SLICES} s, all of them taking turns in a new order each slice; server CPU from the start of each slice to ${SETTLE_MS} ms after its load`,
+      `${MEASURED_S} s of autocannon -c ${CONNECTIONS}${PIPELINING > 1 ? ` -p ${PIPELINING}` : ''} (${pin.note ? 'unpinned' : 'pinned to CPU 1'}) in ${SLICES} slices of ${MEASURED_S / SLICES} s, all of them taking turns in a new order each slice; server CPU from the start of each slice to ${SETTLE_MS} ms after its load`,
   );
   console.log(`  per round and Node.js, server CPU per request of: ${VARIANTS.map((v) => v.name).join(' | ')}`);
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-bench-'));

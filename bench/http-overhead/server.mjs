@@ -2,10 +2,11 @@
 // a node:http server answering ~500 bytes of JSON, with the variant's tracing installed before the
 // application loads `http`. tracepipe's variants need nothing here: the coordinator starts this
 // process with `--import tracepipe/register` and a startup session in its environment, as a user would.
-// Over IPC: 'mark' and 'measured' bracket a measured load (the server's CPU time, every thread, and
-// the requests it served meanwhile); 'stop' closes the server and reports what it served in all (and,
+// Over IPC: 'mark' and 'measured' bracket a measured load (the server's CPU time, every thread; its
+// main thread's time on a CPU and waiting for one; and the requests it served meanwhile); 'stop' closes the server and reports what it served in all (and,
 // for OpenTelemetry, the spans exported).
 import { createRequire } from 'node:module';
+import { threadCpu } from '../support/thread-cpu.mjs';
 
 const variant = process.argv[2];
 
@@ -35,12 +36,14 @@ srv.listen(0, '127.0.0.1', () => process.send({ port: srv.address().port }));
 
 let mark;
 process.on('message', async (m) => {
-  if (m === 'mark') return process.send((mark = { cpu: process.cpuUsage(), served }));
+  if (m === 'mark') return process.send((mark = { cpu: process.cpuUsage(), served, main: threadCpu() }));
   if (m === 'measured') {
     // Spans still queued for export belong to the measured requests: export them inside the window.
     await tracing?.flush();
     const cpu = process.cpuUsage(mark.cpu);
-    return process.send({ cpuUs: cpu.user + cpu.system, served: served - mark.served });
+    const main = threadCpu();
+    const mainUs = main && mark.main ? { runUs: (main.runNs - mark.main.runNs) / 1e3, waitUs: (main.waitNs - mark.main.waitNs) / 1e3 } : { runUs: null, waitUs: null };
+    return process.send({ cpuUs: cpu.user + cpu.system, served: served - mark.served, main: mainUs });
   }
   srv.close();
   srv.closeAllConnections();

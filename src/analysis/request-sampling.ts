@@ -9,6 +9,11 @@ export interface RequestSampling {
   /** Requests seen and kept, as the sessions said when they stopped (0, 0 when none said). */
   readonly requests: number;
   readonly kept: number;
+  /**
+   * From the kept requests' counts to an estimate for all requests: requests / kept as the sessions
+   * counted them, else 1 / rate; null when nothing was kept (no estimate can be made).
+   */
+  readonly factor: number | null;
 }
 
 const PROVIDER = 'Node.Channels';
@@ -44,6 +49,41 @@ export class RequestSamplingTally {
       requests += t.requests;
       kept += t.kept;
     }
-    return { rate: this.rate, requests, kept };
+    const factor = requests > 0 ? (kept > 0 ? requests / kept : null) : this.rate > 0 ? 1 / this.rate : null;
+    return { rate: this.rate, requests, kept, factor };
   }
+}
+
+/** The span at the root of every request tree: a server request's (Node.Channels' HttpServer). */
+const REQUEST_ROOT = 'Node.Channels/HttpServer';
+/** Request trees' span ids remembered, the newest: a child begun this many request spans after its parent ended counts as outside. */
+const REMEMBERED = 65_536;
+
+/**
+ * Which spans belong to a request tree (a server request's span and everything begun under it): head
+ * sampling keeps or leaves out these trees whole, while every other span (a timer's, a queue
+ * consumer's) is recorded. So only request trees' counts are scaled to estimate all of them. A child
+ * may begin after its parent ended (work the handler left running), so ids are kept past their end:
+ * the newest REMEMBERED of them, a bounded memory.
+ */
+export class RequestTrees<Id extends number | bigint> {
+  private readonly ids = new Set<Id>();
+
+  /** A span begins: whether it is in a request tree. */
+  begin(id: Id, parentId: Id, span: string): boolean {
+    if (span !== REQUEST_ROOT && !this.ids.has(parentId)) return false;
+    this.ids.add(id);
+    if (this.ids.size > REMEMBERED) this.ids.delete(this.ids.values().next().value as Id);
+    return true;
+  }
+
+  /** Whether a span begun earlier is in a request tree (false once REMEMBERED newer ones began). */
+  has(id: Id): boolean {
+    return this.ids.has(id);
+  }
+}
+
+/** The estimated count for all requests: the spans outside request trees as counted, those inside scaled by `factor`. */
+export function estimatedCount(observed: number, inRequestTrees: number, factor: number): number {
+  return Math.round(observed - inRequestTrees + inRequestTrees * factor);
 }

@@ -83,12 +83,13 @@ export function formatExplain(r: ExplainReport): string {
   lines.push(`trace        ${countOf(r.events, 'event')} over ${formatNs(r.wallNs)}`);
   if (!r.complete) lines.push(`WARNING      ${printable(r.error ?? 'incomplete trace')}; explained from the intact part`);
   if (r.dropped > 0) lines.push(`WARNING      ${countOf(r.dropped, 'event was', 'events were')} dropped: a span whose begin or end was lost is not explained, and a lost pause or sample is not counted`);
-  if (r.requestSampling) lines.push(requestSamplingLine(r.requestSampling));
+  if (r.requestSampling) lines.push(requestSamplingLine(r.requestSampling, r.wallNs));
   lines.push(...samplerAndPrecedence(r));
   const s = r.spans;
   const type = r.options.span === null ? 'spans' : `${printable(r.options.span)} spans`;
   const min = r.options.minMs > 0 ? ` of at least ${r.options.minMs} ms` : '';
-  lines.push('', `slowest ${type}${min}: ${s.slowest.length} of ${s.matching.toLocaleString('en-US')} finished${s.unfinished > 0 ? ` (${s.unfinished} unfinished, not explained)` : ''}`);
+  const estimated = r.requestSampling?.estimated;
+  lines.push('', `slowest ${type}${min}: ${s.slowest.length} of ${s.matching.toLocaleString('en-US')} finished${estimated ? ` (est. ${estimated.matching.toLocaleString('en-US')} for all requests)` : ''}${s.unfinished > 0 ? ` (${s.unfinished} unfinished, not explained)` : ''}`);
   s.slowest.forEach((item, i) => lines.push(...formatItem(item, i + 1), ''));
   if (s.slowest.length === 0) lines.push('');
   lines.push(`event-loop stalls${min}: ${r.stalls.items.length} of ${r.stalls.count}`);

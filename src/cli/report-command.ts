@@ -12,7 +12,7 @@ import type { CounterStat } from '../analysis/counter-summary.js';
 import { printable } from './printable.js';
 import { requestSamplingLine } from './request-sampling-text.js';
 import { ProgressLine } from './progress-line.js';
-import type { SpanReport } from './span-tracker.js';
+import type { SpanReport, SpanStats } from './span-tracker.js';
 import { cpuSectionLines, onCpuLine } from './report/cpu-section.js';
 import { ReportCharts } from './report/report-charts.js';
 import { explainSection } from './report/explain-section.js';
@@ -54,8 +54,9 @@ export function formatReport(r: TraceReport): string {
   for (const d of r.eventLoop) {
     lines.push(`  thread ${String(d.threadId).padEnd(4)} ${countOf(d.intervals, 'interval')}: median p50 ${ms(d.p50Ms)}, worst p99 ${ms(d.worstP99Ms)}, max ${ms(d.maxMs)}, utilisation ${(100 * d.meanUtilization).toFixed(1)}%`);
   }
+  const sampling = r.explain.requestSampling;
   lines.push('', ...spanLines(r.spans));
-  if (r.explain.requestSampling) lines.push(`  ${requestSamplingLine(r.explain.requestSampling)}`);
+  if (sampling) lines.push(`  ${requestSamplingLine(sampling, r.wallNs)}`);
   lines.push('', ...counterLines(r.counters));
   lines.push('', ...cpuSectionLines(r.cpu));
   lines.push('', ...explainSection(r.explain));
@@ -81,17 +82,23 @@ function counterLines(counters: readonly CounterStat[]): string[] {
   return lines;
 }
 
-/** The top span names (by count, total and self time: the union of the three, most total time first) and the unfinished spans. */
+/**
+ * The top span names (by count, total and self time: the union of the three, most total time first) and the unfinished spans;
+ * where requests were sampled, the counts estimated for all requests beside the kept ones' ("est.").
+ */
 function spanLines(s: SpanReport): string[] {
-  const counts = `${s.finished.toLocaleString('en-US')} finished${s.errors ? ` (${s.errors} with errors)` : ''}, ${s.unfinished} unfinished${s.endsWithoutBegin ? `, ${s.endsWithoutBegin} ends without a begin` : ''}`;
+  const sampled = s.estimatedFinished !== undefined;
+  const counts = `${s.finished.toLocaleString('en-US')} finished${sampled ? ` (est. ${s.estimatedFinished!.toLocaleString('en-US')} for all requests)` : ''}${s.errors ? ` (${s.errors} with errors)` : ''}, ${s.unfinished} unfinished${s.endsWithoutBegin ? `, ${s.endsWithoutBegin} ends without a begin` : ''}`;
   if (s.finished + s.unfinished + s.endsWithoutBegin === 0) return ['spans: none recorded'];
   const lines = [`spans: ${counts}`];
   const shown = new Set([...s.topByTotal, ...s.topBySelf, ...s.topByCount]);
   const rows = s.byName.filter((x) => shown.has(x.span)).map((x) => ({ ...x, span: printable(x.span) }));
   if (rows.length > 0) {
     const w = Math.max(8, ...rows.map((x) => x.span.length));
-    lines.push(`  ${'span'.padEnd(w)} ${'count'.padStart(9)} ${['total', 'self', 'p50', 'p99', 'max'].map((h) => h.padStart(12)).join(' ')} ${'errors'.padStart(7)}`);
-    for (const x of rows) lines.push(`  ${x.span.padEnd(w)} ${String(x.count).padStart(9)} ${[x.totalMs, x.selfMs, x.p50Ms, x.p99Ms, x.maxMs].map((v) => ms(v).padStart(12)).join(' ')} ${String(x.errors).padStart(7)}`);
+    const est = sampled ? ` ${'est. count'.padStart(11)}` : '';
+    lines.push(`  ${'span'.padEnd(w)} ${'count'.padStart(9)}${est} ${['total', 'self', 'p50', 'p99', 'max'].map((h) => h.padStart(12)).join(' ')} ${'errors'.padStart(7)}`);
+    const estCell = (x: SpanStats) => (x.estimatedCount === undefined ? '' : ` ${x.estimatedCount.toLocaleString('en-US').padStart(11)}`);
+    for (const x of rows) lines.push(`  ${x.span.padEnd(w)} ${String(x.count).padStart(9)}${estCell(x)} ${[x.totalMs, x.selfMs, x.p50Ms, x.p99Ms, x.maxMs].map((v) => ms(v).padStart(12)).join(' ')} ${String(x.errors).padStart(7)}`);
   }
   if (s.slowest.length > 0) {
     lines.push(`  slowest ${s.slowest.length}:`);

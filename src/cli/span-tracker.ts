@@ -1,5 +1,6 @@
 import type { TraceEvent } from '../format/trace-event.js';
 import { OldestEntry } from '../format/oldest-entry.js';
+import { estimatedCount, RequestTrees } from '../analysis/request-sampling.js';
 import { eventRole, type TypeRole } from '../schema/type-role.js';
 import { percentile } from './percentile.js';
 import type { OnCpu } from './report/cpu-section.js';
@@ -16,6 +17,10 @@ export interface SpanStats {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** Of `count`, the spans in request trees (RequestTrees): those head sampling keeps or leaves out. */
+  inRequests: number;
+  /** When requests were sampled: `count` estimated for all requests (estimatedCount). */
+  estimatedCount?: number;
 }
 
 export interface UnfinishedSpan {
@@ -41,6 +46,8 @@ export interface SlowSpan {
 
 export interface SpanReport {
   finished: number;
+  /** When requests were sampled: `finished` estimated for all requests. */
+  estimatedFinished?: number;
   errors: number;
   /** Begins with no end in the trace: the process died, a promise never settled, or the end was lost. */
   unfinished: number;
@@ -78,6 +85,8 @@ interface OpenSpan {
   readonly threadId: number;
   readonly startNs: number;
   readonly parentId: bigint;
+  /** In a request tree (RequestTrees). */
+  readonly inRequest: boolean;
   /** In its parent's list of open children. */
   linked: boolean;
   prev: OpenSpan | undefined;
@@ -101,6 +110,7 @@ interface Accumulated {
   durationsNs: number[];
   errors: number;
   selfNs: number;
+  inRequests: number;
 }
 
 const TOP = 10;
@@ -117,6 +127,7 @@ export class SpanTracker {
   private readonly open = new Map<bigint, OpenSpan>();
   private readonly oldestOpen = new OldestEntry(this.open);
   private readonly byName = new Map<string, Accumulated>();
+  private readonly requestTrees = new RequestTrees<bigint>();
   /** The first TOP spans set aside: the oldest among them. */
   private readonly oldestSetAside: UnfinishedSpan[] = [];
   /** The TOP longest finished spans, the longest first. */
@@ -153,7 +164,7 @@ export class SpanTracker {
   private begin(id: bigint, parentId: bigint, span: string, e: TraceEvent): void {
     const startNs = e.timestampNs;
     const s: OpenSpan = {
-      id, span, threadId: e.threadId, startNs, parentId, linked: false, prev: undefined, next: undefined,
+      id, span, threadId: e.threadId, startNs, parentId, inRequest: this.requestTrees.begin(id, parentId, span), linked: false, prev: undefined, next: undefined,
       firstChild: undefined, lastChild: undefined, covered: 0, frontier: startNs, setAsideFrom: Infinity,
     };
     const reused = this.open.get(id);
@@ -197,10 +208,11 @@ export class SpanTracker {
     detachChildren(s);
     const durationNs = endNs - s.startNs;
     let a = this.byName.get(s.span);
-    if (!a) this.byName.set(s.span, (a = { durationsNs: [], errors: 0, selfNs: 0 }));
+    if (!a) this.byName.set(s.span, (a = { durationsNs: [], errors: 0, selfNs: 0, inRequests: 0 }));
     a.durationsNs.push(durationNs);
     a.selfNs += durationNs - Math.min(s.covered, Math.max(0, durationNs));
     if (error) a.errors++;
+    if (s.inRequest) a.inRequests++;
     this.keepIfSlow(s, durationNs, error);
   }
 
@@ -228,7 +240,8 @@ export class SpanTracker {
     detachChildren(s);
   }
 
-  report(): SpanReport {
+  /** `samplingFactor`: requests were sampled, and request trees' counts times this estimate all requests' (RequestSampling.factor). */
+  report(samplingFactor: number | null = null): SpanReport {
     const byName: SpanStats[] = [...this.byName].map(([span, a]) => {
       const sorted = a.durationsNs.sort((x, y) => x - y);
       return {
@@ -240,6 +253,8 @@ export class SpanTracker {
         p50Ms: percentile(sorted, 50) / 1e6,
         p99Ms: percentile(sorted, 99) / 1e6,
         maxMs: sorted.length ? sorted[sorted.length - 1]! / 1e6 : 0,
+        inRequests: a.inRequests,
+        ...(samplingFactor === null ? {} : { estimatedCount: estimatedCount(sorted.length, a.inRequests, samplingFactor) }),
       };
     });
     const top = (by: (s: SpanStats) => number) => [...byName].sort((x, y) => by(y) - by(x)).slice(0, TOP).map((s) => s.span);
@@ -253,6 +268,7 @@ export class SpanTracker {
     oldest.sort((x, y) => x.startNs - y.startNs).splice(TOP);
     return {
       finished: byName.reduce((n, s) => n + s.count, 0),
+      ...(samplingFactor === null ? {} : { estimatedFinished: byName.reduce((n, s) => n + s.estimatedCount!, 0) }),
       errors: byName.reduce((n, s) => n + s.errors, 0),
       unfinished: this.open.size + this.setAside,
       setAside: this.setAside,

@@ -211,7 +211,7 @@ export async function readReport(path: string, options: ReportOptions, observe?:
   const dropsByThread: Record<string, number> = {};
   for (const [t, s] of Object.entries(summary.threads)) if (s.dropped > 0) dropsByThread[t] = s.dropped;
   const profile = cpu.finishForViews({ sourceMaps: options.sourceMaps });
-  const spanReport = spans.report();
+  const spanReport = spans.report(explain.requestSampling?.factor ?? null);
   // What was on CPU during each stall listed (on the stalled thread) and each slowest span (on its own thread).
   const withOnCpu = <T>(item: T, thread: number, fromNs: number, toNs: number): T => {
     const c = onCpu(profile, thread, fromNs, toNs);

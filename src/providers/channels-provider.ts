@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { elapsedMs } from '../schema/milliseconds.js';
 import { attachCallbacks, type EnableContext } from '../schema/provider.js';
-import { currentSpanId, enterSpan, enterSpanSynchronously, SAMPLED_OUT } from '../schema/span-context.js';
+import { currentSpanId, enterSpan, enterSpanSynchronously, nextSpanId, SAMPLED_OUT } from '../schema/span-context.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { enterTrace, type IncomingContext, outgoingContext, parseTraceparent } from './trace-context.js';
 import { TracingChannelBridge } from './tracing-channel-bridge.js';
@@ -120,29 +120,34 @@ const http: Record<string, Handler> = {
     const { request, socket } = m as { request: IncomingMessage; socket: Socket };
     const state = serverSockets.get(socket);
     // Node parses every request of a keep-alive connection in the connection's own async context,
-    // which the previous request's span (below) changed: without going back to where the connection
-    // began, each request would be the child of the one before it.
+    // which the previous request's span (below) changed: each request begins where the connection's
+    // first one did (not as the child of the one before it), so its context is not asked again.
     if (!acrossAwait) enterSpanSynchronously(0);
-    else if (state !== undefined && currentSpanId() !== state.context) enterSpan(state.context);
-    const context = currentSpanId();
+    const context = state === undefined ? currentSpanId() : state.context;
     const c = nodeChannels;
     // Head sampling: a root request is kept or left out whole; one begun under a span follows it.
     requestsSeen++;
     const kept = context > 0 || (context === 0 && (sampleRate >= 1 || Math.random() < sampleRate));
     if (kept) requestsKept++;
-    const span = kept ? c.HttpServer.begin(request.method ?? '', request.url ?? '') : SAMPLED_OUT;
+    // One clock read for the span's begin and the request event's start (BENCHMARKS.md §6, issue 29).
+    const t = now();
+    const span = !kept ? SAMPLED_OUT : c.HttpServer.enabled ? nextSpanId() : 0;
+    if (span > 0) c.HttpServer.beginType.writeAt(t, span, context, request.method ?? '', request.url ?? '');
     const incoming = span > 0 || propagate ? incomingContext(request) : undefined;
     if (incoming !== undefined && span > 0 && c.TraceContext.enabled) c.TraceContext.write(span, incoming.traceId, incoming.parentId, incoming.flags, incoming.traceState);
-    if (state === undefined) serverSockets.set(socket, { context, startedMs: [now()], spans: [span], writtenMark: bytesWrittenBy(socket) });
+    if (state === undefined) serverSockets.set(socket, { context, startedMs: [t], spans: [span], writtenMark: bytesWrittenBy(socket) });
     else {
-      state.startedMs.push(now());
+      state.startedMs.push(t);
       state.spans.push(span);
     }
     // Node calls the application's request handler right after this message, in this execution:
     // the request's span is current there, and (unless context=sync) in everything the handler
     // starts (an outgoing fetch becomes its child). A left-out request's children are left out.
-    // Without request spans nothing can be its child: no context.
-    if (span === 0 || !c.HttpServer.enabled) return;
+    // Without request spans nothing can be its child: the connection's context, as it began.
+    if (span === 0 || !c.HttpServer.enabled) {
+      if (acrossAwait && currentSpanId() !== context) enterSpan(context);
+      return;
+    }
     // A request begun inside a span (a server listening in one) has a root not known here, unless its
     // caller named the trace: 0, so that no request of the connection inherits another's trace.
     if (propagate) enterTrace(incoming !== undefined || context === 0 ? span : 0, incoming);
@@ -162,7 +167,7 @@ const http: Record<string, Handler> = {
     const t = now();
     const c = nodeChannels;
     if (c.HttpServerRequest.enabled) c.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, bytes, elapsedMs(started, t));
-    c.HttpServer.end(span, response.statusCode, bytes);
+    if (span !== 0 && c.HttpServer.enabled) c.HttpServer.endType.writeAt(t, span, false, '', response.statusCode, bytes);
   },
   'http.client.request.start': (m) => {
     const { request } = m as { request: ClientRequest };

@@ -26,6 +26,12 @@ let synchronousSpan = 0;
 const leaveSynchronousSpan = (): void => {
   synchronousSpan = 0;
 };
+/**
+ * The leave is queued as a microtask the way an await resumes, as a reaction to a settled promise:
+ * Node's queueMicrotask would build an AsyncResource and a bound function each call (BENCHMARKS.md
+ * §6, issue 29). Both join the same queue, in the same order.
+ */
+const settled = Promise.resolve();
 
 /** The current span's id, 0 when there is none, SAMPLED_OUT under a request sampling left out. */
 export function currentSpanId(): number {
@@ -51,7 +57,8 @@ export function enterSpan(id: number): void {
  * not turn on async hooks as enterSpan does.
  */
 export function enterSpanSynchronously(id: number): void {
-  if (synchronousSpan === 0) queueMicrotask(leaveSynchronousSpan);
+  // One leave per span entered: none to enter "no span" where there is none.
+  if (synchronousSpan === 0 && id !== 0) void settled.then(leaveSynchronousSpan);
   synchronousSpan = id;
 }
 

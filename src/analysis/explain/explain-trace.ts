@@ -1,13 +1,13 @@
 import type { BlockEvent, RawPayload } from '../../format/events-block.js';
 import { readTrace } from '../../format/trace-reader.js';
 import { type CpuProfile, CpuProfileBuilder } from '../cpu-profile.js';
-import { RequestSamplingTally } from '../request-sampling.js';
+import { estimatedCount, RequestSamplingTally } from '../request-sampling.js';
 import { gcPauseOf } from '../runtime-intervals.js';
 import { sourceMapNotes } from '../source-maps.js';
 import { attribute, type CauseCover, largestShare } from './attribution.js';
 import { cpuShare, functionsWithin, idleFrames, NO_SAMPLER_NOTE, SampleFilter } from './cpu-share.js';
 import { EventRoles } from './event-roles.js';
-import { CAUSES, type ExplainedItem, type ExplainOptions, type ExplainReport, type StallSummary } from './explanation.js';
+import { CAUSES, type ExplainedItem, type ExplainOptions, type ExplainReport, type SampledEstimates, type StallSummary } from './explanation.js';
 import { GcShare } from './gc-share.js';
 import { IntervalUnion, measure } from './interval-set.js';
 import { indexBy, type OverlapIndex } from './overlap-index.js';
@@ -40,9 +40,20 @@ export async function explainTrace(path: string, options: ExplainOptions): Promi
     sampling.skimmed(e, raw);
   });
   selection.addDropped(first.dropped);
-  const report = await explainItems(path, selection.finish(), options, first.error);
+  const found = selection.finish();
+  const report = await explainItems(path, found, options, first.error);
   const requestSampling = sampling.result();
-  return requestSampling ? { ...report, requestSampling } : report;
+  return requestSampling ? { ...report, requestSampling: { ...requestSampling, estimated: sampledEstimates(report, found, requestSampling.factor) } } : report;
+}
+
+/** The report's span counts estimated for all requests, from the kept ones. */
+function sampledEstimates(report: ExplainReport, found: SlowItems, factor: number | null): SampledEstimates | null {
+  if (factor === null) return null;
+  const inRequests = (type: string) => found.spanTypesInRequests.get(type) ?? 0;
+  return {
+    spanTypes: Object.fromEntries(Object.entries(report.spanTypes).map(([type, n]) => [type, estimatedCount(n, inRequests(type), factor)])),
+    matching: estimatedCount(report.spans.matching, found.matchingInRequests, factor),
+  };
 }
 
 /** The second pass over `path`: GC pauses, samples and spans that overlap the items found in the first. */

@@ -142,6 +142,12 @@ export interface ExplainOptions {
   readonly sourceMaps?: boolean;
 }
 
+/** Counts of a sampled trace estimated for all requests: request trees' spans scaled by the sampling factor, other spans as counted. */
+export interface SampledEstimates {
+  readonly spanTypes: Readonly<Record<string, number>>;
+  readonly matching: number;
+}
+
 export interface ExplainReport {
   readonly events: number;
   /** First event to last. */
@@ -162,8 +168,11 @@ export interface ExplainReport {
   };
   /** Span begins per span type ("Provider/Span"), every type in the trace, the most first. */
   readonly spanTypes: Readonly<Record<string, number>>;
-  /** Head sampling's counts, when Node.Channels sampled the requests (the spans here are of the kept ones). */
-  readonly requestSampling?: RequestSampling;
+  /**
+   * Head sampling's counts, when Node.Channels sampled the requests (the spans here are of the kept
+   * ones), and the counts above estimated for all requests (null when nothing was kept).
+   */
+  readonly requestSampling?: RequestSampling & { readonly estimated: SampledEstimates | null };
   readonly spans: {
     /** Finished spans of the asked type (every type without --span). */
     readonly matching: number;

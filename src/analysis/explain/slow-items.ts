@@ -1,6 +1,7 @@
 import type { BlockEvent, RawPayload } from '../../format/events-block.js';
 import { StallPairs } from '../runtime-intervals.js';
 import { EventRoles } from './event-roles.js';
+import { RequestTrees } from '../request-sampling.js';
 import type { ExplainOptions } from './explanation.js';
 import type { RawFieldReader } from '../../format/raw-payloads.js';
 import { finished, type FinishedSpan, type SpanBegin, SpanPairing } from './span-pairing.js';
@@ -24,10 +25,14 @@ export interface SlowItems {
   readonly spans: readonly FinishedSpan[];
   /** Finished spans of the asked type (every type without one). */
   readonly matching: number;
+  /** Of them, those in request trees (RequestTrees): what head sampling keeps or leaves out. */
+  readonly matchingInRequests: number;
   readonly unfinished: number;
   readonly endsWithoutBegin: number;
   /** Begins per span type, every type. */
   readonly spanTypes: ReadonlyMap<string, number>;
+  /** Of them, those in request trees, per type that has any. */
+  readonly spanTypesInRequests: ReadonlyMap<string, number>;
   /** Every stall, whatever its length (a span's share of stalls counts short ones too). */
   readonly stalls: readonly StallRecord[];
   /** Per sampled thread: its samples, and the longest interval a SamplerStarted gave it (0: none did). */
@@ -52,6 +57,8 @@ export class SlowItemSelection {
   private readonly stalls: StallRecord[] = [];
   private readonly slowest: FinishedSpan[] = [];
   private readonly spanTypes = new Map<string, number>();
+  private readonly spanTypesInRequests = new Map<string, number>();
+  private readonly requestTrees = new RequestTrees<number>();
   private readonly matchingType = new Map<string, boolean>();
   private readonly sampled = new Map<number, { samples: number; intervalNs: number }>();
   private readonly minNs: number;
@@ -59,6 +66,7 @@ export class SlowItemSelection {
   private firstNs = Infinity;
   private lastNs = -Infinity;
   private matching = 0;
+  private matchingInRequests = 0;
   private dropped = 0;
 
   constructor(private readonly options: ExplainOptions) {
@@ -74,10 +82,14 @@ export class SlowItemSelection {
     const role = this.roles.of(e.type);
     if (role === null) return;
     switch (role.kind) {
-      case 'span-begin':
+      case 'span-begin': {
+        const id = role.spanId(raw);
+        const parentId = role.parentSpanId(raw);
         this.spanTypes.set(role.span, (this.spanTypes.get(role.span) ?? 0) + 1);
-        if (this.matches(role.span)) this.pairing.begin({ id: role.spanId(raw), parentId: role.parentSpanId(raw), span: role.span, threadId: e.threadId, startNs: ts, label: undefined });
+        if (this.requestTrees.begin(id, parentId, role.span)) this.spanTypesInRequests.set(role.span, (this.spanTypesInRequests.get(role.span) ?? 0) + 1);
+        if (this.matches(role.span)) this.pairing.begin({ id, parentId, span: role.span, threadId: e.threadId, startNs: ts, label: undefined });
         break;
+      }
       case 'span-end': {
         if (!this.matches(role.span)) break;
         const b = this.pairing.end(role.spanId(raw));
@@ -121,9 +133,11 @@ export class SlowItemSelection {
       dropped: this.dropped,
       spans: this.slowest,
       matching: this.matching,
+      matchingInRequests: this.matchingInRequests,
       unfinished: this.pairing.openCount + this.pairing.setAside,
       endsWithoutBegin: this.pairing.endsWithoutBegin,
       spanTypes: this.spanTypes,
+      spanTypesInRequests: this.spanTypesInRequests,
       stalls: this.stalls,
       sampledThreads: this.sampled,
     };
@@ -144,6 +158,7 @@ export class SlowItemSelection {
   /** Keeps the span if it is among the slowest so far; only a kept one is made a FinishedSpan. */
   private finishedSpan(b: SpanBegin, endNs: number, raw: RawPayload, error: RawFieldReader): void {
     this.matching++;
+    if (this.requestTrees.has(b.id)) this.matchingInRequests++;
     const d = Math.max(0, endNs - b.startNs);
     const list = this.slowest;
     const top = this.options.top;

@@ -337,6 +337,8 @@ function gcShare(): void {
 function rates(): void {
   const r = data.rates;
   const s = section('Events per second', `Per event type, in buckets of ${r.bucketS >= 1 ? `${r.bucketS} s` : `${r.bucketS * 1000} ms`}. Red marks on the time axis: where events were dropped (${countOf(data.drops.atS.length, 'drop range')}${data.drops.omitted ? `, ${data.drops.omitted.toLocaleString('en-US')} more not placed` : ''}).`);
+  const sampling = data.report.explain.requestSampling;
+  if (sampling) s.querySelector('.note')!.textContent += ` Requests were sampled (rate ${sampling.rate}): their events are the kept requests'${sampling.factor === null ? '' : `, ×${sampling.factor.toFixed(2)} for all`}.`;
   if (r.x.length === 0) {
     s.querySelector('.note')!.textContent += ' No events in this trace.';
     return;
@@ -399,6 +401,35 @@ function flameGraph(): FlameGraph | null {
   return graph;
 }
 
+/**
+ * Head sampling (Node.Channels' sample=): what was kept, and each request span's count and rate as
+ * kept and as estimated for all requests (the report's estimates). Durations need no scaling.
+ */
+function requestSampling(): void {
+  const sampling = data.report.explain.requestSampling;
+  if (!sampling) return;
+  const kept = sampling.requests > 0 ? `kept ${sampling.kept.toLocaleString('en-US')} of ${countOf(sampling.requests, 'server request')} whole` : 'kept server requests whole';
+  const scale = sampling.factor === null ? 'Nothing was kept, so nothing can be estimated.' : `Estimated for all requests: ×${sampling.factor.toFixed(2)}, the "est." columns.`;
+  const s = section('Requests sampled', `Node.Channels ${kept} (rate ${sampling.rate}): counts and rates of requests' spans and events on this page are of the kept ones. ${scale} Durations are as observed: sampling does not pick requests by how long they take.`);
+  const rows = data.report.spans.byName.filter((x) => x.inRequests > 0);
+  if (rows.length === 0 || sampling.factor === null) return;
+  const perSecond = (n: number) => (data.trace.durationS > 0 ? (n / data.trace.durationS).toFixed(1) : '0');
+  const table = document.createElement('table');
+  table.className = 'sampled';
+  const line = (cells: readonly string[], tag: 'th' | 'td') => {
+    const tr = document.createElement('tr');
+    for (const c of cells) {
+      const cell = document.createElement(tag);
+      cell.textContent = c;
+      tr.append(cell);
+    }
+    table.append(tr);
+  };
+  line(['span', 'kept', 'est. all', 'kept per second', 'est. per second'], 'th');
+  for (const x of rows) line([x.span, x.count.toLocaleString('en-US'), x.estimatedCount!.toLocaleString('en-US'), perSecond(x.count), perSecond(x.estimatedCount!)], 'td');
+  s.append(table);
+}
+
 function textReport(): void {
   const s = section('The text report', '`tracepipe report` of the same trace: its tables.');
   const pre = document.createElement('pre');
@@ -432,6 +463,7 @@ function showAddress(): void {
 
 const started = performance.now();
 document.getElementById('subtitle')!.textContent = `${data.trace.file} · pid ${data.trace.pid} on ${data.trace.hostname} · node ${data.trace.nodeVersion} · began ${data.trace.startedAt} · ${countOf(data.trace.events, 'event')} over ${data.trace.durationS.toFixed(3)} s · ${countOf(data.report.gc.all.count, 'GC pause')} · ${countOf(data.report.stalls.count, 'stall')} · ${countOf(data.report.drops.dropped, 'event')} dropped`;
+requestSampling();
 pauseTimeline();
 histogram();
 gcShare();

@@ -23,6 +23,9 @@ main { padding: 0 24px 32px; }
 section { margin-top: 22px; position: relative; }
 h2 { font-size: 16px; margin: 0 0 2px; }
 .note { color: #4b5563; margin: 0 0 8px; font-size: 13px; }
+table.sampled { border-collapse: collapse; font-size: 13px; }
+table.sampled th, table.sampled td { padding: 2px 10px; text-align: right; border-bottom: 1px solid #e5e7eb; }
+table.sampled th:first-child, table.sampled td:first-child { text-align: left; }
 pre { background: #f9fafb; border: 1px solid #e5e7eb; padding: 12px; overflow-x: auto; font-size: 12px; }
 .explain-item { margin: 10px 0; }
 .explain-item .when { color: #4b5563; font-size: 13px; }
