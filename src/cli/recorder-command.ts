@@ -4,16 +4,17 @@ import { readTrace } from '../format/trace-reader.js';
 import { openPrivateFileSync } from '../sinks/private-file.js';
 import { positiveInt } from './cli-args.js';
 import { CliError } from './cli-error.js';
+import { parseDuration } from './duration-option.js';
 import { type CommandGroup, defineCommand, QUIET_OPTION } from './command/command-spec.js';
 import { countOf } from './format-count.js';
 import { writeOut } from './output.js';
 import { ProgressLine } from './progress-line.js';
 
 /**
- * A target that sends nothing for this long is not dumping (stopped, hung): the target itself gives up
- * a dump to a client 30 s after the request, so a live one never goes quiet for longer.
+ * By default, a target that sends nothing for this long is not dumping (stopped, hung): the target
+ * itself gives up a dump to a client 30 s after the request, so a live one never goes quiet for longer.
  */
-const SILENCE_MS = 35_000;
+const SILENCE_TEXT = '35s';
 
 function defaultPath(pid: number): string {
   return `tracepipe-flight-${pid}-${new Date().toISOString().replace(/[-:.]/g, '')}.tptrace`;
@@ -28,13 +29,15 @@ export const recorderDumpCommand = defineCommand({
     pid: { type: 'string', value: 'N', required: true, description: 'the process (see `tracepipe ps`)' },
     output: { type: 'string', short: 'o', value: 'FILE', defaultText: 'tracepipe-flight-<pid>-<time>.tptrace', description: 'where to write the trace' },
     session: { type: 'string', value: 'ID', defaultText: 'the process\'s flight recorder, when it has one', description: 'which ring session, when the process has several' },
+    timeout: { type: 'string', value: 'TIME', default: SILENCE_TEXT, description: 'give up when the process sends nothing for TIME (500ms, 10s, 5m; a bare number is seconds)' },
     ...QUIET_OPTION,
   },
   examples: [
     { args: ['--pid', '4242'], does: 'the newest events of process 4242' },
     { args: ['--pid', '4242', '-o', 'crash.tptrace'], does: 'the same, into crash.tptrace' },
   ],
-  run: ({ values }) => dumpFlightRecorder(positiveInt('pid', values.pid), values.session === undefined ? 0 : positiveInt('session', values.session), values.output, values.quiet),
+  run: ({ values }) =>
+    dumpFlightRecorder(positiveInt('pid', values.pid), values.session === undefined ? 0 : positiveInt('session', values.session), values.output, parseDuration(values.timeout, '--timeout'), values.quiet),
 });
 
 export const recorderCommand: CommandGroup = {
@@ -43,7 +46,7 @@ export const recorderCommand: CommandGroup = {
   subcommands: [recorderDumpCommand],
 };
 
-async function dumpFlightRecorder(pid: number, session: number, output: string | undefined, quiet: boolean): Promise<number> {
+async function dumpFlightRecorder(pid: number, session: number, output: string | undefined, silenceMs: number, quiet: boolean): Promise<number> {
   const path = output ?? defaultPath(pid);
   const stream = await dumpRecorder(pid, session).catch((e: unknown) => {
     throw e instanceof TargetError ? new CliError(e.message, 1) : e;
@@ -57,7 +60,7 @@ async function dumpFlightRecorder(pid: number, session: number, output: string |
   const silence = setTimeout(() => {
     silent = true;
     stream.close();
-  }, SILENCE_MS);
+  }, silenceMs);
   try {
     for await (const chunk of stream) {
       silence.refresh();
@@ -72,7 +75,7 @@ async function dumpFlightRecorder(pid: number, session: number, output: string |
     closeSync(fd);
     progress.stop();
   }
-  if (silent) throw new CliError(`process ${pid} sent nothing for ${SILENCE_MS / 1000} s; ${path} holds what arrived`, 1);
+  if (silent) throw new CliError(`process ${pid} sent nothing for ${silenceMs % 1000 === 0 ? `${silenceMs / 1000} s` : `${silenceMs} ms`}; ${path} holds what arrived`, 1);
   const checking = new ProgressLine(`checking ${path}`, { quiet }).followTraceReads();
   let s;
   try {

@@ -61,6 +61,15 @@ export class ByteWriter {
     this.pos = p;
   }
   string(s: string): void {
+    if (s.length <= 42) {
+      // At most 126 UTF-8 bytes: the length fits one byte, and the text is encoded in place, without
+      // an array per string (names and field names are short; a type of 1,024 fields writes 1,024).
+      this.ensure(1 + s.length * 3);
+      const { written } = encoder.encodeInto(s, this.buf.subarray(this.pos + 1));
+      this.buf[this.pos] = written;
+      this.pos += 1 + written;
+      return;
+    }
     const bytes = encoder.encode(s);
     this.varint(bytes.length);
     this.bytes(bytes);

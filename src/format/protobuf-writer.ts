@@ -6,7 +6,6 @@ const I64 = 1;
 const LEN = 2;
 
 const TWO32 = 4294967296;
-const encoder = new TextEncoder();
 
 /**
  * The protobuf wire format, hand-written (it is small, and tracepipe keeps no dependencies): varint
@@ -151,13 +150,7 @@ export class ProtobufWriter extends ByteWriter {
 
   str(field: number, s: string): void {
     this.tag(field, LEN);
-    if (s.length <= 42) {
-      // At most 126 UTF-8 bytes: the length fits the one byte reserved for it.
-      this.ensure(1 + s.length * 3);
-      const { written } = encoder.encodeInto(s, this.buf.subarray(this.pos + 1));
-      this.buf[this.pos] = written;
-      this.pos += 1 + written;
-    } else this.string(s);
+    this.string(s);
   }
 
   /** A bytes field (an id, a raw payload). */

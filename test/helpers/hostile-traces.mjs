@@ -13,7 +13,12 @@ import { headerInfo, prng, rawBlock } from './synthetic-trace.mjs';
 const TICK = { provider: 'Bomb.App', name: 'Tick', id: 1, version: 0, level: 4, keywords: 0n, fields: [['a', 'f64'], ['n', 'u32'], ['m', 'u32'], ['k', 'i32']] };
 const EMPTY = { provider: 'Bomb.App', name: 'Empty', id: 2, version: 0, level: 4, keywords: 0n, fields: [] };
 const BLOB = { provider: 'Bomb.App', name: 'Blob', id: 3, version: 0, level: 4, keywords: 0n, fields: [['data', 'bytes']] };
-const wide = (i, n) => ({ provider: 'Bomb.Wide', name: `T${i}`, id: i & 0xffff, version: 0, level: 4, keywords: 0n, fields: Array.from({ length: n }, (_, f) => [`f${f}`, 'bool']) });
+/** The fields of a wide type, built once per width: a type bomb writes thousands of types of the same fields. */
+const boolFields = new Map();
+const fieldsOf = (n) => boolFields.get(n) ?? boolFields.set(n, Array.from({ length: n }, (_, f) => [`f${f}`, 'bool'])).get(n);
+const wide = (i, n) => ({ provider: 'Bomb.Wide', name: `T${i}`, id: i & 0xffff, version: 0, level: 4, keywords: 0n, fields: fieldsOf(n) });
+/** One empty payload for every event without fields: a new array per event made the writer set up its payload view each time. */
+const NO_PAYLOAD = new Uint8Array(0);
 
 /** A TraceWriter whose output goes to a file as it grows, with the bytes written so far. */
 class FileTrace {
@@ -97,7 +102,7 @@ export const HOSTILE_TRACES = {
     let thread = 1;
     while (t.size < target) {
       thread += 1 + rnd.int(3);
-      t.w.event(2, thread, 0, (ts += 1 + rnd.int(100)), new Uint8Array(0), 0, 0);
+      t.w.event(2, thread, 0, (ts += 1 + rnd.int(100)), NO_PAYLOAD, 0, 0);
       if (t.w.pendingBytes > 1 << 20) t.flush();
     }
     return { events: 0 };
@@ -109,7 +114,7 @@ export const HOSTILE_TRACES = {
     let ts = 0;
     for (let i = 0; t.size < target; i++) {
       const thread = (i * 7919) % seq.length;
-      t.w.event(2, thread, seq[thread]++, (ts += 1 + rnd.int(100)), new Uint8Array(0), 0, 0);
+      t.w.event(2, thread, seq[thread]++, (ts += 1 + rnd.int(100)), NO_PAYLOAD, 0, 0);
       if (t.w.pendingBytes > 1 << 20) t.flush();
     }
     return { events: 0 };
