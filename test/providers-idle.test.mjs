@@ -174,20 +174,29 @@ test('a periodic sample handed over without waking the drain still wakes it for 
   assert.deepEqual((await eventsOf(file)).filter((e) => e.name === 'Ping').map((e) => e.fields.n), [1, 2, 3, 4]);
 });
 
-test('a socket reader\'s drain sleeps between the counters\' publications: each wakes it for one pass, whose sequence point releases the one before from a reader in time order, and a reader that leaves is still noticed', { timeout: 60_000 }, async (t) => {
+/**
+ * A provider `name` with one Ping event, and a connected pair of Unix sockets: `reader` (a client that
+ * reads the trace) and `accepted` (the server's side, whose descriptor a session writes to).
+ */
+async function socketReaderSetup(t, name) {
   const { createServer, connect } = await import('node:net');
   const { once } = await import('node:events');
-  const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
-  const { threadSessions } = await import('../dist/session/thread-sessions.js');
   const { defineProvider } = await import('../dist/index.js');
-  const provider = defineProvider('Test.LiveWake', { events: { Ping: { id: 1, fields: [['n', 'u32']] } } });
-  const path = join(await tempDir(t), 'live.sock');
+  const provider = defineProvider(name, { events: { Ping: { id: 1, fields: [['n', 'u32']] } } });
+  const path = join(await tempDir(t), `${name}.sock`);
   const accepted = [];
   const listener = createServer({ allowHalfOpen: true }, (socket) => accepted.push(socket));
   await new Promise((resolve) => listener.listen(path, resolve));
   t.after(() => listener.close());
   const reader = connect({ path, allowHalfOpen: true });
   await once(reader, 'connect');
+  return { provider, accepted, reader };
+}
+
+test('a socket reader\'s drain sleeps between the counters\' publications: each wakes it for one pass, whose sequence point releases the one before from a reader in time order, and a reader that leaves is still noticed', { timeout: 60_000 }, async (t) => {
+  const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
+  const { threadSessions } = await import('../dist/session/thread-sessions.js');
+  const { provider, accepted, reader } = await socketReaderSetup(t, 'Test.LiveWake');
   // A reader in timestamp order, with the default reorder window: each publication it is handed, when.
   const published = [];
   const reading = (async () => {
@@ -234,19 +243,9 @@ test('a socket reader\'s drain sleeps between the counters\' publications: each 
 });
 
 test('a sample with no sample after it still reaches a socket reader in time order: the drain passes for its sequence point on its own, within seconds', { timeout: 60_000 }, async (t) => {
-  const { createServer, connect } = await import('node:net');
-  const { once } = await import('node:events');
   const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
   const { threadSessions } = await import('../dist/session/thread-sessions.js');
-  const { defineProvider } = await import('../dist/index.js');
-  const provider = defineProvider('Test.LastSample', { events: { Ping: { id: 1, fields: [['n', 'u32']] } } });
-  const path = join(await tempDir(t), 'last.sock');
-  const accepted = [];
-  const listener = createServer({ allowHalfOpen: true }, (socket) => accepted.push(socket));
-  await new Promise((resolve) => listener.listen(path, resolve));
-  t.after(() => listener.close());
-  const reader = connect({ path, allowHalfOpen: true });
-  await once(reader, 'connect');
+  const { provider, accepted, reader } = await socketReaderSetup(t, 'Test.LastSample');
   t.after(() => reader.destroy());
   assert.ok(await eventually(() => accepted.length === 1), 'the connection is accepted');
   t.after(() => accepted[0].destroy());

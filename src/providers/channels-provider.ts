@@ -101,6 +101,8 @@ function bytesWrittenBy(socket: Socket): number {
  */
 function incomingContext(request: IncomingMessage): IncomingContext | undefined {
   const raw = request.rawHeaders;
+  // A message some library publishes with a request of its own making may have no raw headers.
+  if (!Array.isArray(raw)) return undefined;
   let traceparent: string | undefined;
   let tracestate: string[] | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
