@@ -1,10 +1,12 @@
-// One server of the http-overhead benchmark, in its own process (pinned to one CPU where possible):
+// One server of the pinned HTTP benchmarks, in its own process (pinned to one CPU where possible):
 // a node:http server answering ~500 bytes of JSON, with the variant's tracing installed before the
 // application loads `http`. tracepipe's variants need nothing here: the coordinator starts this
 // process with `--import tracepipe/register` and a startup session in its environment, as a user would.
 // Over IPC: 'mark' and 'measured' bracket a measured load (the server's CPU time, every thread, and
-// the requests it served meanwhile); 'stop' closes the server and reports what it served in all (and,
-// for OpenTelemetry, the spans exported).
+// the requests it served meanwhile); 'flush' exports what a tracer has queued and says how many
+// requests were served; 'stop' closes the server and reports what it served in all, what
+// OpenTelemetry exported, and what the startup session recorded, exported and dropped (stopping it
+// flushes it, as the process's exit would).
 import { createRequire } from 'node:module';
 
 const variant = process.argv[2];
@@ -19,9 +21,20 @@ async function installNodeHooks() {
   for (const name of ['http.server.request.start', 'http.server.response.finish', 'http.client.request.start', 'http.client.response.finish', 'http.client.request.error']) subscribe(name, () => seen++);
 }
 
+/** The startup session's figures once stopped (tracepipe by its package name: the host's sessions). */
+async function stopStartupSession() {
+  const { liveSessions } = await import('tracepipe');
+  const [session] = liveSessions();
+  if (!session) throw new Error('no startup session is running');
+  const { eventsWritten, eventsDropped, otlp, status, error } = await session.stop();
+  if (status !== 'stopped') throw new Error(`the startup session failed: ${error?.message}`);
+  return { eventsWritten, eventsDropped, otlp };
+}
+
 let tracing;
 if (variant === 'node-hooks') await installNodeHooks();
-else if (variant === 'opentelemetry') tracing = (await import('./opentelemetry.mjs')).startOpenTelemetry();
+else if (variant === 'opentelemetry') tracing = await (await import('./opentelemetry-tracing.mjs')).startOpenTelemetry();
+else if (variant === 'opentelemetry-otlp') tracing = await (await import('./opentelemetry-tracing.mjs')).startOpenTelemetry({ otlp: true });
 else if (variant !== 'plain') throw new Error(`unknown server variant '${variant}'`);
 
 // Required, as a CommonJS application loads it: OpenTelemetry instruments modules as they are required.
@@ -42,9 +55,15 @@ process.on('message', async (m) => {
     const cpu = process.cpuUsage(mark.cpu);
     return process.send({ cpuUs: cpu.user + cpu.system, served: served - mark.served });
   }
+  if (m === 'flush') {
+    await tracing?.flush();
+    return process.send({ served });
+  }
   srv.close();
   srv.closeAllConnections();
   const spans = tracing ? await tracing.stop() : undefined;
-  process.send({ served, spans });
+  // TRACEPIPE_PROVIDERS, not TRACEPIPE_ENABLE: the startup session clears the latter when its file name has no {pid}.
+  const session = process.env.TRACEPIPE_PROVIDERS ? await stopStartupSession() : undefined;
+  process.send({ served, spans, session });
   process.disconnect();
 });
