@@ -9,9 +9,8 @@
 // The headline is the CPU time of the server's main thread per request (utime + stime of
 // /proc/PID/task/PID/stat: where the application runs, which tracepipe keeps its encoding and sending
 // off), whole-process CPU per request beside it (/proc/PID/stat, every thread: the drain and sender
-// threads included), each read by this process from the start of a server's first measured slice to
-// its end (after a settle of longer than an OTLP batch's second, so deferred encoding and sending fall
-// inside; the idle gaps between slices too, where only tracepipe's threads do anything, at its cost).
+// threads included) and each thread's, read by this process from the start of each slice's load to
+// 1.5 s after its end (longer than an OTLP batch's second: deferred encoding and sending fall inside).
 // Every exported span is accounted for on both sides: the collector decodes every request with the
 // OpenTelemetry project's own protobuf definitions and counts spans per service.name (one per server),
 // which must equal the requests the server served and what its exporter says it sent.
@@ -35,8 +34,8 @@ const WARMUP_S = 1;
 const MEASURED_S = 3;
 const SLICES = 6;
 const SETTLE_MS = 250;
-/** Longer than tracepipe's OTLP batch interval (1 s): its last partial batch is encoded and sent inside the window. */
-const END_SETTLE_MS = 1500;
+/** A slice's window closes this long after its load, longer than tracepipe's OTLP batch interval (1 s): its partial batch is encoded and sent inside. */
+const WINDOW_MS = 1500;
 const CONNECTIONS = 10;
 const TARGET_MAIN_RATIO = 10;
 
@@ -81,12 +80,10 @@ function cpuOf(pid) {
   return { mainUs: statCpuUs(`/proc/${pid}/task/${pid}/stat`), processUs: statCpuUs(`/proc/${pid}/stat`), threads };
 }
 
-/**
- * Each thread's CPU time in the window, in the order the threads were created (ids ascending: the
- * main thread first, then Node's and V8's own, then those the application and tracers start).
- */
-function threadsInWindow(start, end) {
-  return [...end.threads.keys()].sort((a, b) => a - b).map((tid) => end.threads.get(tid) - (start.threads.get(tid) ?? 0));
+/** CPU time between two readings of `cpuOf`, in µs: the main thread's, the process's, each thread's by id. */
+function cpuBetween(start, end) {
+  const threads = new Map([...end.threads].map(([tid, us]) => [tid, us - (start.threads.get(tid) ?? 0)]));
+  return { mainUs: end.mainUs - start.mainUs, processUs: end.processUs - start.processUs, threads };
 }
 
 /** The collector, pinned with the load generator: `counts()` is what it decoded so far, per service. */
@@ -116,14 +113,31 @@ function exportEnv(variant, receiverUrl, service, traceFile) {
 }
 
 /**
- * One round: a fresh server per cell, taking turns in slices. A server's window opens as its first
- * slice begins (queued spans flushed first) and closes after the last slice and END_SETTLE_MS; then
- * it stops (tracepipe's session and OpenTelemetry's provider flush as they stop).
+ * One round: a fresh server per cell, taking turns in slices. A slice's window opens as its load
+ * begins (queued spans flushed first) and closes WINDOW_MS after it ends (spans flushed again), while
+ * the next cells take their turns: deferred work (a batch encoded and sent) counts where its requests
+ * are, and a server's idle time between its slices does not. Then each server stops (tracepipe's
+ * session and OpenTelemetry's provider flush as they stop).
  */
 async function measureRound(round, dir, pin, loader, receiver, cells) {
   const files = cells.map((_, i) => join(dir, `otlp-${round}-${i}.tptrace`));
   const services = cells.map((_, i) => `bench-${round}-${i}`);
-  const windows = [];
+  const sums = cells.map(() => ({ mainUs: 0, processUs: 0, served: 0, threads: new Map() }));
+  const closing = [];
+  /** Reads server `i`'s CPU and served requests: `close()` of what it returns adds the window since to its sums. */
+  const openWindow = async (i, server) => {
+    const { served } = await server.ask('flush');
+    const start = cpuOf(server.child.pid);
+    return async () => {
+      const end = await server.ask('flush');
+      const cpu = cpuBetween(start, cpuOf(server.child.pid));
+      const sum = sums[i];
+      sum.mainUs += cpu.mainUs;
+      sum.processUs += cpu.processUs;
+      sum.served += end.served - served;
+      for (const [tid, us] of cpu.threads) sum.threads.set(tid, (sum.threads.get(tid) ?? 0) + us);
+    };
+  };
   try {
     return await slicedRound({
       round,
@@ -133,27 +147,27 @@ async function measureRound(round, dir, pin, loader, receiver, cells) {
       measuredS: MEASURED_S,
       slices: SLICES,
       settleMs: SETTLE_MS,
-      endSettleMs: END_SETTLE_MS,
       start: (i) => {
         const { variant, node } = cells[i];
         return startJsonServer({ name: variant.name, kind: variant.kind, node, pin, providers: variant.providers, env: exportEnv(variant, receiver.url, services[i], files[i]) });
       },
       async slice(i, server, runLoad) {
-        if (!windows[i]) windows[i] = { served: (await server.ask('flush')).served, ...cpuOf(server.child.pid) };
+        await closing[i];
+        const close = await openWindow(i, server);
         await runLoad();
         await sleep(SETTLE_MS);
+        closing[i] = sleep(WINDOW_MS - SETTLE_MS).then(close);
       },
       async finish(i, server) {
-        const { served } = await server.ask('flush');
-        const end = cpuOf(server.child.pid);
-        const start = windows[i];
-        const measured = served - start.served;
+        await closing[i];
+        const { mainUs, processUs, served, threads } = sums[i];
         const stopped = await server.stop();
         return {
           service: services[i],
-          mainUsPerRequest: (end.mainUs - start.mainUs) / measured,
-          processUsPerRequest: (end.processUs - start.processUs) / measured,
-          threadUsPerRequest: threadsInWindow(start, end).map((x) => x / measured),
+          mainUsPerRequest: mainUs / served,
+          processUsPerRequest: processUs / served,
+          // By creation order (ids ascending): the main thread first, then Node's and V8's own, then those the application and tracers start.
+          threadUsPerRequest: [...threads.keys()].sort((a, b) => a - b).map((tid) => threads.get(tid) / served),
           servedInAll: stopped.served,
           otel: stopped.spans,
           session: stopped.session,
@@ -161,6 +175,7 @@ async function measureRound(round, dir, pin, loader, receiver, cells) {
       },
     });
   } finally {
+    await Promise.allSettled(closing);
     for (const f of files) rmSync(f, { force: true });
   }
 }
@@ -255,7 +270,7 @@ export async function run() {
   if (pin.note) console.log(`  NOT PINNED: ${pin.note}; servers, load, collector and tracing threads share the CPUs`);
   console.log(
     `${ROUNDS} rounds; in each, a fresh server per variant and Node.js (${nodes.map((n) => n.version).join(', ')}), ${pin.note ? 'unpinned' : 'pinned to CPU 0'}, each warmed up for ${WARMUP_S} s, then ` +
-      `${MEASURED_S} s of autocannon -c ${CONNECTIONS} in ${SLICES} slices taking turns in a new order each slice; autocannon and the OTLP receiver ${pin.note ? 'unpinned' : 'on CPU 1'}; CPU from /proc from the first slice to ${END_SETTLE_MS} ms after the last`,
+      `${MEASURED_S} s of autocannon -c ${CONNECTIONS} in ${SLICES} slices taking turns in a new order each slice; autocannon and the OTLP receiver ${pin.note ? 'unpinned' : 'on CPU 1'}; CPU from /proc from the start of each slice's load to ${WINDOW_MS} ms after its end`,
   );
   console.log(`  per round and Node.js, main-thread CPU per request of: ${VARIANTS.map((v) => v.name).join(' | ')}`);
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-otlp-bench-'));

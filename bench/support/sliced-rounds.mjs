@@ -22,11 +22,11 @@ export function shuffled(n, seed) {
  * Round `round` of `count` cells: `start(i)` starts cell i's server ({ child, url, ... }); all are
  * started and warmed up for `warmupS` (in the first slice's order), then each gets `measuredS` of load
  * in `slices` slices. `slice(i, server, runLoad)` brackets one slice: it calls `runLoad()` (the
- * autocannon result) and may return figures to add up over the slices. After `endSettleMs` (work a
- * tracer defers finishes), `finish(i, server, sums)` ends each server; its result comes back with
- * req/s and the median p99 of the slices. Servers still running when something fails are killed.
+ * autocannon result) and may return figures to add up over the slices. `finish(i, server, sums)`
+ * ends the server; its result comes back with req/s and the median p99 of the slices. Servers still
+ * running when something fails are killed.
  */
-export async function slicedRound({ round, count, start, loader, warmupS, measuredS, slices, settleMs, endSettleMs = 0, slice, finish }) {
+export async function slicedRound({ round, count, start, loader, warmupS, measuredS, slices, settleMs, slice, finish }) {
   const servers = [];
   // A fresh order for every slice (seeded: runs repeat), so no cell always follows the same one.
   const orders = Array.from({ length: slices }, (_, s) => shuffled(count, round * (slices + 1) + s));
@@ -48,7 +48,6 @@ export async function slicedRound({ round, count, start, loader, warmupS, measur
         for (const [key, value] of Object.entries(figures ?? {})) sum[key] = (sum[key] ?? 0) + value;
       }
     }
-    await sleep(endSettleMs);
     const results = [];
     for (const [i, sum] of sums.entries()) {
       results[i] = { ...sum, reqPerS: sum.requests / sum.seconds, p99Ms: median(sum.p99Ms), ...(await finish(i, servers[i], sum)) };
