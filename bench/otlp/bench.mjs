@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { pinning } from '../support/pinning.mjs';
 import { alive, bounded, exited, nodesToMeasure, ROOT, spawnPinned, startJsonServer, startLoader } from '../support/pinned-http.mjs';
 import { slicedRound } from '../support/sliced-rounds.mjs';
+import { drainStages } from './drain-stages.mjs';
 import { median, withInterval } from '../support/stats.mjs';
 
 // BENCH_OTLP_ROUNDS: at 95 %, 8 rounds give the interval min…max; 10 drop one round at each end.
@@ -38,6 +39,8 @@ const SETTLE_MS = 250;
 const WINDOW_MS = 1500;
 const CONNECTIONS = 10;
 const TARGET_MAIN_RATIO = 10;
+/** The load on the server whose trace the drain's stages are timed on. */
+const STAGES_LOAD_S = 2;
 
 const RECEIVER = fileURLToPath(new URL('./receiver.mjs', import.meta.url));
 
@@ -57,33 +60,42 @@ export const description = 'issue 28: main-thread and whole-process CPU per requ
 /** Clock ticks per second of /proc's CPU times. */
 const TICKS_PER_S = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 
-/** utime + stime of a /proc stat line, in µs (counted from the command's closing parenthesis: the command may hold any character). */
-function statCpuUs(path) {
+/** utime and stime of a /proc stat line, in µs (counted from the command's closing parenthesis: the command may hold any character). */
+function statCpu(path) {
   const line = readFileSync(path, 'utf8');
   const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_S;
+  return { userUs: (Number(fields[11]) * 1e6) / TICKS_PER_S, sysUs: (Number(fields[12]) * 1e6) / TICKS_PER_S };
+}
+
+const totalUs = ({ userUs, sysUs }) => userUs + sysUs;
+
+/** How often the thread of a /proc status file was switched out while it could have run on (preempted). */
+function preemptions(path) {
+  return Number(/nonvoluntary_ctxt_switches:\s*(\d+)/.exec(readFileSync(path, 'utf8'))?.[1] ?? 0);
 }
 
 /**
- * The CPU time of process `pid` so far, in µs: its main thread's, the whole process's, and each live
- * thread's by id (a thread that ended still counts in the process's).
+ * The CPU time of process `pid` so far, in µs: its main thread's (user and system, and its
+ * preemptions), the whole process's, and each live thread's by id (a thread that ended still counts
+ * in the process's).
  */
 function cpuOf(pid) {
   const threads = new Map();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      threads.set(Number(tid), statCpuUs(`/proc/${pid}/task/${tid}/stat`));
+      threads.set(Number(tid), totalUs(statCpu(`/proc/${pid}/task/${tid}/stat`)));
     } catch {
       // The thread ended between the listing and the reading: its time is in the process's.
     }
   }
-  return { mainUs: statCpuUs(`/proc/${pid}/task/${pid}/stat`), processUs: statCpuUs(`/proc/${pid}/stat`), threads };
+  const main = statCpu(`/proc/${pid}/task/${pid}/stat`);
+  return { mainUs: totalUs(main), mainSysUs: main.sysUs, mainPreemptions: preemptions(`/proc/${pid}/task/${pid}/status`), processUs: totalUs(statCpu(`/proc/${pid}/stat`)), threads };
 }
 
-/** CPU time between two readings of `cpuOf`, in µs: the main thread's, the process's, each thread's by id. */
+/** What happened between two readings of `cpuOf`: each figure's difference, each thread's by id. */
 function cpuBetween(start, end) {
   const threads = new Map([...end.threads].map(([tid, us]) => [tid, us - (start.threads.get(tid) ?? 0)]));
-  return { mainUs: end.mainUs - start.mainUs, processUs: end.processUs - start.processUs, threads };
+  return { mainUs: end.mainUs - start.mainUs, mainSysUs: end.mainSysUs - start.mainSysUs, mainPreemptions: end.mainPreemptions - start.mainPreemptions, processUs: end.processUs - start.processUs, threads };
 }
 
 /** The collector, pinned with the load generator: `counts()` is what it decoded so far, per service. */
@@ -105,7 +117,7 @@ async function startReceiver(pin) {
   };
 }
 
-/** The environment of cell `i`'s server: its exporter pointed at the receiver, as service `service`. */
+/** The environment of a server of `variant`: its exporter pointed at the receiver, as service `service`. */
 function exportEnv(variant, receiverUrl, service, traceFile) {
   if (variant.kind === 'opentelemetry-otlp') return { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_SERVICE_NAME: service };
   if (!variant.providers) return {};
@@ -122,7 +134,7 @@ function exportEnv(variant, receiverUrl, service, traceFile) {
 async function measureRound(round, dir, pin, loader, receiver, cells) {
   const files = cells.map((_, i) => join(dir, `otlp-${round}-${i}.tptrace`));
   const services = cells.map((_, i) => `bench-${round}-${i}`);
-  const sums = cells.map(() => ({ mainUs: 0, processUs: 0, served: 0, threads: new Map() }));
+  const sums = cells.map(() => ({ mainUs: 0, mainSysUs: 0, mainPreemptions: 0, processUs: 0, served: 0, threads: new Map() }));
   const closing = [];
   /** Reads server `i`'s CPU and served requests: `close()` of what it returns adds the window since to its sums. */
   const openWindow = async (i, server) => {
@@ -133,6 +145,8 @@ async function measureRound(round, dir, pin, loader, receiver, cells) {
       const cpu = cpuBetween(start, cpuOf(server.child.pid));
       const sum = sums[i];
       sum.mainUs += cpu.mainUs;
+      sum.mainSysUs += cpu.mainSysUs;
+      sum.mainPreemptions += cpu.mainPreemptions;
       sum.processUs += cpu.processUs;
       sum.served += end.served - served;
       for (const [tid, us] of cpu.threads) sum.threads.set(tid, (sum.threads.get(tid) ?? 0) + us);
@@ -157,14 +171,18 @@ async function measureRound(round, dir, pin, loader, receiver, cells) {
         await runLoad();
         await sleep(SETTLE_MS);
         closing[i] = sleep(WINDOW_MS - SETTLE_MS).then(close);
+        // Awaited at the server's next slice or end; until then a failure must not count as unhandled.
+        closing[i].catch(() => undefined);
       },
       async finish(i, server) {
         await closing[i];
-        const { mainUs, processUs, served, threads } = sums[i];
+        const { mainUs, mainSysUs, mainPreemptions, processUs, served, threads } = sums[i];
         const stopped = await server.stop();
         return {
           service: services[i],
           mainUsPerRequest: mainUs / served,
+          mainSysUsPerRequest: mainSysUs / served,
+          mainPreemptionsPerRequest: mainPreemptions / served,
           processUsPerRequest: processUs / served,
           // By creation order (ids ascending): the main thread first, then Node's and V8's own, then those the application and tracers start.
           threadUsPerRequest: [...threads.keys()].sort((a, b) => a - b).map((tid) => threads.get(tid) / served),
@@ -229,6 +247,10 @@ function reportNode(node, results, counts) {
     }
     console.log(`    ${v.name.padEnd(26)} ${parts.join(', ')} µs`);
   }
+  console.log('  the main thread: of its CPU per request, in the kernel; how often it was preempted per 1,000 requests (median over rounds):');
+  for (const [i, v] of VARIANTS.entries()) {
+    console.log(`    ${v.name.padEnd(26)} ${med(i, (res) => res.mainSysUsPerRequest).toFixed(1)} µs of ${med(i, (res) => res.mainUsPerRequest).toFixed(1)} µs; ${med(i, (res) => 1000 * res.mainPreemptionsPerRequest).toFixed(1)} preemptions`);
+  }
 
   // Every exported span accounted for: the receiver's count, the server's requests, the exporter's own count.
   const total = (i, f) => results[i].reduce((a, res) => a + f(res), 0);
@@ -263,6 +285,23 @@ function reportNode(node, results, counts) {
   return checks;
 }
 
+/** tracepipe's export stages (drain-stages.mjs) timed over the trace of a Node.Channels server loaded for STAGES_LOAD_S. */
+async function reportDrainStages(dir, pin, loader, receiver, node) {
+  const file = join(dir, 'stages.tptrace');
+  const server = await startJsonServer({ name: 'drain stages', kind: 'plain', node, pin, providers: 'Node.Channels', env: { TRACEPIPE_OUTPUT: file } });
+  try {
+    await loader.run(server.url, STAGES_LOAD_S);
+  } finally {
+    await server.stop();
+  }
+  const s = await drainStages(file, receiver.url, 'drain-stages');
+  const perSpan = (x) => `${x.toFixed(2)} µs`;
+  console.log(`\n  tracepipe's OTLP export, stage by stage on one thread (the trace of ${s.spans} Node.Channels requests, ${node.version}; on-CPU time, median of 5), per span:`);
+  console.log(`    drain thread: read the stream and pair spans ${perSpan(s.usPerSpan.pair)}, encode protobuf ${perSpan(s.usPerSpan.encode)}, gzip ${perSpan(s.usPerSpan.gzip)}; sender thread: post with fetch ${perSpan(s.usPerSpan.post)} (${s.requests} requests)`);
+  console.log(`    bytes per span: ${(s.traceBytes / s.spans).toFixed(0)} in the trace, ${(s.protobufBytes / s.spans).toFixed(0)} protobuf, ${(s.gzipBytes / s.spans).toFixed(0)} gzip'd`);
+  return { check: 'tracepipe OTLP export per span: read + pair, encode, gzip (drain thread); post (sender thread)', value: [s.usPerSpan.pair, s.usPerSpan.encode, s.usPerSpan.gzip, s.usPerSpan.post].map(perSpan).join(', '), met: null };
+}
+
 export async function run() {
   const pin = pinning();
   const nodes = nodesToMeasure();
@@ -286,11 +325,12 @@ export async function run() {
         console.log(`  round ${r + 1}  Node ${node.version}  ${line} µs  (load average ${loadavg()[0].toFixed(2)})`);
       }
     }
+    const stages = await reportDrainStages(dir, pin, loader, receiver, nodes[0]);
     const counts = await receiver.counts();
     if (counts.problems.length > 0) throw new Error(`the OTLP receiver could not take ${counts.problems.length} requests: ${counts.problems[0]}`);
     await loader.close();
     await receiver.close();
-    return nodes.flatMap((node, n) => reportNode(node, results.slice(n * VARIANTS.length, (n + 1) * VARIANTS.length), counts));
+    return [...nodes.flatMap((node, n) => reportNode(node, results.slice(n * VARIANTS.length, (n + 1) * VARIANTS.length), counts)), stages];
   } finally {
     loader.kill();
     receiver?.kill();
