@@ -48,11 +48,14 @@ const OFF = 0;
 const TRACEPIPE = 1;
 const TRACEPIPE_FILE = 2;
 const OTEL = 3;
+const FILE_ONLY = 4;
 const VARIANTS = [
   { name: 'off', kind: 'plain' },
-  { name: 'tracepipe → OTLP', kind: 'plain', providers: 'Node.Channels' },
-  { name: 'tracepipe → file + OTLP', kind: 'plain', providers: 'Node.Channels', file: true },
+  { name: 'tracepipe → OTLP', kind: 'plain', providers: 'Node.Channels', otlp: true },
+  { name: 'tracepipe → file + OTLP', kind: 'plain', providers: 'Node.Channels', otlp: true, file: true },
   { name: 'OpenTelemetry SDK → OTLP', kind: 'opentelemetry-otlp' },
+  // The same session to a file only: what OTLP adds to recording.
+  { name: 'tracepipe → file, no OTLP', kind: 'plain', providers: 'Node.Channels', file: true },
 ];
 
 export const description = 'issue 28: main-thread and whole-process CPU per request of a pinned HTTP server exporting every span over OTLP: tracepipe vs OpenTelemetry vs off';
@@ -121,7 +124,7 @@ async function startReceiver(pin) {
 function exportEnv(variant, receiverUrl, service, traceFile) {
   if (variant.kind === 'opentelemetry-otlp') return { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_SERVICE_NAME: service };
   if (!variant.providers) return {};
-  return { TRACEPIPE_OTLP_ENDPOINT: receiverUrl, TRACEPIPE_SERVICE_NAME: service, ...(variant.file ? { TRACEPIPE_OUTPUT: traceFile } : {}) };
+  return { ...(variant.otlp ? { TRACEPIPE_OTLP_ENDPOINT: receiverUrl, TRACEPIPE_SERVICE_NAME: service } : {}), ...(variant.file ? { TRACEPIPE_OUTPUT: traceFile } : {}) };
 }
 
 /**
@@ -229,7 +232,9 @@ function reportNode(node, results, counts) {
   const extraProcess = (i) => perRound(i, (res, off) => res.processUsPerRequest - off.processUsPerRequest);
   console.log(`  extra CPU per request over off, median over rounds (95 % interval):`);
   console.log(`    ${''.padEnd(26)} ${'main thread'.padStart(28)} ${'whole process'.padStart(30)}`);
-  for (const i of [TRACEPIPE, TRACEPIPE_FILE, OTEL]) console.log(`    ${VARIANTS[i].name.padEnd(26)} ${withInterval(extraMain(i), us).padStart(28)} ${withInterval(extraProcess(i), us).padStart(30)}`);
+  for (const i of [TRACEPIPE, TRACEPIPE_FILE, FILE_ONLY, OTEL]) console.log(`    ${VARIANTS[i].name.padEnd(26)} ${withInterval(extraMain(i), us).padStart(28)} ${withInterval(extraProcess(i), us).padStart(30)}`);
+  const minus = (a, b) => a.map((x, k) => x - b[k]);
+  console.log(`    tracepipe → OTLP over tracepipe → file, per round:  main thread ${withInterval(minus(extraMain(TRACEPIPE), extraMain(FILE_ONLY)), us)}, whole process ${withInterval(minus(extraProcess(TRACEPIPE), extraProcess(FILE_ONLY)), us)}`);
   const ratio = (a, b) => a.map((x, k) => x / b[k]);
   const mainRatio = ratio(extraMain(OTEL), extraMain(TRACEPIPE));
   const processRatio = ratio(extraProcess(OTEL), extraProcess(TRACEPIPE));
@@ -282,6 +287,7 @@ function reportNode(node, results, counts) {
     const exact = perRoundExact && sent === r.spans && (i === OTEL ? total(i, (res) => res.otel.failed) === 0 : total(i, (res) => res.session.otlp.spansDropped + res.session.eventsDropped) === 0);
     checks.push({ check: `Node ${node.version}, ${VARIANTS[i].name}: spans received = requests served = spans sent, none dropped`, value: exact ? 'exact' : `not exact (${r.spans} received, ${served} served, ${sent} sent)`, target: 'exact in every round', met: exact });
   }
+  console.log(`    ${VARIANTS[FILE_ONLY].name}: nothing sent (${received(results[FILE_ONLY], counts).requests} requests received); ${total(FILE_ONLY, (res) => res.session.eventsWritten)} events written for ${total(FILE_ONLY, (res) => res.servedInAll)} requests, ${total(FILE_ONLY, (res) => res.session.eventsDropped)} dropped`);
   return checks;
 }
 

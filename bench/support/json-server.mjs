@@ -47,6 +47,9 @@ const srv = createServer((req, res) => {
 srv.listen(0, '127.0.0.1', () => process.send({ port: srv.address().port }));
 
 let mark;
+let stopping = false;
+// The coordinator gone (killed, crashed) without a 'stop': nothing else would end this server.
+process.on('disconnect', () => stopping || process.exit(1));
 process.on('message', async (m) => {
   if (m === 'mark') return process.send((mark = { cpu: process.cpuUsage(), served }));
   if (m === 'measured') {
@@ -59,6 +62,7 @@ process.on('message', async (m) => {
     await tracing?.flush();
     return process.send({ served });
   }
+  stopping = true;
   srv.close();
   srv.closeAllConnections();
   const spans = tracing ? await tracing.stop() : undefined;
