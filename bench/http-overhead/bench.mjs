@@ -27,7 +27,7 @@ import { pinning } from '../support/pinning.mjs';
 import { httpLoad, nodesToMeasure, ROOT, startJsonServer, startLoader } from '../support/pinned-http.mjs';
 import { REGIME_HEADER, regimeColumns, regimeOf, saturationCheck } from '../support/server-regime.mjs';
 import { slicedRound } from '../support/sliced-rounds.mjs';
-import { median, narrow, withInterval } from '../support/stats.mjs';
+import { median, narrow, signedMicros, signedPercent, timesText, withInterval } from '../support/stats.mjs';
 import { wholeFromEnv } from '../support/whole-from-env.mjs';
 
 // BENCH_HTTP_ROUNDS: more rounds narrow the median where single rounds differ by ±10 % (a shared machine).
@@ -122,8 +122,6 @@ async function measureRound(round, dir, pin, loader, cells) {
 
 // autocannon's latency histogram holds whole milliseconds: 0 means under 1 ms.
 const p99Text = (ms) => (ms < 1 ? '<1 ms' : `${ms.toFixed(0)} ms`);
-const pct = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`;
-const us = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} µs`;
 
 /** The figures of one Node.js: its cells' results, round by round. */
 function reportNode(node, results, pin) {
@@ -136,7 +134,7 @@ function reportNode(node, results, pin) {
     const med = (f) => median(results[i].map(f));
     const cols = [
       med((res) => res.reqPerS).toFixed(0).padStart(7),
-      (i === OFF ? '' : withInterval(reqRatios[i], pct)).padStart(27),
+      (i === OFF ? '' : withInterval(reqRatios[i], signedPercent)).padStart(27),
       p99Text(med((res) => res.p99Ms)).padStart(7),
       `${med((res) => res.cpuUsPerRequest).toFixed(2)} µs`.padStart(11),
       regimeColumns(results[i]),
@@ -146,12 +144,11 @@ function reportNode(node, results, pin) {
   // Each part: the per-round difference of server CPU per request between its two variants.
   const part = (p) => results[p.of].map((res, k) => res.cpuUsPerRequest - results[p.over][k].cpuUsPerRequest);
   console.log(`  extra server CPU per request, median over rounds (95 % interval):`);
-  for (const p of PARTS) console.log(`    ${p.name.padEnd(48)} ${withInterval(part(p), us)}`);
+  for (const p of PARTS) console.log(`    ${p.name.padEnd(48)} ${withInterval(part(p), signedMicros)}`);
   const channels = part(PARTS.find((p) => p.of === CHANNELS && p.over === OFF));
   const otel = part(PARTS.find((p) => p.of === OTEL));
   const ratios = otel.map((o, k) => o / channels[k]);
-  const times = (x) => `${x.toFixed(1)}×`;
-  console.log(`    OpenTelemetry / Node.Channels with spans, per round  ${withInterval(ratios, times)}`);
+    console.log(`    OpenTelemetry / Node.Channels with spans, per round  ${withInterval(ratios, timesText)}`);
   const event = part(PARTS.find((p) => p.of === EVENT));
 
   // Every request must have been recorded, or a tracer's cost would be understated.
@@ -160,19 +157,19 @@ function reportNode(node, results, pin) {
     saturationCheck(node, results[OFF]),
     {
       check: `Node ${node.version}: OpenTelemetry's extra CPU per request / Node.Channels with spans'`,
-      value: withInterval(ratios, times),
+      value: withInterval(ratios, timesText),
       target: `>= ${TARGET_OTEL_RATIO}×`,
       met: median(ratios) >= TARGET_OTEL_RATIO,
     },
     {
       check: `Node ${node.version}: the request event over Node's hooks with empty handlers`,
-      value: withInterval(event, us),
+      value: withInterval(event, signedMicros),
       target: `<= ${TARGET_EVENT_US} µs`,
       met: median(event) <= TARGET_EVENT_US,
     },
     {
       check: `Node ${node.version}: 95 % interval of Node.Channels with spans' extra CPU per request${pin.note ? ' (NOT PINNED)' : ''}`,
-      value: withInterval(channels, us),
+      value: withInterval(channels, signedMicros),
       target: `within ±${100 * TARGET_INTERVAL}% of the median`,
       met: narrow(channels, TARGET_INTERVAL),
     },

@@ -30,7 +30,7 @@ import { alive, bounded, exited, httpLoad, nodesToMeasure, ROOT, spawnPinned, st
 import { REGIME_HEADER, regimeColumns, regimeOf, saturationCheck } from '../support/server-regime.mjs';
 import { slicedRound } from '../support/sliced-rounds.mjs';
 import { drainStages } from './drain-stages.mjs';
-import { median, withInterval } from '../support/stats.mjs';
+import { median, signedMicros, signedPercent, timesText, withInterval } from '../support/stats.mjs';
 import { wholeFromEnv } from '../support/whole-from-env.mjs';
 
 // BENCH_OTLP_ROUNDS: at 95 %, 8 rounds give the interval min…max; 10 drop one round at each end.
@@ -209,9 +209,6 @@ async function measureRound(round, dir, pin, loader, receiver, cells) {
   }
 }
 
-const pct = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`;
-const us = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} µs`;
-const times = (x) => `${x.toFixed(1)}×`;
 const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 
 /** The spans and bytes the receiver counted for each result of one variant, summed over its rounds. */
@@ -230,7 +227,7 @@ function reportNode(node, results, counts) {
   for (const [i, v] of VARIANTS.entries()) {
     const cols = [
       med(i, (res) => res.reqPerS).toFixed(0).padStart(7),
-      (i === OFF ? '' : withInterval(perRound(i, (res, off) => 100 * (res.reqPerS / off.reqPerS - 1)), pct)).padStart(27),
+      (i === OFF ? '' : withInterval(perRound(i, (res, off) => 100 * (res.reqPerS / off.reqPerS - 1)), signedPercent)).padStart(27),
       `${med(i, (res) => res.mainUsPerRequest).toFixed(2)} µs`.padStart(15),
       `${med(i, (res) => res.processUsPerRequest).toFixed(2)} µs`.padStart(12),
       regimeColumns(results[i]),
@@ -241,14 +238,14 @@ function reportNode(node, results, counts) {
   const extraProcess = (i) => perRound(i, (res, off) => res.processUsPerRequest - off.processUsPerRequest);
   console.log(`  extra CPU per request over off, median over rounds (95 % interval):`);
   console.log(`    ${''.padEnd(26)} ${'main thread'.padStart(28)} ${'whole process'.padStart(30)}`);
-  for (const i of [TRACEPIPE, TRACEPIPE_FILE, FILE_ONLY, OTEL]) console.log(`    ${VARIANTS[i].name.padEnd(26)} ${withInterval(extraMain(i), us).padStart(28)} ${withInterval(extraProcess(i), us).padStart(30)}`);
+  for (const i of [TRACEPIPE, TRACEPIPE_FILE, FILE_ONLY, OTEL]) console.log(`    ${VARIANTS[i].name.padEnd(26)} ${withInterval(extraMain(i), signedMicros).padStart(28)} ${withInterval(extraProcess(i), signedMicros).padStart(30)}`);
   const minus = (a, b) => a.map((x, k) => x - b[k]);
-  console.log(`    tracepipe → OTLP over tracepipe → file, per round:  main thread ${withInterval(minus(extraMain(TRACEPIPE), extraMain(FILE_ONLY)), us)}, whole process ${withInterval(minus(extraProcess(TRACEPIPE), extraProcess(FILE_ONLY)), us)}`);
+  console.log(`    tracepipe → OTLP over tracepipe → file, per round:  main thread ${withInterval(minus(extraMain(TRACEPIPE), extraMain(FILE_ONLY)), signedMicros)}, whole process ${withInterval(minus(extraProcess(TRACEPIPE), extraProcess(FILE_ONLY)), signedMicros)}`);
   const ratio = (a, b) => a.map((x, k) => x / b[k]);
   const mainRatio = ratio(extraMain(OTEL), extraMain(TRACEPIPE));
   const processRatio = ratio(extraProcess(OTEL), extraProcess(TRACEPIPE));
-  console.log(`    OpenTelemetry / tracepipe → OTLP, per round:   main thread ${withInterval(mainRatio, times)}, whole process ${withInterval(processRatio, times)}`);
-  console.log(`    OpenTelemetry / tracepipe → file + OTLP:       main thread ${withInterval(ratio(extraMain(OTEL), extraMain(TRACEPIPE_FILE)), times)}, whole process ${withInterval(ratio(extraProcess(OTEL), extraProcess(TRACEPIPE_FILE)), times)}`);
+  console.log(`    OpenTelemetry / tracepipe → OTLP, per round:   main thread ${withInterval(mainRatio, timesText)}, whole process ${withInterval(processRatio, timesText)}`);
+  console.log(`    OpenTelemetry / tracepipe → file + OTLP:       main thread ${withInterval(ratio(extraMain(OTEL), extraMain(TRACEPIPE_FILE)), timesText)}, whole process ${withInterval(ratio(extraProcess(OTEL), extraProcess(TRACEPIPE_FILE)), timesText)}`);
 
   // Where the CPU goes: each thread, by creation order, where it takes at least 0.5 µs a request.
   console.log('  CPU per request by thread (main first, then in order of creation; median over rounds, those of 0.5 µs or more):');
@@ -272,11 +269,11 @@ function reportNode(node, results, counts) {
     saturationCheck(node, results[OFF]),
     {
       check: `Node ${node.version}: OpenTelemetry's extra main-thread CPU per request / tracepipe → OTLP's`,
-      value: withInterval(mainRatio, times),
+      value: withInterval(mainRatio, timesText),
       target: `>= ${TARGET_MAIN_RATIO}×`,
       met: median(mainRatio) >= TARGET_MAIN_RATIO,
     },
-    { check: `Node ${node.version}: OpenTelemetry's extra whole-process CPU per request / tracepipe → OTLP's`, value: withInterval(processRatio, times), met: null },
+    { check: `Node ${node.version}: OpenTelemetry's extra whole-process CPU per request / tracepipe → OTLP's`, value: withInterval(processRatio, timesText), met: null },
   ];
   console.log('  OTLP received (decoded by the receiver) and dropped, all rounds:');
   for (const i of [TRACEPIPE, TRACEPIPE_FILE, OTEL]) {
