@@ -36,3 +36,21 @@ export function medianInterval(values, confidence = 0.95) {
   }
   return k === 0 ? undefined : { low: s[k - 1], high: s[n - k] };
 }
+
+/** Formatters of per-round figures for withInterval: a signed percentage, signed µs, a ratio. */
+export const signedPercent = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`;
+export const signedMicros = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} µs`;
+export const timesText = (x) => `${x.toFixed(1)}×`;
+
+/** `median (95 % interval low…high)` of per-round values, formatted by `f`. */
+export function withInterval(xs, f) {
+  const ci = medianInterval(xs);
+  return `${f(median(xs))} (${ci ? `${f(ci.low)}…${f(ci.high)}` : 'too few rounds'})`;
+}
+
+/** Whether the 95 % interval of the median of `xs` lies within ±`share` of it. */
+export function narrow(xs, share) {
+  const ci = medianInterval(xs);
+  const m = median(xs);
+  return ci !== undefined && m > 0 && (ci.high - ci.low) / 2 <= share * m;
+}

@@ -1,12 +1,15 @@
-// One server of the http-overhead benchmark, in its own process (pinned to one CPU where possible):
+// One server of the pinned HTTP benchmarks, in its own process (pinned to one CPU where possible):
 // a node:http server answering ~500 bytes of JSON, with the variant's tracing installed before the
 // application loads `http`. tracepipe's variants need nothing here: the coordinator starts this
 // process with `--import tracepipe/register` and a startup session in its environment, as a user would.
 // Over IPC: 'mark' and 'measured' bracket a measured load (the server's CPU time, every thread; its
-// main thread's time on a CPU and waiting for one; and the requests it served meanwhile); 'stop' closes the server and reports what it served in all (and,
-// for OpenTelemetry, the spans exported).
+// main thread's time on a CPU and waiting for one; and the requests it served meanwhile); 'flush'
+// exports what a tracer has queued and says how many requests were served and the main thread's times
+// so far; 'stop' closes the server and reports what it served in all, what OpenTelemetry exported, and
+// what the startup session recorded, exported and dropped (stopping it flushes it, as the process's
+// exit would).
 import { createRequire } from 'node:module';
-import { threadCpu } from '../support/thread-cpu.mjs';
+import { threadCpu } from './thread-cpu.mjs';
 
 const variant = process.argv[2];
 
@@ -20,9 +23,20 @@ async function installNodeHooks() {
   for (const name of ['http.server.request.start', 'http.server.response.finish', 'http.client.request.start', 'http.client.response.finish', 'http.client.request.error']) subscribe(name, () => seen++);
 }
 
+/** The startup session's figures once stopped (tracepipe by its package name: the host's sessions). */
+async function stopStartupSession() {
+  const { liveSessions } = await import('tracepipe');
+  const [session] = liveSessions();
+  if (!session) throw new Error('no startup session is running');
+  const { eventsWritten, eventsDropped, otlp, status, error } = await session.stop();
+  if (status !== 'stopped') throw new Error(`the startup session failed: ${error?.message}`);
+  return { eventsWritten, eventsDropped, otlp };
+}
+
 let tracing;
 if (variant === 'node-hooks') await installNodeHooks();
-else if (variant === 'opentelemetry') tracing = (await import('./opentelemetry.mjs')).startOpenTelemetry();
+else if (variant === 'opentelemetry') tracing = await (await import('./opentelemetry-tracing.mjs')).startOpenTelemetry();
+else if (variant === 'opentelemetry-otlp') tracing = await (await import('./opentelemetry-tracing.mjs')).startOpenTelemetry({ otlp: true });
 else if (variant !== 'plain') throw new Error(`unknown server variant '${variant}'`);
 
 // Required, as a CommonJS application loads it: OpenTelemetry instruments modules as they are required.
@@ -35,6 +49,9 @@ const srv = createServer((req, res) => {
 srv.listen(0, '127.0.0.1', () => process.send({ port: srv.address().port }));
 
 let mark;
+let stopping = false;
+// The coordinator gone (killed, crashed) without a 'stop': nothing else would end this server.
+process.on('disconnect', () => stopping || process.exit(1));
 process.on('message', async (m) => {
   if (m === 'mark') return process.send((mark = { cpu: process.cpuUsage(), served, main: threadCpu() }));
   if (m === 'measured') {
@@ -45,9 +62,16 @@ process.on('message', async (m) => {
     const mainUs = main && mark.main ? { runUs: (main.runNs - mark.main.runNs) / 1e3, waitUs: (main.waitNs - mark.main.waitNs) / 1e3 } : { runUs: null, waitUs: null };
     return process.send({ cpuUs: cpu.user + cpu.system, served: served - mark.served, main: mainUs });
   }
+  if (m === 'flush') {
+    await tracing?.flush();
+    return process.send({ served, main: threadCpu() });
+  }
+  stopping = true;
   srv.close();
   srv.closeAllConnections();
   const spans = tracing ? await tracing.stop() : undefined;
-  process.send({ served, spans });
+  // TRACEPIPE_PROVIDERS, not TRACEPIPE_ENABLE: the startup session clears the latter when its file name has no {pid}.
+  const session = process.env.TRACEPIPE_PROVIDERS ? await stopStartupSession() : undefined;
+  process.send({ served, spans, session });
   process.disconnect();
 });

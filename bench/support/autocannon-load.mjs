@@ -1,6 +1,6 @@
-// The load generator of the http-overhead benchmark, one process for the whole run (pinned to the CPU
-// the servers do not use, where possible). Each line on stdin, `{"url", "seconds", "connections",
-// "pipelining"}`, is one autocannon run; its result is one JSON line on stdout, with the share of a CPU
+// The load generator of the pinned HTTP benchmarks (pinned-http.mjs), one process for the whole run
+// (pinned to the CPU the servers do not use, where possible). Each line on stdin, `{"url", "seconds",
+// "connections", "pipelining"}`, is one autocannon run; its result is one JSON line on stdout, with the share of a CPU
 // this process used meanwhile (near 100 %: the load generator, not the server, set the pace). It exits
 // when stdin ends.
 import { createInterface } from 'node:readline';
