@@ -42,9 +42,15 @@ else if (variant !== 'plain') throw new Error(`unknown server variant '${variant
 // Required, as a CommonJS application loads it: OpenTelemetry instruments modules as they are required.
 const { createServer } = createRequire(import.meta.url)('node:http');
 let served = 0;
+let handled = 0;
+const countServed = (error) => {
+  if (error == null) served++;
+};
 const srv = createServer((req, res) => {
   res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify({ path: req.url, n: served++, items: Array.from({ length: 20 }, (_, i) => ({ i, label: `item-${i}` })) }));
+  // Served once its response finished, as a tracer sees it: a pipelined request still in flight when
+  // the load generator stops and closes its connection was handled but never answered.
+  res.end(JSON.stringify({ path: req.url, n: handled++, items: Array.from({ length: 20 }, (_, i) => ({ i, label: `item-${i}` })) }), countServed);
 });
 srv.listen(0, '127.0.0.1', () => process.send({ port: srv.address().port }));
 
@@ -72,6 +78,6 @@ process.on('message', async (m) => {
   const spans = tracing ? await tracing.stop() : undefined;
   // TRACEPIPE_PROVIDERS, not TRACEPIPE_ENABLE: the startup session clears the latter when its file name has no {pid}.
   const session = process.env.TRACEPIPE_PROVIDERS ? await stopStartupSession() : undefined;
-  process.send({ served, spans, session });
+  process.send({ served, handled, spans, session });
   process.disconnect();
 });
