@@ -39,16 +39,27 @@ test('an event written right after startSession is called, before it resolves, i
   assert.deepEqual(await marks(file), [1, 2]);
 });
 
-test('before the drain runs, a Block session does not park the writer: what does not fit is dropped and counted', async (t) => {
+test('before the drain runs, a Block session parks the writer for it: what does not fit waits, nothing is lost', async (t) => {
   const file = join(await tempDir(t), 'early-block.tptrace');
   const starting = startSession({ providers: 'Test.EarlyStart', output: file, bufferingMode: 'block', bufferSizeMB: 0.25 });
   const n = 200_000; // ~3 MB of records: far more than a 0.25 MB buffer holds
   for (let i = 0; i < n; i++) early.Mark.write(i);
   const session = await starting;
   const r = await session.stop();
-  assert.ok(r.eventsDropped > 0, 'the overflow is counted as dropped');
-  assert.equal(r.eventsWritten + r.eventsDropped, n, 'every attempt is written or counted');
-  assert.equal((await marks(file)).length, r.eventsWritten);
+  assert.equal(r.eventsDropped, 0, 'nothing dropped');
+  assert.equal(r.eventsWritten, n);
+  const got = await marks(file);
+  assert.equal(got.length, n);
+  assert.ok(got.every((m, i) => m === i), 'every mark, in order');
+});
+
+test('a Block writer parked for a drain that cannot start gives up within its bound, even with no block timeout', { timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const starting = startSession({ providers: 'Test.EarlyStart', output: join(dir, 'no-such-dir', 'x.tptrace'), bufferingMode: 'block', bufferSizeMB: 0.25, blockTimeoutMs: 0 });
+  const rejected = assert.rejects(starting, /cannot start session/);
+  for (let i = 0; i < 200_000; i++) early.Mark.write(i);
+  await rejected;
+  assert.equal(early.Mark.enabled, false);
 });
 
 test('a session whose drain cannot start leaves nothing enabled, and what was written meanwhile goes nowhere', async (t) => {

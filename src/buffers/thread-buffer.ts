@@ -6,6 +6,8 @@ import { FairQueue, WaitEnd } from './fair-queue.js';
 
 /** A chunk its thread has not filled in this long goes back to the drain (and its budget). */
 const IDLE_SEAL_MS = 100;
+/** The longest park while the session's drain starts (ThreadBuffer.drainStarting); a thread start takes tens of ms. */
+const STARTING_PARK_MS = 5000;
 
 /** Each type's description as a thread buffer writes it (a varint type index, then the descriptor): the same in every session. */
 const descriptions = new WeakMap<RecordType, Uint8Array>();
@@ -62,6 +64,12 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   detached = false;
   /** Set while this thread writes rundown for a stopping session: such writes must never park. */
   neverBlock = false;
+  /**
+   * Set while the session's drain thread starts: a Block session parks as always (that drain exists
+   * and will free chunks), but for STARTING_PARK_MS at most, even where the block timeout is 0 (wait
+   * forever): a drain that fails to start is heard of on this thread's loop, which a park holds.
+   */
+  drainStarting = false;
   /** Claimed on the first chunk, so threads that never write take no slot. */
   slot = -1;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
@@ -264,13 +272,14 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     const m = this.memory;
     this.sealEverywhere();
     const started = performance.now();
-    const c = this.queue.wait(this.slot, () => m.state >= SessionState.Stopping);
+    let gaveUp = false;
+    const c = this.queue.wait(this.slot, () => m.state >= SessionState.Stopping || (gaveUp = this.drainStarting && performance.now() - started >= STARTING_PARK_MS));
     const waited = (performance.now() - started) * 1e6;
     const f = m.f64;
     const longest = m.slotF64(this.slot, SlotF64.LongestParkNs);
     if (waited > f[longest]!) f[longest] = waited;
     f[m.slotF64(this.slot, SlotF64.Parks)]! += 1;
-    return c;
+    return gaveUp ? WaitEnd.TimedOut : c;
   }
 
   private take(c: number): void {

@@ -17,7 +17,8 @@ interface LiveSession {
   buffer: ThreadBuffer | undefined;
   /**
    * False while the session's drain is starting: events are written (they wait in the buffers), but no
-   * provider is told of the session yet, and nothing parks (no drain frees a chunk yet).
+   * provider is told of the session yet; a Block session's writer parks for that drain, within a bound
+   * (ThreadBuffer.drainStarting).
    */
   running: boolean;
 }
@@ -62,7 +63,7 @@ class ThreadSessions {
 
   private markRunning(s: LiveSession): void {
     s.running = true;
-    if (s.buffer) s.buffer.neverBlock = false;
+    if (s.buffer) s.buffer.drainStarting = false;
     for (const p of providerRegistry.all()) if (p.enablements.some((e) => e.sessionId === s.desc.id)) this.notify(p, p.enablements);
   }
 
@@ -111,7 +112,7 @@ class ThreadSessions {
       },
       () => this.sealChunks(),
     );
-    s.buffer.neverBlock = !s.running;
+    s.buffer.drainStarting = !s.running;
     return s.buffer;
   }
 
