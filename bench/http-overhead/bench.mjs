@@ -26,17 +26,13 @@ import { fileURLToPath } from 'node:url';
 import { pinning } from '../support/pinning.mjs';
 import { httpLoad, nodesToMeasure, ROOT, startJsonServer, startLoader } from '../support/pinned-http.mjs';
 import { REGIME_HEADER, regimeColumns, regimeOf, saturationCheck } from '../support/server-regime.mjs';
-import { slicedRound } from '../support/sliced-rounds.mjs';
+import { SLICED_TIMING, slicedRound } from '../support/sliced-rounds.mjs';
 import { median, narrow, signedMicros, signedPercent, timesText, withInterval } from '../support/stats.mjs';
 import { wholeFromEnv } from '../support/whole-from-env.mjs';
 
 // BENCH_HTTP_ROUNDS: more rounds narrow the median where single rounds differ by ±10 % (a shared machine).
 const ROUNDS = wholeFromEnv('BENCH_HTTP_ROUNDS', 8);
-const WARMUP_S = 1;
-const MEASURED_S = 3;
-/** The measured seconds of each variant come in this many slices, variants taking turns. */
-const SLICES = 6;
-const SETTLE_MS = 250;
+const { warmupS: WARMUP_S, measuredS: MEASURED_S, slices: SLICES, settleMs: SETTLE_MS } = SLICED_TIMING;
 const TARGET_REQ_PERCENT = 5;
 const TARGET_CPU_SHARE = 15;
 const TARGET_OTEL_RATIO = 15;
@@ -97,10 +93,7 @@ async function measureRound(round, dir, pin, loader, cells) {
       round,
       count: cells.length,
       loader,
-      warmupS: WARMUP_S,
-      measuredS: MEASURED_S,
-      slices: SLICES,
-      settleMs: SETTLE_MS,
+      ...SLICED_TIMING,
       start: (i) => {
         const { variant, node } = cells[i];
         const env = variant.providers ? { TRACEPIPE_OUTPUT: files[i] } : {};

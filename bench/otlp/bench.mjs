@@ -28,17 +28,14 @@ import { fileURLToPath } from 'node:url';
 import { pinning } from '../support/pinning.mjs';
 import { alive, bounded, exited, httpLoad, nodesToMeasure, ROOT, spawnPinned, startJsonServer, startLoader } from '../support/pinned-http.mjs';
 import { REGIME_HEADER, regimeColumns, regimeOf, saturationCheck } from '../support/server-regime.mjs';
-import { slicedRound } from '../support/sliced-rounds.mjs';
+import { SLICED_TIMING, slicedRound } from '../support/sliced-rounds.mjs';
 import { drainStages } from './drain-stages.mjs';
 import { median, signedMicros, signedPercent, timesText, withInterval } from '../support/stats.mjs';
 import { wholeFromEnv } from '../support/whole-from-env.mjs';
 
 // BENCH_OTLP_ROUNDS: at 95 %, 8 rounds give the interval min…max; 10 drop one round at each end.
 const ROUNDS = wholeFromEnv('BENCH_OTLP_ROUNDS', 10);
-const WARMUP_S = 1;
-const MEASURED_S = 3;
-const SLICES = 6;
-const SETTLE_MS = 250;
+const { warmupS: WARMUP_S, measuredS: MEASURED_S, slices: SLICES, settleMs: SETTLE_MS } = SLICED_TIMING;
 /** A slice's window closes this long after its load, longer than tracepipe's OTLP batch interval (1 s): its partial batch is encoded and sent inside. */
 const WINDOW_MS = 1500;
 const TARGET_MAIN_RATIO = 10;
@@ -167,10 +164,7 @@ async function measureRound(round, dir, pin, loader, receiver, cells) {
       round,
       count: cells.length,
       loader,
-      warmupS: WARMUP_S,
-      measuredS: MEASURED_S,
-      slices: SLICES,
-      settleMs: SETTLE_MS,
+      ...SLICED_TIMING,
       start: (i) => {
         const { variant, node } = cells[i];
         return startJsonServer({ name: variant.name, kind: variant.kind, node, pin, providers: variant.providers, env: exportEnv(variant, receiver.url, services[i], files[i]) });

@@ -19,6 +19,12 @@ function shuffled(n, seed) {
 }
 
 /**
+ * The timing both pinned HTTP benches use: 1 s of warm-up per server, then 3 s of load in 6 slices
+ * taking turns, each slice's window ending 250 ms after its load (at least).
+ */
+export const SLICED_TIMING = { warmupS: 1, measuredS: 3, slices: 6, settleMs: 250 };
+
+/**
  * Round `round` of `count` cells: `start(i)` starts cell i's server ({ child, url, ... }); all are
  * started and warmed up for `warmupS` (in the first slice's order), then each gets `measuredS` of load
  * in `slices` slices. `slice(i, server, runLoad)` brackets one slice: it calls `runLoad()` (the
