@@ -40,16 +40,16 @@ export class FairQueue {
 
   /**
    * Parks `slot` until it holds the served ticket and a chunk is free (returns the chunk), the session
-   * goes away (`aborted()`: WaitEnd.Aborted), or no chunk at all is freed for the session's block
-   * timeout (WaitEnd.TimedOut). Whatever the outcome, the slot holds no ticket on return.
+   * goes away (`aborted()`: WaitEnd.Aborted), or no chunk at all is freed for `timeoutMs` (the
+   * session's block timeout; 0: no bound) (WaitEnd.TimedOut). Whatever the outcome, the slot holds no
+   * ticket on return.
    */
-  wait(slot: number, aborted: () => boolean): number {
+  wait(slot: number, aborted: () => boolean, timeoutMs = this.m.blockTimeoutMs): number {
     const m = this.m;
     const i = m.i32;
     const wakeIdx = m.slotI32(slot, SlotI32.Wake);
     const ticketIdx = m.slotI32(slot, SlotI32.Ticket);
     const beatIdx = m.slotI32(slot, SlotI32.Beat);
-    const timeoutMs = m.blockTimeoutMs;
     let freed = Atomics.load(i, Ctl.ChunksFreed);
     let progressAt = performance.now();
     let ticket = this.takeTicket(ticketIdx);

@@ -6,7 +6,7 @@ import { FairQueue, WaitEnd } from './fair-queue.js';
 
 /** A chunk its thread has not filled in this long goes back to the drain (and its budget). */
 const IDLE_SEAL_MS = 100;
-/** The longest park while the session's drain starts (ThreadBuffer.drainStarting); a thread start takes tens of ms. */
+/** The block timeout while the session's drain starts, where the session's own is 0 (ThreadBuffer.drainStarting); a thread start takes tens of ms. */
 const STARTING_PARK_MS = 5000;
 
 /** Each type's description as a thread buffer writes it (a varint type index, then the descriptor): the same in every session. */
@@ -66,8 +66,8 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   neverBlock = false;
   /**
    * Set while the session's drain thread starts: a Block session parks as always (that drain exists
-   * and will free chunks), but for STARTING_PARK_MS at most, even where the block timeout is 0 (wait
-   * forever): a drain that fails to start is heard of on this thread's loop, which a park holds.
+   * and will free chunks), but with a block timeout of STARTING_PARK_MS where the session's is 0 (wait
+   * forever): a drain that fails to start frees nothing, and is heard of on this thread's loop, which a park holds.
    */
   drainStarting = false;
   /** Claimed on the first chunk, so threads that never write take no slot. */
@@ -272,14 +272,14 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     const m = this.memory;
     this.sealEverywhere();
     const started = performance.now();
-    let gaveUp = false;
-    const c = this.queue.wait(this.slot, () => m.state >= SessionState.Stopping || (gaveUp = this.drainStarting && performance.now() - started >= STARTING_PARK_MS));
+    const timeoutMs = this.drainStarting && m.blockTimeoutMs === 0 ? STARTING_PARK_MS : m.blockTimeoutMs;
+    const c = this.queue.wait(this.slot, () => m.state >= SessionState.Stopping, timeoutMs);
     const waited = (performance.now() - started) * 1e6;
     const f = m.f64;
     const longest = m.slotF64(this.slot, SlotF64.LongestParkNs);
     if (waited > f[longest]!) f[longest] = waited;
     f[m.slotF64(this.slot, SlotF64.Parks)]! += 1;
-    return gaveUp ? WaitEnd.TimedOut : c;
+    return c;
   }
 
   private take(c: number): void {

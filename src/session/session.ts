@@ -462,7 +462,7 @@ function planSession(options: SessionOptions): SessionPlan {
 /**
  * Starts a session; resolves once its drain is running and every thread that should is enabled. The
  * calling thread writes into it from the call on: what it writes before the drain runs waits in the
- * session's buffer (in Block mode, parking for the starting drain when it is full, 5 s at most); providers' onEnable and other
+ * session's buffer (in Block mode, parking for the starting drain when it is full, with a 5 s block timeout where the session has none); providers' onEnable and other
  * threads follow once the drain runs (docs/BUFFERING.md).
  * Every option, and the session limit, is checked before anything exists (no buffer, no drain thread,
  * no file touched, an fd output's prologue not asked for), so a refusal leaves no trace. Past the
