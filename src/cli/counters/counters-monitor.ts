@@ -9,6 +9,9 @@ import { unitLabel, valueText, wallClock } from './counter-text.js';
 /** Figures late by more than this share of the refresh (plus half a second) are called missing. */
 const LATE_SHARE = 1.5;
 
+/** While the target's loop is blocked, the screen's "so far" counts up at this pace (ms). */
+const STALL_TICK_MS = 250;
+
 /** What the monitor knows of the target's event loop from Runtime.EventLoop's stall events. */
 class StallWatch {
   /** Wall ms when the ongoing stall began (its StallStart says how long it had lasted), or undefined. */
@@ -16,14 +19,19 @@ class StallWatch {
   lastMs: number | undefined;
   lastEndedAt: number | undefined;
 
-  push(e: TraceEvent): void {
-    if (e.provider !== 'Runtime.EventLoop') return;
-    if (e.name === 'StallStart') this.since ??= Date.now() - Number(e.fields.blockedMs);
-    else if (e.name === 'StallEnd') {
-      this.since = undefined;
-      this.lastMs = Number(e.fields.durationMs);
-      this.lastEndedAt = Date.now();
+  /** Takes a stall event; true when a stall began or ended with it. */
+  push(e: TraceEvent): boolean {
+    if (e.provider !== 'Runtime.EventLoop') return false;
+    if (e.name === 'StallStart') {
+      if (this.since !== undefined) return false;
+      this.since = Date.now() - Number(e.fields.blockedMs);
+      return true;
     }
+    if (e.name !== 'StallEnd') return false;
+    this.since = undefined;
+    this.lastMs = Number(e.fields.durationMs);
+    this.lastEndedAt = Date.now();
+    return true;
   }
 }
 
@@ -63,7 +71,9 @@ export async function monitor(session: CounterSession, shown: ReadonlySet<string
     if (stall.lastMs !== undefined && now - stall.lastEndedAt! < 10_000) return `the event loop was blocked for ${(stall.lastMs / 1000).toFixed(2)} s until ${clock(stall.lastEndedAt!)}`;
     return '';
   };
+  let drawnAt = 0;
   const draw = (): void => {
+    drawnAt = Date.now();
     screen!.draw({
       title: ` tracepipe counters  process ${session.pid}  ${session.argv.join(' ')} `,
       status: `session ${session.sessionId} · refresh ${refreshMs / 1000} s · ${latest ? `figures of ${clock(lastAt)}` : 'waiting for the first figures'}${paused ? ' · PAUSED (r resumes)' : ''} · p pause  r resume  q quit`,
@@ -92,17 +102,20 @@ export async function monitor(session: CounterSession, shown: ReadonlySet<string
     if (screen) {
       screen.open();
       draw();
-      // Redrawn on a timer too, so a stalled target shows as such while no figures come.
+      // Redrawn on a timer too, so a stalled target shows as such while no figures come: at
+      // least once a second, and while a stall lasts often enough for its length to count up.
+      const idleRedrawMs = Math.min(refreshMs, 1000);
       redraw = setInterval(() => {
-        if (!paused) draw();
-      }, Math.min(refreshMs, 1000));
+        if (!paused && (stall.since !== undefined || Date.now() - drawnAt >= idleRedrawMs - STALL_TICK_MS / 2)) draw();
+      }, STALL_TICK_MS);
       if (keys) {
         process.stdin.setRawMode(true);
         process.stdin.on('data', onKey).resume();
       }
     }
     for await (const e of session.events()) {
-      stall.push(e);
+      // A stall's start and end show at once, not at the next tick.
+      if (stall.push(e) && screen && !paused) draw();
       if (!tty && e.provider === 'Runtime.EventLoop' && e.name === 'StallStart') {
         lines = lines.then(() => writeOut(`${new Date().toISOString()} stall: the event loop of process ${session.pid} has been blocked for ${(Number(e.fields.blockedMs) / 1000).toFixed(1)} s\n`));
       }
