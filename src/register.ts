@@ -7,15 +7,19 @@
  * Without a session asked for, only the server loads: the session machinery (~2 MB of heap, which
  * would earn the idle process a V8 memory-reducer collection) loads on a client's first request.
  */
-import { isMainThread } from './ipc/main-thread.js';
+import { isMainThread } from './schema/this-thread.js';
 import { loadDiagnosticsServer, loadFlightRecorder, loadSessionMachinery, loadStartupSession } from './machinery.js';
 
 /**
- * The diagnostics server. It starts at the loop's first turn rather than during the import: a process
- * that ends before its loop turns (a CLI, a build step, `node -e`) never pays for the socket and the
- * ~12 modules behind it, and the application's own start does not wait for them. The timer is
- * unref'd, so it keeps no process alive; a process whose loop never turns could not answer a client anyway.
+ * The diagnostics server starts once the process has run for SERVER_DELAY_MS, not during the import
+ * nor at the loop's first turn: the loop turns while Node still loads the application's entry point,
+ * so a timer of 0 made every process, `node -e 0` included, load the socket and the ~12 modules behind
+ * it. A process that ends sooner (a CLI, a build step) never pays for them, and the application's own
+ * start does not wait for them. The timer is unref'd, so it keeps no process alive; a process whose
+ * loop never turns could not answer a client anyway.
  */
+const SERVER_DELAY_MS = 100;
+
 async function startServer(warn: (what: string, e: unknown) => boolean): Promise<void> {
   const { startDiagnosticServer } = await loadDiagnosticsServer();
   const { foreignHost } = await import('./schema/provider-host.js');
@@ -24,13 +28,13 @@ async function startServer(warn: (what: string, e: unknown) => boolean): Promise
   await (host?.startDiagnosticServer ?? startDiagnosticServer)().catch((e: unknown) => warn('diagnostics server not started', e));
 }
 
-if (await isMainThread()) {
+if (isMainThread()) {
   const { TRACEPIPE_ENABLE: enable, TRACEPIPE_FLIGHT_RECORDER: recorder } = process.env;
   // First, before loading the rest: the collections tracepipe's own loading causes wait in the GC ring
   // for the sessions asked for (docs/PROVIDERS.md, "Collections before the session").
   const releaseGcPauses = enable || recorder ? (await import('./providers/gc-hook.js')).holdGcPauses() : undefined;
   const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
-  setTimeout(() => void startServer(warn), 0).unref();
+  setTimeout(() => void startServer(warn), SERVER_DELAY_MS).unref();
   // Asked for: the main thread's CPU profiler made now, so that a sampler attached later starts warm
   // and names the functions V8 inlined before it (docs/PROVIDERS.md, "Names of optimized code").
   if (process.env.TRACEPIPE_CPU_READY === '1') {

@@ -44,10 +44,10 @@ test('the session machinery loads on the first session request, not at --import 
 });
 
 test('the server starts on the main thread only, which is known without worker_threads where /proc says it', async () => {
-  const { isMainThread } = await import('../dist/ipc/main-thread.js');
-  assert.equal(await isMainThread(), true);
+  const { isMainThread } = await import('../dist/schema/this-thread.js');
+  assert.equal(isMainThread(), true);
   const serverUrl = new URL('../dist/ipc/diagnostics-server.js', import.meta.url).href;
-  const mainThreadUrl = new URL('../dist/ipc/main-thread.js', import.meta.url).href;
+  const mainThreadUrl = new URL('../dist/schema/this-thread.js', import.meta.url).href;
   const worker = new Worker(
     `const { parentPort } = require('node:worker_threads');
      Promise.all([import(${JSON.stringify(mainThreadUrl)}).then((m) => m.isMainThread()), import(${JSON.stringify(serverUrl)}).then((m) => m.startDiagnosticServer()).then(() => 'started', (e) => e.message)])

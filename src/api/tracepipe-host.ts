@@ -4,7 +4,7 @@ import { CounterType } from '../schema/counter-type.js';
 import { type EnabledFlag, EventType, type WriterMirror } from '../schema/event-type.js';
 import { defineHostProvider, definitionSignature, type ProviderEnablement, type ProviderImpl, providerRegistry } from '../schema/provider.js';
 import { type ComponentProvider, foreignHost, HOST_KEY, HOST_VERSION, mayHost, type ProviderHost, WAITING_KEY } from '../schema/provider-host.js';
-import { SpanType } from '../schema/span-type.js';
+import { type SpanMethodMirror, SpanType } from '../schema/span-type.js';
 import type { SessionOptions, TraceSession } from '../session/session.js';
 import { TRACEPIPE_VERSION } from '../session/version.js';
 import { errorMessage } from '../schema/error-message.js';
@@ -74,10 +74,7 @@ function link(p: ProviderImpl, c: ComponentProvider): void {
       own.addWriterMirror(m as unknown as WriterMirror);
       own.addMirror(m);
     } else if (own instanceof SpanType) {
-      m.begin = own.begin;
-      m.end = own.end;
-      m.fail = own.fail;
-      m.run = own.run;
+      own.addMethodMirror(m as unknown as SpanMethodMirror);
       own.beginType.addMirror(m);
     } else if (own instanceof CounterType) {
       if (typeof m.value === 'number' && Number.isFinite(m.value)) own.value += m.value;

@@ -6,17 +6,18 @@
  * then asks the main thread for every live session. The main thread starts its sessions through
  * the machinery and watches nothing.
  */
-import { BroadcastChannel, getEnvironmentData, isMainThread } from 'node:worker_threads';
 import { loadSessionMachinery, loadSessionMachineryNow } from '../machinery.js';
 import { errorMessage } from '../schema/error-message.js';
 import { CONTROL_CHANNEL, SESSIONS_ENV_KEY } from '../session/control-names.js';
+import { isMainThread, workerThreads } from '../schema/this-thread.js';
 
 function join(): void {
   if (loadSessionMachineryNow()) return;
   loadSessionMachinery().catch((e: unknown) => process.stderr.write(`tracepipe: this worker thread joins no session: ${errorMessage(e)}\n`));
 }
 
-if (!isMainThread) {
+if (!isMainThread()) {
+  const { BroadcastChannel, getEnvironmentData } = workerThreads();
   const known = getEnvironmentData(SESSIONS_ENV_KEY) as readonly unknown[] | undefined;
   if (known !== undefined && known.length > 0) join();
   else {

@@ -10,7 +10,7 @@ import type { DiagnosticRequests } from './diagnostics-requests.js';
 import { removeOnSignalExit } from './exit-flush.js';
 import { onProcessExit } from '../session/process-exit.js';
 import { endpointPath, listenPrivately, processKey, removeEndpoint } from './ipc-transport.js';
-import { isMainThread } from './main-thread.js';
+import { isMainThread } from '../schema/this-thread.js';
 import { loadDiagnosticRequests } from '../machinery.js';
 
 export interface DiagnosticServer {
@@ -32,7 +32,7 @@ export function startDiagnosticServer(): Promise<DiagnosticServer> {
 }
 
 async function startOnMainThread(): Promise<Server> {
-  if (!(await isMainThread())) throw new Error('tracepipe: the diagnostics server runs on the main thread');
+  if (!isMainThread()) throw new Error('tracepipe: the diagnostics server runs on the main thread');
   return Server.start();
 }
 

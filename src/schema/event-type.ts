@@ -56,7 +56,6 @@ export class EventType implements TraceEventType {
   enabled = false;
   /** Per-session targets on this thread that currently want this event. */
   _targets: RecordTarget[] = [];
-  readonly layout: PayloadLayout;
   /** Until first called, a stand-in that makes the writers (see `writers()`). */
   write: (...args: any[]) => void = firstWrite;
   writeAt: (timestampMs: number, ...args: any[]) => void = firstWriteAt;
@@ -74,8 +73,13 @@ export class EventType implements TraceEventType {
     readonly fields: readonly FieldSpec[],
     /** Thread-local index written in each record; 0 is reserved for metadata records. */
     readonly typeIndex: number,
-  ) {
-    this.layout = computePayloadLayout(fields);
+  ) {}
+
+  #layout: PayloadLayout | undefined;
+
+  /** Computed when first needed (a writer, a session's metadata, a reader), not for every type defined. */
+  get layout(): PayloadLayout {
+    return (this.#layout ??= computePayloadLayout(this.fields));
   }
 
   /**

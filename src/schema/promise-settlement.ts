@@ -1,4 +1,4 @@
-import { promiseHooks } from 'node:v8';
+import { requireBuiltin } from './this-thread.js';
 
 /**
  * How `run` ends a span when the native promise `fn` returned settles, without touching the promise.
@@ -28,9 +28,12 @@ export interface SettlingSpan {
 export const UNWATCHED_PROMISE = 'unwatched-promise';
 
 let reader: PromiseStateReader | undefined;
+/** V8's promise hooks, loaded with the reader: node:v8 loads node:stream too, which the import need not pay. */
+let promiseHooks: typeof import('node:v8').promiseHooks | undefined;
 
 /** Installed by the host (src/providers/promise-state.ts) when the native addon loads. */
 export function usePromiseStateReader(r: PromiseStateReader): void {
+  promiseHooks ??= (requireBuiltin('node:v8') as typeof import('node:v8')).promiseHooks;
   reader = r;
 }
 
@@ -100,6 +103,6 @@ export function endWhenSettled(promise: Promise<unknown>, span: SettlingSpan, id
   else waiting.set(promise, [before, w]);
   waiters++;
   recent++;
-  stopHook ??= promiseHooks.onSettled(onSettled) as () => void;
+  stopHook ??= promiseHooks!.onSettled(onSettled) as () => void;
   stopTimer ??= setTimeout(stopWhenQuiet, QUIET_MS).unref();
 }

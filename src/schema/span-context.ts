@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { threadId } from 'node:worker_threads';
+import { threadId } from './this-thread.js';
 
 /**
  * This thread's current span: the one whose `run` is on the stack, or whose `run` started the async
@@ -73,10 +73,12 @@ export function spanStore(): AsyncLocalStorage<number> {
  * never an id: it means "no span".
  */
 const COUNT_LIMIT = 2 ** 36;
-const threadBase = (threadId % 2 ** 17) * COUNT_LIMIT;
+// Known at the first span: which thread this is costs a look at /proc (or worker_threads) the import need not pay.
+let threadBase = -1;
 let count = 0;
 
 export function nextSpanId(): number {
+  if (threadBase < 0) threadBase = (threadId() % 2 ** 17) * COUNT_LIMIT;
   count = count + 1 < COUNT_LIMIT ? count + 1 : 1;
   return threadBase + count;
 }

@@ -2,7 +2,7 @@ import { codeGenerationAllowed } from './code-generation.js';
 import { type ArgsOf, type EnabledFlag, EventType, type MemberHeader, type TraceEventType } from './event-type.js';
 import type { FieldSpec, FieldType } from './field-type.js';
 import type { EventSpec } from './provider.js';
-import { types } from 'node:util';
+import { isPromise } from 'node:util/types';
 import { endWhenSettled } from './promise-settlement.js';
 import { currentSpanId, nextSpanId, runInSpan } from './span-context.js';
 import { SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
@@ -40,7 +40,6 @@ export interface TraceSpanType<F = readonly FieldSpec[], EF = readonly FieldSpec
 }
 
 const EMPTY_BYTES = new Uint8Array(0);
-const { isPromise } = types;
 
 /** The value `run` writes for an end field it has no value for. */
 function zeroValue(type: FieldType): unknown {
@@ -172,17 +171,25 @@ function closureSpanMethods(span: SpanType, fields: readonly FieldSpec[], endFie
   };
 }
 
+/** The methods another object calls as a span's own (tracepipe-host.ts links them). */
+export type SpanMethodMirror = Pick<SpanMethods, 'begin' | 'end' | 'fail' | 'run'>;
+
 export class SpanType implements TraceSpanType {
   /** Follows the begin event's flag (the end event has the same level and keywords, so the same sessions). */
   enabled = false;
   readonly beginType: EventType;
   readonly endType: EventType;
-  readonly begin: (...args: any[]) => number;
-  readonly end: (token: number, ...args: any[]) => void;
-  readonly run: <R>(fn: () => R, ...args: any[]) => R;
+  // Until one of them is first called, stand-ins that make the generated methods (see `methods()`).
+  begin: (...args: any[]) => number;
+  end: (token: number, ...args: any[]) => void;
+  run: <R>(fn: () => R, ...args: any[]) => R;
   /** @internal `run`'s normal end: the end fields are zero, `note` goes in errorName (src/schema/promise-settlement.ts). */
-  readonly finish: (id: number, note: string) => void;
-  readonly fail: (token: number, error: unknown) => void;
+  finish: (id: number, note: string) => void;
+  fail: (token: number, error: unknown) => void;
+  #made = false;
+  readonly #fields: readonly FieldSpec[];
+  readonly #endFields: readonly FieldSpec[];
+  readonly #methodMirrors: SpanMethodMirror[] = [];
 
   readonly provider: string;
   readonly name: string;
@@ -195,12 +202,53 @@ export class SpanType implements TraceSpanType {
     this.id = id;
     this.beginType = new EventType(provider, name + SPAN_BEGIN_SUFFIX, id, version, level, keywords, [...SPAN_BEGIN_FIELDS, ...fields], allocateTypeIndex());
     this.endType = new EventType(provider, name + SPAN_END_SUFFIX, id, version, level, keywords, [...SPAN_END_FIELDS, ...endFields], allocateTypeIndex());
-    const m = (codeGenerationAllowed ? generateSpanMethods : closureSpanMethods)(this, fields, endFields);
+    this.#fields = fields;
+    this.#endFields = endFields;
+    const span = this;
+    this.begin = function begin(this: unknown, ...args: unknown[]) {
+      return Reflect.apply(span.methods().begin, this, args) as number;
+    };
+    this.end = function end(this: unknown, ...args: unknown[]) {
+      Reflect.apply(span.methods().end, this, args);
+    };
+    this.run = function run(this: unknown, ...args: unknown[]) {
+      return Reflect.apply(span.methods().run, this, args);
+    } as <R>(fn: () => R, ...args: any[]) => R;
+    this.finish = (id, note) => this.methods().finish(id, note);
+    this.fail = function fail(this: unknown, ...args: unknown[]) {
+      Reflect.apply(span.methods().fail, this, args);
+    };
+    this.beginType.addMirror(this);
+  }
+
+  /**
+   * Generates the span's methods on the first call of any of them: a process defines far more spans
+   * (every built-in provider's) than it ever begins, and compiling each one's code as it is defined
+   * would be a good part of what `import 'tracepipe'` costs.
+   */
+  methods(): this {
+    if (this.#made) return this;
+    this.#made = true;
+    const m = (codeGenerationAllowed ? generateSpanMethods : closureSpanMethods)(this, this.#fields, this.#endFields);
     this.begin = m.begin;
     this.end = m.end;
     this.run = m.run as <R>(fn: () => R, ...args: any[]) => R;
     this.finish = m.finish;
     this.fail = m.fail;
-    this.beginType.addMirror(this);
+    for (const mirror of this.#methodMirrors) this.bindMethods(mirror);
+    return this;
+  }
+
+  /** `m`'s begin, end, fail and run are this span's, now and once they are generated. */
+  addMethodMirror(m: SpanMethodMirror): void {
+    this.#methodMirrors.push(m);
+    this.bindMethods(m);
+  }
+
+  private bindMethods(m: SpanMethodMirror): void {
+    m.begin = this.begin;
+    m.end = this.end;
+    m.fail = this.fail;
+    m.run = this.run;
   }
 }
