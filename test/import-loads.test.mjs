@@ -66,6 +66,29 @@ test("import 'tracepipe' loads none of the worker machinery, parseArgs, the MIME
   assert.deepEqual(added.filter((m) => unwanted.some((u) => m === `NativeModule ${u}`)), []);
 });
 
+// Every span's begin/end/run/fail are code generated per span; the built-in providers define spans
+// nobody may ever begin, so each span's code is compiled on the first call of one of them.
+test('import and defineProvider compile no span code; the first call of a span method does, once, and the methods work', { timeout: 90_000 }, async () => {
+  const code = `
+    const counted = (f) => new Proxy(f, { construct: (t, args) => (args[0] === 'span' && spanCode++, Reflect.construct(t, args)) });
+    let spanCode = 0;
+    globalThis.Function = counted(Function);
+    const t = await import('tracepipe');
+    const p = t.defineProvider('Test.LazySpan', { spans: { Op: { id: 1, fields: [['n', 'u32']] } } });
+    const atDefinition = spanCode;
+    const ran = p.Op.run(() => 7, 1);
+    const token = p.Op.begin(1);
+    p.Op.end(token);
+    const events = [];
+    const s = await t.startSession({ providers: 'Test.LazySpan', output: { onEvent: (e) => events.push(e.name) } });
+    await p.Op.run(async () => {}, 2);
+    await s.stop();
+    process.stdout.write(JSON.stringify({ atDefinition, afterUse: spanCode, ran, token, events }));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, timeout: 60_000 });
+  const r = JSON.parse(stdout);
+  assert.deepEqual(r, { atDefinition: 0, afterUse: 1, ran: 7, token: 0, events: ['Op.Begin', 'Op.End'] });
+});
+
 test('the first session loads the machinery, and it runs the built-in providers', { timeout: 90_000 }, async () => {
   const code = `
     const t = await import('tracepipe');
