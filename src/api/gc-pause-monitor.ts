@@ -20,7 +20,8 @@ export interface GCPauseMonitorOptions {
   readonly onPause: (pause: GCPauseInfo) => void;
 }
 
-const origin = Number(threadOriginNs());
+/** Where this thread's performance.now() starts on the process clock: found on the first monitor, not by the import. */
+let origin: number | undefined;
 
 function threshold(v: unknown, name: string, fallback: number): number {
   if (v === undefined) return fallback;
@@ -39,11 +40,12 @@ export function monitorGCPauses(options: GCPauseMonitorOptions): () => void {
   const warn = threshold(options.thresholdsMs?.warn, 'warn', 50);
   if (warn < info) throw new TypeError(`tracepipe: monitorGCPauses thresholdsMs.warn (${warn}) is below thresholdsMs.info (${info})`);
   const onPause = options.onPause;
+  const originNs = (origin ??= Number(threadOriginNs()));
   let warned = false;
   return onGcPause((p) => {
     const severity: GCPauseSeverity = p.durationMs >= warn ? 'warn' : p.durationMs >= info ? 'info' : 'debug';
     try {
-      onPause({ kind: p.kind, durationMs: p.durationMs, severity, startNs: origin + p.startMs * 1e6, flags: p.flags });
+      onPause({ kind: p.kind, durationMs: p.durationMs, severity, startNs: originNs + p.startMs * 1e6, flags: p.flags });
     } catch (e) {
       // A failing callback must not take the application down from inside a perf_hooks observer.
       if (!warned) process.emitWarning(`tracepipe: monitorGCPauses onPause threw: ${errorMessage(e)}`);

@@ -1,11 +1,12 @@
 import { createRequire } from 'node:module';
 
 /**
- * Node's builtins through require(): importing one as an ES module reads every one of its exports,
+ * Node's builtins without importing them as ES modules: that reads every one of a module's exports,
  * and the lazy ones of node:fs and node:util load node:stream, the MIME parser and parseArgs, which
- * nothing that `import 'tracepipe'` runs uses.
+ * nothing that `import 'tracepipe'` runs uses. The process hands them out where Node can (20.16 and
+ * later); elsewhere require() does.
  */
-export const requireBuiltin = createRequire(import.meta.url);
+export const requireBuiltin: (id: string) => unknown = process.getBuiltinModule ?? createRequire(import.meta.url);
 
 /**
  * node:worker_threads, which a worker thread has loaded before its own code runs; on the main thread
