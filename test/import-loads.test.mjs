@@ -89,6 +89,28 @@ test('import and defineProvider compile no span code; the first call of a span m
   assert.deepEqual(r, { atDefinition: 0, afterUse: 1, ran: 7, token: 0, events: ['Op.Begin', 'Op.End'] });
 });
 
+// The built-in providers' events, spans and counters are made on first use; a bad built-in
+// definition would throw there, so every one is made here.
+test("import 'tracepipe' makes none of the built-in providers' event types; each makes its own, valid, on first use", { timeout: 90_000 }, async () => {
+  const code = `
+    const t = await import('tracepipe');
+    const { providerRegistry } = await import('./dist/schema/provider.js');
+    const typesAtImport = providerRegistry.allocateTypeIndex() - 1;
+    const made = {};
+    for (const p of [t.runtimeGC, t.runtimeEventLoop, t.runtimeGCHeap, t.runtimeCpuSampler, t.runtimeProcess, t.nodeChannels, t.runtimeCounters, t.runtimeHeapSnapshot]) {
+      const first = Object.keys(p).find((k) => !['name', 'keywordMap', 'signature', 'onEnable', 'onDisable', 'onFlush', 'events', 'spans', 'counters'].includes(k));
+      const member = p[first];
+      if (!p.events.length || ![...p.events, ...p.spans, ...p.counters].some((m) => m === member)) throw new Error(p.name + ': ' + first + ' is not one of its members');
+      made[p.name] = p.events.length;
+    }
+    process.stdout.write(JSON.stringify({ typesAtImport, made, typesAfter: providerRegistry.allocateTypeIndex() - 2 }));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, timeout: 60_000 });
+  const r = JSON.parse(stdout);
+  assert.equal(r.typesAtImport, 0);
+  assert.equal(Object.keys(r.made).length, 8);
+  assert.equal(r.typesAfter, Object.values(r.made).reduce((a, b) => a + b, 0));
+});
+
 test('the first session loads the machinery, and it runs the built-in providers', { timeout: 90_000 }, async () => {
   const code = `
     const t = await import('tracepipe');

@@ -9,6 +9,7 @@ import { formatSummary, median, summarize } from '../support/stats.mjs';
 import { interleavedRounds, runVariant } from '../support/variant-process.mjs';
 
 const VARIANT = fileURLToPath(new URL('./variant.mjs', import.meta.url));
+const EMPTY_MODULE = fileURLToPath(new URL('../../test/helpers/empty-import.mjs', import.meta.url));
 const IMPORT_ROUNDS = 21;
 const SESSION_ROUNDS = 11;
 const PROCESS_ROUNDS = 11;
@@ -81,6 +82,8 @@ export async function run() {
     const output = join(dir, 'startup-{pid}.tptrace');
     const variants = {
       'node -e 0': { nodeArgs: [], env: {} },
+      // What any --import costs Node itself (its ES module loader starts): the floor under register's.
+      '--import of an empty module': { nodeArgs: ['--import', EMPTY_MODULE], env: {} },
       '--import tracepipe/register': { nodeArgs: ['--import', 'tracepipe/register'], env: {} },
       'startup session (TRACEPIPE_ENABLE=1)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output } },
       'flight recorder (TRACEPIPE_FLIGHT_RECORDER=16)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_FLIGHT_RECORDER: '16', TRACEPIPE_FLIGHT_DIR: dir } },

@@ -123,12 +123,14 @@ interface EnablementsMirror {
 }
 
 export class ProviderImpl implements ProviderBase {
-  readonly events: EventType[] = [];
-  readonly spans: SpanType[] = [];
-  readonly counters: CounterType[] = [];
   // Private fields, so no member name (an event called 'current') can shadow them.
+  readonly #events: EventType[] = [];
+  readonly #spans: SpanType[] = [];
+  readonly #counters: CounterType[] = [];
   #current: readonly ProviderEnablement[] = [];
   readonly #mirrors: EnablementsMirror[] = [];
+  /** Makes the members of a provider defined with its members deferred (defineBuiltinProvider); undefined once made. */
+  #makeMembers: (() => void) | undefined;
 
   constructor(
     readonly name: string,
@@ -139,6 +141,48 @@ export class ProviderImpl implements ProviderBase {
     public onDisable?: (ctx: EnableContext) => void,
     public onFlush?: () => void,
   ) {}
+
+  get events(): EventType[] {
+    this.#makeMembers?.();
+    return this.#events;
+  }
+  get spans(): SpanType[] {
+    this.#makeMembers?.();
+    return this.#spans;
+  }
+  get counters(): CounterType[] {
+    this.#makeMembers?.();
+    return this.#counters;
+  }
+
+  /** Whether its members exist yet: a provider whose members are deferred has no event a session could have enabled. */
+  get membersMade(): boolean {
+    return this.#makeMembers === undefined;
+  }
+
+  /**
+   * Defers making the members `names` to the first read of any of them, or of events, spans or
+   * counters: `make` adds them to the provider.
+   */
+  deferMembers(names: readonly string[], make: () => void): void {
+    const self = this as unknown as Record<string, unknown>;
+    this.#makeMembers = () => {
+      this.#makeMembers = undefined;
+      // Redefined as data properties, not deleted: V8 keeps the object's fast properties then.
+      for (const n of names) Object.defineProperty(this, n, { value: undefined, writable: true, enumerable: true, configurable: true });
+      make();
+    };
+    for (const n of names) {
+      Object.defineProperty(this, n, {
+        configurable: true,
+        enumerable: true,
+        get: () => {
+          this.#makeMembers?.();
+          return self[n];
+        },
+      });
+    }
+  }
 
   /** Sessions that currently list this provider; maintained by the session layer. */
   get enablements(): readonly ProviderEnablement[] {
@@ -213,8 +257,8 @@ export function definitionSignature(def: ProviderDefinition<Record<string, bigin
   return JSON.stringify({ keywords, events, spans, counters }, (k, v: unknown) => (k === 'doc' ? undefined : typeof v === 'bigint' ? `${v}n` : v));
 }
 
-/** Checks one definition and builds its provider; nothing is registered yet. */
-function buildProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): ProviderImpl {
+/** Checks a definition's name and keywords and makes its provider, with no members yet. */
+function newProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): ProviderImpl {
   if (!isProviderName(name)) {
     throw new TypeError(`tracepipe: provider name ${shown(name)} must start with a letter and use letters, digits, '.', '-' or '_'`);
   }
@@ -224,7 +268,12 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
   for (const [k, v] of Object.entries(keywords)) {
     if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n) throw new TypeError(`tracepipe: keyword '${k}' of '${name}' must be a 64-bit bigint mask`);
   }
-  const provider = new ProviderImpl(name, keywords, definitionSignature(def), def.onEnable, def.onDisable, def.onFlush);
+  return new ProviderImpl(name, keywords, definitionSignature(def), def.onEnable, def.onDisable, def.onFlush);
+}
+
+/** Checks a definition's events, spans and counters and adds them to `provider`, in that order. */
+function addMembers(provider: ProviderImpl, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): void {
+  const { name } = provider;
   const ids = new Map<number, string>();
   const members = new Set<string>();
 
@@ -300,6 +349,12 @@ function buildProvider(name: string, def: ProviderDefinition<Record<string, bigi
     provider.counters.push(counter);
     (provider as unknown as Record<string, unknown>)[counterName] = counter;
   }
+}
+
+/** Checks one definition and builds its provider; nothing is registered yet. */
+function buildProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): ProviderImpl {
+  const provider = newProvider(name, def);
+  addMembers(provider, def);
   return provider;
 }
 
@@ -323,6 +378,28 @@ export function defineHostProvider(name: string, def: ProviderDefinition<Record<
   if (fromComponent) adoptedNames.add(name);
   providerRegistry.add(provider);
   return provider;
+}
+
+/**
+ * Defines one of tracepipe's own providers, its events, spans and counters made when first used (an
+ * enable, a write, a look at `events`): `import 'tracepipe'` defines every built-in provider, and a
+ * process uses few of them, if any. Its name and keywords are checked now, its members when they are
+ * made: a bad built-in definition is a bug, which the test that makes every built-in's members
+ * finds. Under another copy's host it is defined as any provider is.
+ */
+export function defineBuiltinProvider<
+  const K extends Record<string, bigint>,
+  const E extends Record<string, EventSpec<Extract<keyof K, string>>> = {},
+  const S extends Record<string, SpanSpec<Extract<keyof K, string>>> = {},
+  const C extends Record<string, CounterSpec<Extract<keyof K, string>>> = {},
+>(name: string, def: ProviderDefinition<K, E, S, C>): Provider<E, S, C> {
+  if (foreignHost || adoptedNames.has(name)) return defineProvider(name, def);
+  if (providerRegistry.get(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
+  const general = def as ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>;
+  const provider = newProvider(name, general);
+  provider.deferMembers([general.events, general.spans, general.counters].flatMap((section) => Object.keys(section ?? {})), () => addMembers(provider, general));
+  providerRegistry.add(provider);
+  return provider as unknown as Provider<E, S, C>;
 }
 
 /** Providers the host defined for a component (tracepipe/lite, another copy): this copy may define them again, as one more component. */

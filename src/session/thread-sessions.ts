@@ -175,7 +175,8 @@ class ThreadSessions {
       if (cfg) wanting.push({ s, ctx: { sessionId: s.desc.id, keywords: cfg.keywords, level: cfg.level, arguments: cfg.arguments } });
     }
     p.enablements = wanting.map((w) => w.ctx);
-    for (const ev of p.events) {
+    // A provider whose members are not made yet has no event enabled: nothing to turn off.
+    if (wanting.length > 0 || p.membersMade) for (const ev of p.events) {
       const targets: RecordTarget[] = [];
       for (const { s, ctx } of wanting) {
         if (!eventEnabledFor(ev, ctx)) continue;

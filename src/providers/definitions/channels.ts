@@ -1,5 +1,5 @@
 import { Level } from '../../schema/level.js';
-import { defineProvider } from '../../schema/provider.js';
+import { defineBuiltinProvider } from '../../schema/provider.js';
 
 /**
  * `Node.Channels`: Node's built-in diagnostics_channel messages (http, undici/fetch, net) as events;
@@ -9,7 +9,7 @@ import { defineProvider } from '../../schema/provider.js';
  * span current only in its handler's synchronous run; `propagate=w3c` writes `traceparent` on
  * outgoing requests (docs/PROVIDERS.md, "Node.Channels").
  */
-export const nodeChannels = defineProvider('Node.Channels', {
+export const nodeChannels = defineBuiltinProvider('Node.Channels', {
   keywords: { http: 0x1n, undici: 0x2n, net: 0x4n, tracing: 0x8n, spans: 0x10n },
   events: {
     HttpServerRequest: {

@@ -1,5 +1,5 @@
 import { Level } from '../../schema/level.js';
-import { defineProvider } from '../../schema/provider.js';
+import { defineBuiltinProvider } from '../../schema/provider.js';
 
 /**
  * `Runtime.CpuSampler`: V8's CPU profiler sampling each thread that loaded tracepipe, every
@@ -12,7 +12,7 @@ import { defineProvider } from '../../schema/provider.js';
  * again after the set of sessions changes and every few seconds, so a ring (flight recorder) that
  * dropped the first ones still resolves what it holds.
  */
-export const runtimeCpuSampler = defineProvider('Runtime.CpuSampler', {
+export const runtimeCpuSampler = defineBuiltinProvider('Runtime.CpuSampler', {
   events: {
     Frame: {
       id: 1,

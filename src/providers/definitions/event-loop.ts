@@ -1,12 +1,12 @@
 import { Level } from '../../schema/level.js';
-import { defineProvider } from '../../schema/provider.js';
+import { defineBuiltinProvider } from '../../schema/provider.js';
 
 /**
  * `Runtime.EventLoop`: this thread's event-loop delay and utilisation every `IntervalSec` (default 1),
  * and, for the main thread, stalls longer than `StallMs` (default 100) seen by a watchdog thread
  * while they last.
  */
-export const runtimeEventLoop = defineProvider('Runtime.EventLoop', {
+export const runtimeEventLoop = defineBuiltinProvider('Runtime.EventLoop', {
   keywords: { delay: 0x1n, stalls: 0x2n },
   events: {
     Delay: {

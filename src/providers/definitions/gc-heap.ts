@@ -1,12 +1,12 @@
 import { Level } from '../../schema/level.js';
-import { defineProvider } from '../../schema/provider.js';
+import { defineBuiltinProvider } from '../../schema/provider.js';
 
 /**
  * `Runtime.GCHeap`: this thread's V8 heap statistics and per-space sizes when a session starts, every
  * `IntervalSec` (default 1) and after each mark-compact (read when the loop turns after it, so they
  * include what was allocated in between; told by the GC hook, or by perf_hooks without it).
  */
-export const runtimeGCHeap = defineProvider('Runtime.GCHeap', {
+export const runtimeGCHeap = defineBuiltinProvider('Runtime.GCHeap', {
   keywords: { heap: 0x1n, spaces: 0x2n },
   events: {
     HeapStats: {

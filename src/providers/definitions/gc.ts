@@ -1,5 +1,5 @@
 import { Level } from '../../schema/level.js';
-import { defineProvider } from '../../schema/provider.js';
+import { defineBuiltinProvider } from '../../schema/provider.js';
 
 /**
  * `Runtime.GC`: one `GCPause` per V8 pause of the thread named in `thread`, timestamped with its true
@@ -8,7 +8,7 @@ import { defineProvider } from '../../schema/provider.js';
  * `StallMs` (default 100), and before the session stops or the thread exits. Without the hook,
  * perf_hooks delivers pauses when the loop turns only (docs/PROVIDERS.md).
  */
-export const runtimeGC = defineProvider('Runtime.GC', {
+export const runtimeGC = defineBuiltinProvider('Runtime.GC', {
   events: {
     GCPause: {
       id: 1,

@@ -1,5 +1,5 @@
 import { Level } from '../../schema/level.js';
-import { defineProvider } from '../../schema/provider.js';
+import { defineBuiltinProvider } from '../../schema/provider.js';
 
 const BULK_FIELDS = [
   ['snapshot', 'u32'],
@@ -13,7 +13,7 @@ const BULK_FIELDS = [
  * as bulk events while V8 produces it (docs/GCDUMP.md). Meant for a Block session: the snapshot is
  * far larger than any buffer, and a single lost event makes the graph unusable.
  */
-export const runtimeHeapSnapshot = defineProvider('Runtime.HeapSnapshot', {
+export const runtimeHeapSnapshot = defineBuiltinProvider('Runtime.HeapSnapshot', {
   events: {
     SnapshotBegin: {
       id: 1,

@@ -1,11 +1,11 @@
 import { Level } from '../../schema/level.js';
-import { defineProvider } from '../../schema/provider.js';
+import { defineBuiltinProvider } from '../../schema/provider.js';
 
 /**
  * `Runtime.Process`: rundown when a session starts and when it stops. Every session that lists the
  * provider records every rundown written while it runs; `session` says whose start or stop it was.
  */
-export const runtimeProcess = defineProvider('Runtime.Process', {
+export const runtimeProcess = defineBuiltinProvider('Runtime.Process', {
   events: {
     Process: {
       id: 1,

@@ -1,5 +1,5 @@
 import { Level } from '../../schema/level.js';
-import { defineProvider } from '../../schema/provider.js';
+import { defineBuiltinProvider } from '../../schema/provider.js';
 import type { CounterSpec } from '../../schema/counter-type.js';
 import { RUNTIME_COUNTERS } from '../counters/runtime-counter-catalog.js';
 
@@ -13,7 +13,7 @@ for (const c of RUNTIME_COUNTERS) counterSpecs[c.name] = { id: c.id, unit: c.uni
  * `SessionStats` per live session and a `CounterInfo` for every counter of the process's providers
  * (name, unit, kind, description) as each session starts. docs/COUNTERS.md.
  */
-export const runtimeCounters = defineProvider('Runtime.Counters', {
+export const runtimeCounters = defineBuiltinProvider('Runtime.Counters', {
   events: {
     CounterInfo: {
       id: 200,
