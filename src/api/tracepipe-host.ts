@@ -6,7 +6,7 @@ import { defineHostProvider, definitionSignature, type ProviderEnablement, type 
 import { type ComponentProvider, foreignHost, HOST_KEY, HOST_VERSION, mayHost, type ProviderHost, WAITING_KEY } from '../schema/provider-host.js';
 import { type SpanMethodMirror, SpanType } from '../schema/span-type.js';
 import type { SessionOptions, TraceSession } from '../session/session.js';
-import { TRACEPIPE_VERSION } from '../session/version.js';
+import { tracepipeVersion } from '../session/version.js';
 import { errorMessage } from '../schema/error-message.js';
 
 /**
@@ -91,7 +91,7 @@ function adopt(c: ComponentProvider): boolean {
   }
   const { name, abi } = c;
   if (!(Number.isInteger(abi) && abi >= 1 && abi <= HOST_VERSION)) {
-    return refuse(`abi:${name}`, `provider '${name}' was built for host interface ${String(abi)}, but tracepipe ${TRACEPIPE_VERSION} hosts this process and speaks 1 to ${HOST_VERSION}; its events stay disabled (upgrade tracepipe)`);
+    return refuse(`abi:${name}`, `provider '${name}' was built for host interface ${String(abi)}, but tracepipe ${tracepipeVersion()} hosts this process and speaks 1 to ${HOST_VERSION}; its events stay disabled (upgrade tracepipe)`);
   }
   try {
     const existing = providerRegistry.get(name);
@@ -112,7 +112,10 @@ function adopt(c: ComponentProvider): boolean {
 
 const host: TracepipeHost = Object.freeze({
   version: HOST_VERSION,
-  tracepipeVersion: TRACEPIPE_VERSION,
+  // Read when another copy asks, not as this one loads.
+  get tracepipeVersion(): string {
+    return tracepipeVersion();
+  },
   register: adopt,
   startSession: localStartSession,
   liveSessions: localLiveSessions,

@@ -13,8 +13,8 @@ import { dispatch } from './command/command-dispatch.js';
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === '--version' || argv[0] === '-v') {
-    const { TRACEPIPE_VERSION } = await import('../session/version.js');
-    process.stdout.write(`${TRACEPIPE_VERSION}\n`);
+    const { tracepipeVersion } = await import('../session/version.js');
+    process.stdout.write(`${tracepipeVersion()}\n`);
     return 0;
   }
   return dispatch(COMMANDS, argv);

@@ -2,7 +2,7 @@ import { CpuProfileBuilder, type CpuProfile, frameName, NO_FRAME, type ThreadSam
 import { sourceMapNotes } from '../analysis/source-maps.js';
 import type { TraceHeader } from '../format/stream-header.js';
 import type { EventBatch } from '../format/trace-reader.js';
-import { TRACEPIPE_VERSION } from '../session/version.js';
+import { tracepipeVersion } from '../session/version.js';
 import { ExportOutput, FLUSH_BYTES } from './export-output.js';
 import { type ExportEnd, type ExportFiles, ExportInputError, type ExportWriter } from './export-writer.js';
 import { JsonWriter } from './json-text.js';
@@ -76,7 +76,7 @@ class ProfileText {
     w.ascii(`{"$schema":"${SCHEMA}","name":`);
     w.text(processLabel(h));
     w.ascii(',"exporter":');
-    w.text(`tracepipe ${TRACEPIPE_VERSION}`);
+    w.text(`tracepipe ${tracepipeVersion()}`);
     w.ascii(`,"activeProfileIndex":${active},"profiles":[`);
     for (const [i, t] of sampled.entries()) {
       w.ascii(i === 0 ? '\n{"type":"sampled","name":' : ',\n{"type":"sampled","name":');

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { crc32 } from '../format/crc32.js';
-import { TRACEPIPE_VERSION } from '../session/version.js';
+import { tracepipeVersion } from '../session/version.js';
 import { type Column, HeapGraph, type SectionKind, type SnapshotMeta, type SnapshotOrigin } from './heap-graph.js';
 import { writeThroughTempFile } from '../sinks/private-file.js';
 
@@ -78,7 +78,7 @@ export function writeGcdump(path: string, g: HeapGraph): number {
     });
     return {
       format: `tracepipe gcdump ${MAJOR}.${MINOR}`,
-      tracepipeVersion: TRACEPIPE_VERSION,
+      tracepipeVersion: tracepipeVersion(),
       snapshot: g.snapshot,
       origin: g.origin,
       counts: { nodes: g.nodeCount, edges: g.edgeCount, locations: g.locationCount, strings: g.stringCount },

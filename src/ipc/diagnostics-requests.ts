@@ -7,7 +7,7 @@
  */
 import type net from 'node:net';
 import type { TraceSession } from '../session/session.js';
-import { TRACEPIPE_VERSION } from '../session/version.js';
+import { tracepipeVersion } from '../session/version.js';
 import { holdSignalFlush } from './exit-flush.js';
 import { type CollectRequest, decodeCollectRequest, decodeSessionId, encodeProcessInfo, encodeSessionId, encodeStopResult, type ProcessInfo } from './ipc-commands.js';
 import { CommandSet, errorFrame, type Frame, FrameReader, IpcError, IpcErrorCode, MAX_REQUEST_PAYLOAD, okFrame, ProcessCommand, TracingCommand } from './ipc-protocol.js';
@@ -115,7 +115,7 @@ export class DiagnosticRequests {
       pid: process.pid,
       startTimeMs: Math.round(performance.timeOrigin),
       nodeVersion: process.version,
-      tracepipeVersion: TRACEPIPE_VERSION,
+      tracepipeVersion: tracepipeVersion(),
       cwd,
       title: process.title,
       argv: process.argv,

@@ -2,7 +2,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { attachCallbacks, type EnableContext } from '../schema/provider.js';
 import { workerRole } from '../session/service-workers.js';
-import { TRACEPIPE_VERSION } from '../session/version.js';
+import { tracepipeVersion } from '../session/version.js';
 import { isServiceThread } from './service-thread.js';
 import { runtimeProcess } from './definitions/process.js';
 
@@ -38,7 +38,7 @@ function rundown(ctx: EnableContext, phase: 'start' | 'stop'): void {
     JSON.stringify(process.execArgv),
     process.version,
     process.versions.v8,
-    TRACEPIPE_VERSION,
+    tracepipeVersion(),
     process.env.NODE_OPTIONS ?? '',
     process.platform,
     process.arch,

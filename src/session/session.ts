@@ -10,7 +10,7 @@ import type { OtlpExportStats } from '../format/otlp-export-stats.js';
 import { announceClose, announceOpen, announceStarting } from './control-channel.js';
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
-import { TRACEPIPE_VERSION } from './version.js';
+import { tracepipeVersion } from './version.js';
 import { markServiceWorker } from './service-workers.js';
 import { onProcessExit } from './process-exit.js';
 import type { SessionDescriptor } from './session-descriptor.js';
@@ -365,7 +365,7 @@ function headerInfo(id: number, providers: readonly ProviderConfig[], mode: stri
     argv: process.argv,
     execArgv: process.execArgv,
     nodeVersion: process.version,
-    tracepipeVersion: TRACEPIPE_VERSION,
+    tracepipeVersion: tracepipeVersion(),
     platform: process.platform,
     arch: process.arch,
     hostname: hostname(),
