@@ -1,5 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { threadId } from './this-thread.js';
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import { requireBuiltin, threadId } from './this-thread.js';
+
+const { AsyncLocalStorage: Store } = requireBuiltin('node:async_hooks') as typeof import('node:async_hooks');
 
 /**
  * This thread's current span: the one whose `run` is on the stack, or whose `run` started the async
@@ -10,7 +12,7 @@ import { threadId } from './this-thread.js';
  * Node keeps the store only once something has run in it: until a span runs with tracing on,
  * reading it is a property check and nothing tracks async work.
  */
-const storage = new AsyncLocalStorage<number>();
+const storage = new Store<number>();
 
 /**
  * Current where a sampled-out request runs (head sampling): spans begun under it record nothing, so

@@ -2,10 +2,12 @@ import { codeGenerationAllowed } from './code-generation.js';
 import { type ArgsOf, type EnabledFlag, EventType, type MemberHeader, type TraceEventType } from './event-type.js';
 import type { FieldSpec, FieldType } from './field-type.js';
 import type { EventSpec } from './provider.js';
-import { isPromise } from 'node:util/types';
 import { endWhenSettled } from './promise-settlement.js';
 import { currentSpanId, nextSpanId, runInSpan } from './span-context.js';
 import { SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
+import { requireBuiltin } from './this-thread.js';
+
+const { isPromise } = requireBuiltin('node:util/types') as typeof import('node:util/types');
 
 /** An event's spec (its `fields` go with the begin event) and the end event's fields. */
 export interface SpanSpec<KW extends string = string> extends EventSpec<KW> {

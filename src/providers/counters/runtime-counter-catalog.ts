@@ -1,4 +1,4 @@
-import { getHeapSpaceStatistics } from 'node:v8';
+import { requireBuiltin } from '../../schema/this-thread.js';
 import { TALLY_KINDS } from '../gc-pause-tally.js';
 
 /** gauge: a value at the end of the interval; interval: an amount during it (tools show it as a rate). */
@@ -47,7 +47,7 @@ const byKind: RuntimeCounter[] = TALLY_KINDS.flatMap((kind, i) => [
 ]);
 
 /** V8's heap spaces differ between versions: the ones this V8 has, read once. */
-export const RUNTIME_SPACES: readonly string[] = getHeapSpaceStatistics().map((s) => s.space_name);
+export const RUNTIME_SPACES: readonly string[] = (requireBuiltin('node:v8') as typeof import('node:v8')).getHeapSpaceStatistics().map((s) => s.space_name);
 
 const spaces: RuntimeCounter[] = RUNTIME_SPACES.map((space, i) => ({
   name: spaceCounter(space),
