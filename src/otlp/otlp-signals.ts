@@ -140,6 +140,8 @@ const SEVERITY: Readonly<Record<number, [number, string]>> = {
 
 interface OpenSpan {
   readonly begin: BlockEvent;
+  /** The span id as the trace holds it (a bigint), for its tracepipe.span_id attribute. */
+  readonly rawId: bigint;
   /** The trace's and the parent's, unless a caller's W3C context replaces them (adopt). */
   traceId: Uint8Array;
   readonly spanId: Uint8Array;
@@ -155,7 +157,26 @@ interface TypeView {
   readonly traceContext: boolean;
   readonly attributes: ReadonlyArray<readonly [string, FieldType]>;
   readonly counters: ReadonlyArray<readonly [string, string]>;
+  /** A span's begin: its name, its OTLP kind, and per end type the names its end's fields take. */
+  readonly spanName: string;
+  readonly spanKind: number;
+  readonly endNames: Map<StreamEventType, readonly string[]>;
 }
+
+/** What is kept of an ended span for children that begin after it ended. */
+interface EndedSpan {
+  readonly traceId: Uint8Array;
+  readonly traceState: string;
+  readonly spanId: Uint8Array;
+}
+
+/**
+ * A span id as a map key: a number, as every id a process writes is (below 2^53), so maps hash a
+ * small integer, not a bigint; a larger one (a foreign trace) stays a bigint, so no two ids meet.
+ */
+type SpanKey = number | bigint;
+const MAX_NUMBER_ID = BigInt(Number.MAX_SAFE_INTEGER);
+const spanKey = (id: bigint): SpanKey => (id <= MAX_NUMBER_ID ? Number(id) : id);
 
 /** A served request's W3C context, as Node.Channels writes it (providers/trace-context.ts). */
 const isTraceContextType = (t: StreamEventType): boolean =>
@@ -163,6 +184,8 @@ const isTraceContextType = (t: StreamEventType): boolean =>
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
 const ZERO_ID = /^0+$/;
+
+const NO_STATUS = { code: StatusCode.UNSET, message: '' } as const;
 
 const BEGIN_ID_FIELDS = new Set(SPAN_BEGIN_FIELDS.map(([n]) => n));
 const END_ID_FIELDS = new Set(SPAN_END_FIELDS.map(([n]) => n));
@@ -185,12 +208,12 @@ function attributesOf(e: BlockEvent, fields: ReadonlyArray<readonly [string, Fie
 export class OtlpSignals {
   private readonly ids: OtlpIds;
   private readonly wallNs: bigint;
-  private readonly open = new Map<bigint, OpenSpan>();
+  private readonly open = new Map<SpanKey, OpenSpan>();
   private readonly oldestOpen = new OldestEntry(this.open);
   /** Per thread, the ids of the spans begun there and still open, innermost last. */
-  private readonly openByThread = new Map<number, bigint[]>();
+  private readonly openByThread = new Map<number, SpanKey[]>();
   /** The traces of spans ended, for children that begin after their parent ended. */
-  private readonly ended = new Map<bigint, { readonly traceId: Uint8Array; readonly traceState: string }>();
+  private readonly ended = new Map<SpanKey, EndedSpan>();
   private readonly oldestEnded = new OldestEntry(this.ended);
   private readonly views = new Map<StreamEventType, TypeView>();
   private spans: OtlpSpan[] = [];
@@ -255,24 +278,30 @@ export class OtlpSignals {
       const skip = role === 'span-begin' ? BEGIN_ID_FIELDS : role === 'span-end' ? END_ID_FIELDS : new Set<string>();
       const attributes = t.layout.fields.filter((f) => !skip.has(f.name)).map((f) => [f.name, f.type] as const);
       const counters = role === 'counter' ? counterFields(t).map((f) => [f.name, f.type] as const) : [];
-      v = { role, traceContext: isTraceContextType(t), attributes, counters };
+      const spanName = role === 'span-begin' ? t.descriptor.name.slice(0, -'.Begin'.length) : '';
+      const spanKind = SPAN_KINDS[t.key.slice(0, -'.Begin'.length)] ?? SpanKind.INTERNAL;
+      v = { role, traceContext: isTraceContextType(t), attributes, counters, spanName, spanKind, endNames: new Map() };
       this.views.set(t, v);
     }
     return v;
   }
 
   private begin(e: BlockEvent): void {
-    const id = e.fields.spanId as bigint;
-    const parent = e.fields.parentSpanId as bigint;
+    const rawId = e.fields.spanId as bigint;
+    const rawParent = e.fields.parentSpanId as bigint;
+    const id = spanKey(rawId);
+    const parent = spanKey(rawParent);
     const reused = this.open.get(id);
     if (reused) this.close(id, reused, e.timestampNs, undefined);
     if (this.open.size >= MAX_OPEN_SPANS) {
       const [oldId, oldest] = this.oldestOpen.take()!;
       this.close(oldId, oldest, this.lastNs, undefined);
     }
-    const trace = parent === 0n ? undefined : (this.open.get(parent) ?? this.ended.get(parent));
-    const traceId = trace?.traceId ?? this.ids.traceId(parent === 0n ? id : parent);
-    this.open.set(id, { begin: e, traceId, traceState: trace?.traceState ?? '', spanId: this.ids.spanId(id), parentSpanId: parent === 0n ? undefined : this.ids.spanId(parent), events: [], droppedEvents: 0 });
+    // A parent still known gives its trace and its own W3C span id: neither is derived again.
+    const trace = parent === 0 ? undefined : (this.open.get(parent) ?? this.ended.get(parent));
+    const traceId = trace?.traceId ?? this.ids.traceId(parent === 0 ? rawId : rawParent);
+    const parentSpanId = parent === 0 ? undefined : (trace?.spanId ?? this.ids.spanId(rawParent));
+    this.open.set(id, { begin: e, rawId, traceId, traceState: trace?.traceState ?? '', spanId: this.ids.spanId(rawId), parentSpanId, events: [], droppedEvents: 0 });
     let stack = this.openByThread.get(e.threadId);
     if (!stack) this.openByThread.set(e.threadId, (stack = []));
     stack.push(id);
@@ -284,7 +313,7 @@ export class OtlpSignals {
    * anything begins under it. False (the event is then a log record) for a span not open or bad ids.
    */
   private adopt(e: BlockEvent): boolean {
-    const s = this.open.get(e.fields.spanId as bigint);
+    const s = this.open.get(spanKey(e.fields.spanId as bigint));
     const traceId = String(e.fields.traceId);
     const parentId = String(e.fields.parentId);
     if (!s || !TRACE_ID.test(traceId) || !SPAN_ID.test(parentId) || ZERO_ID.test(traceId) || ZERO_ID.test(parentId)) return false;
@@ -295,41 +324,44 @@ export class OtlpSignals {
   }
 
   private end(e: BlockEvent): boolean {
-    const id = e.fields.spanId as bigint;
+    const id = spanKey(e.fields.spanId as bigint);
     const s = this.open.get(id);
     if (!s) return false;
     this.close(id, s, e.timestampNs, e);
     return true;
   }
 
-  private close(id: bigint, s: OpenSpan, endNs: number, end: BlockEvent | undefined): void {
+  private close(id: SpanKey, s: OpenSpan, endNs: number, end: BlockEvent | undefined): void {
     this.open.delete(id);
     const stack = this.openByThread.get(s.begin.threadId)!;
     const at = stack.lastIndexOf(id);
     if (at >= 0) stack.splice(at, 1);
-    this.ended.set(id, { traceId: s.traceId, traceState: s.traceState });
+    this.ended.set(id, { traceId: s.traceId, traceState: s.traceState, spanId: s.spanId });
     if (this.ended.size > MAX_REMEMBERED) this.oldestEnded.take();
 
     const b = s.begin;
     const bv = this.viewOf(b.type);
     const attributes = attributesOf(b, bv.attributes);
     // The trace's own span id, to find the span in the trace file (dump, query).
-    attributes.push(['thread.id', 'u32', b.threadId], ['tracepipe.span_id', 'u64', id]);
-    let status: OtlpSpan['status'] = { code: StatusCode.UNSET, message: '' };
+    attributes.push(['thread.id', 'u32', b.threadId], ['tracepipe.span_id', 'u64', s.rawId]);
+    let status: OtlpSpan['status'] = NO_STATUS;
     if (end) {
-      const taken = new Set(attributes.map(([k]) => k));
-      for (const [name, type] of this.viewOf(end.type).attributes) attributes.push([taken.has(name) ? `end.${name}` : name, type, end.fields[name]!]);
+      const ev = this.viewOf(end.type);
+      const names = bv.endNames.get(end.type) ?? this.endNames(bv, end.type, ev, attributes);
+      for (let i = 0; i < names.length; i++) {
+        const [name, type] = ev.attributes[i]!;
+        attributes.push([names[i]!, type, end.fields[name]!]);
+      }
       if (end.fields.error === true) status = { code: StatusCode.ERROR, message: String(end.fields.errorName) };
     } else attributes.push(['tracepipe.unfinished', 'bool', true]);
-    const key = b.type.key;
     this.spans.push({
       scope: b.provider,
       traceId: s.traceId,
       spanId: s.spanId,
       traceState: s.traceState,
       parentSpanId: s.parentSpanId,
-      name: b.name.slice(0, -'.Begin'.length),
-      kind: SPAN_KINDS[key.slice(0, -'.Begin'.length)] ?? SpanKind.INTERNAL,
+      name: bv.spanName,
+      kind: bv.spanKind,
       startNs: this.unixNs(b.timestampNs),
       endNs: this.unixNs(Math.max(endNs, b.timestampNs)),
       attributes,
@@ -338,6 +370,17 @@ export class OtlpSignals {
       status,
     });
     if (this.spans.length >= MAX_BATCH_ITEMS) this.flushSpans();
+  }
+
+  /**
+   * The names an end's fields take among a span's attributes (those of its begin and the two the
+   * span adds): the field's own, or `end.NAME` where the begin has it. Made once per pair of types.
+   */
+  private endNames(bv: TypeView, endType: StreamEventType, ev: TypeView, beginAttributes: readonly OtlpAttribute[]): readonly string[] {
+    const taken = new Set(beginAttributes.map(([k]) => k));
+    const names = ev.attributes.map(([name]) => (taken.has(name) ? `end.${name}` : name));
+    bv.endNames.set(endType, names);
+    return names;
   }
 
   private log(e: BlockEvent, v: TypeView): void {
