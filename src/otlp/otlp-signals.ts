@@ -112,8 +112,14 @@ export function otlpResource(h: TraceHeader, o: OtlpResourceOptions): OtlpResour
   return { attributes };
 }
 
-/** Items in one request at most: a collector's default limit on a request is 4 MiB, and spans are small. */
+/** Log records or metric points in one request at most: a collector's default limit on a request is 4 MiB. */
 export const MAX_BATCH_ITEMS = 512;
+/**
+ * Spans in one request at most: a span of a served request is about 320 bytes of protobuf (0.7 MiB
+ * for these), and large requests keep the sender's cost per span low: each post costs about as much
+ * CPU whatever its size (BENCHMARKS.md §33.2).
+ */
+export const MAX_BATCH_SPANS = 2048;
 /** Spans kept open at most, and ended spans remembered as parents: memory stays bounded whatever the trace. */
 const MAX_OPEN_SPANS = 65_536;
 const MAX_REMEMBERED = 65_536;
@@ -202,7 +208,7 @@ function attributesOf(e: BlockEvent, fields: ReadonlyArray<readonly [string, Fie
  * end's error as an error status, the other events of its thread while it is the innermost open span
  * there as span events), metrics (declared counters and the runtime's heap and loop figures as
  * gauges, GC pauses as a histogram by kind, drops as a sum) and logs (every other event, with its
- * fields as attributes). `emit` gets each request's worth as it fills (MAX_BATCH_ITEMS), and what
+ * fields as attributes). `emit` gets each request's worth as it fills (MAX_BATCH_SPANS, MAX_BATCH_ITEMS), and what
  * is left on flush(); ids come from OtlpIds, so the same trace always gives the same requests.
  */
 export class OtlpSignals {
@@ -369,7 +375,7 @@ export class OtlpSignals {
       droppedEvents: s.droppedEvents,
       status,
     });
-    if (this.spans.length >= MAX_BATCH_ITEMS) this.flushSpans();
+    if (this.spans.length >= MAX_BATCH_SPANS) this.flushSpans();
   }
 
   /**
