@@ -1,6 +1,6 @@
 import { idHex } from './otlp-ids.js';
 import { byScope } from './otlp-protobuf.js';
-import type { OtlpAttribute, OtlpBatch, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan } from './otlp-signals.js';
+import type { OtlpAttribute, OtlpBatch, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan, OtlpTime } from './otlp-signals.js';
 
 /** A double as OTLP/JSON has it: the protobuf JSON mapping spells the non-finite ones as strings. */
 function double(v: number): number | string {
@@ -20,7 +20,10 @@ function anyValue([, type, v]: OtlpAttribute): object {
 
 const attributes = (list: readonly OtlpAttribute[]) => list.map((a) => ({ key: a[0], value: anyValue(a) }));
 
-function span(s: OtlpSpan): object {
+/** An item's time (ns from the batch's base) as OTLP/JSON writes unix ns: a decimal string. */
+type UnixText = (t: OtlpTime) => string;
+
+function span(s: OtlpSpan, unix: UnixText): object {
   return {
     traceId: idHex(s.traceId),
     spanId: idHex(s.spanId),
@@ -28,19 +31,19 @@ function span(s: OtlpSpan): object {
     ...(s.parentSpanId ? { parentSpanId: idHex(s.parentSpanId) } : {}),
     name: s.name,
     kind: s.kind,
-    startTimeUnixNano: s.startNs.toString(),
-    endTimeUnixNano: s.endNs.toString(),
+    startTimeUnixNano: unix(s.startNs),
+    endTimeUnixNano: unix(s.endNs),
     attributes: attributes(s.attributes),
-    events: s.events.map((e) => ({ timeUnixNano: e.timeNs.toString(), name: e.name, attributes: attributes(e.attributes) })),
+    events: s.events.map((e) => ({ timeUnixNano: unix(e.timeNs), name: e.name, attributes: attributes(e.attributes) })),
     ...(s.droppedEvents > 0 ? { droppedEventsCount: s.droppedEvents } : {}),
     status: s.status.code === 0 ? {} : { code: s.status.code, ...(s.status.message ? { message: s.status.message } : {}) },
   };
 }
 
-function metric(m: OtlpMetric): object {
+function metric(m: OtlpMetric, unix: UnixText): object {
   const head = { name: m.name, ...(m.unit ? { unit: m.unit } : {}) };
   if (m.kind === 'gauge') {
-    return { ...head, gauge: { dataPoints: m.points.map((p) => ({ timeUnixNano: p.timeNs.toString(), asDouble: double(p.value), attributes: attributes(p.attributes) })) } };
+    return { ...head, gauge: { dataPoints: m.points.map((p) => ({ timeUnixNano: unix(p.timeNs), asDouble: double(p.value), attributes: attributes(p.attributes) })) } };
   }
   return {
     ...head,
@@ -48,8 +51,8 @@ function metric(m: OtlpMetric): object {
       aggregationTemporality: 1,
       dataPoints: m.points.map((p) => ({
         attributes: attributes(p.attributes),
-        startTimeUnixNano: p.startNs.toString(),
-        timeUnixNano: p.timeNs.toString(),
+        startTimeUnixNano: unix(p.startNs),
+        timeUnixNano: unix(p.timeNs),
         count: String(p.count),
         sum: double(p.sum),
         bucketCounts: p.bucketCounts.map(String),
@@ -61,10 +64,10 @@ function metric(m: OtlpMetric): object {
   };
 }
 
-function log(l: OtlpLog): object {
+function log(l: OtlpLog, unix: UnixText): object {
   return {
-    timeUnixNano: l.timeNs.toString(),
-    observedTimeUnixNano: l.timeNs.toString(),
+    timeUnixNano: unix(l.timeNs),
+    observedTimeUnixNano: unix(l.timeNs),
     severityNumber: l.severity,
     severityText: l.severityText,
     body: { stringValue: l.eventName },
@@ -82,7 +85,8 @@ const KEYS = {
 /** One export request in OTLP/JSON (the protobuf JSON mapping: hex ids, 64-bit integers as strings). */
 export function otlpRequestJson(batch: OtlpBatch, resource: OtlpResource): string {
   const [resourceKey, scopeKey, itemsKey] = KEYS[batch.signal];
-  const write = (batch.signal === 'traces' ? span : batch.signal === 'metrics' ? metric : log) as (item: unknown) => object;
-  const scopes = [...byScope<{ scope: string }>(batch.items)].map(([name, items]) => ({ scope: { name }, [itemsKey]: items.map(write) }));
+  const write = (batch.signal === 'traces' ? span : batch.signal === 'metrics' ? metric : log) as (item: unknown, unix: UnixText) => object;
+  const unix: UnixText = (t) => (batch.unixBaseNs + BigInt(t)).toString();
+  const scopes = [...byScope<{ scope: string }>(batch.items)].map(([name, items]) => ({ scope: { name }, [itemsKey]: items.map((item) => write(item, unix)) }));
   return JSON.stringify({ [resourceKey]: [{ resource: { attributes: attributes(resource.attributes) }, [scopeKey]: scopes }] });
 }

@@ -1,5 +1,5 @@
 import { ProtobufWriter } from '../format/protobuf-writer.js';
-import type { OtlpAttribute, OtlpBatch, OtlpHistogramPoint, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan } from './otlp-signals.js';
+import type { OtlpAttribute, OtlpBatch, OtlpHistogramPoint, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan, OtlpTime } from './otlp-signals.js';
 
 // Field numbers from opentelemetry-proto (opentelemetry/proto/{collector,common,resource,trace,metrics,logs}/v1).
 const Request = { resource: 1 } as const;
@@ -43,19 +43,34 @@ function attributes(pb: ProtobufWriter, field: number, list: readonly OtlpAttrib
   }
 }
 
-function span(pb: ProtobufWriter, s: OtlpSpan): void {
+/** A batch's base unix time (its items' times are ns from it) in 32-bit halves, added to each time without a bigint. */
+interface UnixBase {
+  readonly hi: number;
+  readonly lo: number;
+}
+
+function unixBase(ns: bigint): UnixBase {
+  return { hi: Number(ns >> 32n), lo: Number(ns & 0xffffffffn) };
+}
+
+/** A fixed64 unix-ns time field. */
+function time(pb: ProtobufWriter, field: number, base: UnixBase, t: OtlpTime): void {
+  pb.fixed64Sum(field, base.hi, base.lo, t);
+}
+
+function span(pb: ProtobufWriter, s: OtlpSpan, base: UnixBase): void {
   pb.blob(Span.traceId, s.traceId);
   pb.blob(Span.spanId, s.spanId);
   if (s.traceState !== '') pb.str(Span.traceState, s.traceState);
   if (s.parentSpanId) pb.blob(Span.parentSpanId, s.parentSpanId);
   pb.str(Span.name, s.name);
   pb.uint(Span.kind, s.kind);
-  pb.fixed64(Span.start, s.startNs);
-  pb.fixed64(Span.end, s.endNs);
+  time(pb, Span.start, base, s.startNs);
+  time(pb, Span.end, base, s.endNs);
   attributes(pb, Span.attributes, s.attributes);
   for (const e of s.events) {
     pb.begin(Span.events);
-    pb.fixed64(SpanEvent.time, e.timeNs);
+    time(pb, SpanEvent.time, base, e.timeNs);
     pb.str(SpanEvent.name, e.name);
     attributes(pb, SpanEvent.attributes, e.attributes);
     pb.end();
@@ -69,10 +84,10 @@ function span(pb: ProtobufWriter, s: OtlpSpan): void {
   }
 }
 
-function histogramPoint(pb: ProtobufWriter, p: OtlpHistogramPoint): void {
+function histogramPoint(pb: ProtobufWriter, p: OtlpHistogramPoint, base: UnixBase): void {
   attributes(pb, HistogramPoint.attributes, p.attributes);
-  pb.fixed64(HistogramPoint.start, p.startNs);
-  pb.fixed64(HistogramPoint.time, p.timeNs);
+  time(pb, HistogramPoint.start, base, p.startNs);
+  time(pb, HistogramPoint.time, base, p.timeNs);
   pb.fixed64(HistogramPoint.count, BigInt(p.count));
   pb.double(HistogramPoint.sum, p.sum);
   pb.begin(HistogramPoint.bucketCounts);
@@ -85,14 +100,14 @@ function histogramPoint(pb: ProtobufWriter, p: OtlpHistogramPoint): void {
   pb.double(HistogramPoint.max, p.max);
 }
 
-function metric(pb: ProtobufWriter, m: OtlpMetric): void {
+function metric(pb: ProtobufWriter, m: OtlpMetric, base: UnixBase): void {
   pb.str(Metric.name, m.name);
   if (m.unit) pb.str(Metric.unit, m.unit);
   if (m.kind === 'gauge') {
     pb.begin(Metric.gauge);
     for (const p of m.points) {
       pb.begin(Gauge.points);
-      pb.fixed64(NumberPoint.time, p.timeNs);
+      time(pb, NumberPoint.time, base, p.timeNs);
       pb.double(NumberPoint.asDouble, p.value);
       attributes(pb, NumberPoint.attributes, p.attributes);
       pb.end();
@@ -101,7 +116,7 @@ function metric(pb: ProtobufWriter, m: OtlpMetric): void {
     pb.begin(Metric.histogram);
     for (const p of m.points) {
       pb.begin(Histogram.points);
-      histogramPoint(pb, p);
+      histogramPoint(pb, p, base);
       pb.end();
     }
     pb.uint(Histogram.temporality, Histogram.DELTA);
@@ -109,9 +124,9 @@ function metric(pb: ProtobufWriter, m: OtlpMetric): void {
   pb.end();
 }
 
-function log(pb: ProtobufWriter, l: OtlpLog): void {
-  pb.fixed64(Log.time, l.timeNs);
-  pb.fixed64(Log.observedTime, l.timeNs);
+function log(pb: ProtobufWriter, l: OtlpLog, base: UnixBase): void {
+  time(pb, Log.time, base, l.timeNs);
+  time(pb, Log.observedTime, base, l.timeNs);
   pb.uint(Log.severity, l.severity);
   pb.str(Log.severityText, l.severityText);
   // The event's name is the body too: collectors older than event_name (proto 1.5) show that.
@@ -142,7 +157,8 @@ export function writeOtlpRequest(pb: ProtobufWriter, batch: OtlpBatch, resource:
   pb.begin(ResourceData.resource);
   attributes(pb, Resource.attributes, resource.attributes);
   pb.end();
-  const write = (batch.signal === 'traces' ? span : batch.signal === 'metrics' ? metric : log) as (pb: ProtobufWriter, item: unknown) => void;
+  const write = (batch.signal === 'traces' ? span : batch.signal === 'metrics' ? metric : log) as (pb: ProtobufWriter, item: unknown, base: UnixBase) => void;
+  const base = unixBase(batch.unixBaseNs);
   for (const [name, items] of byScope<{ scope: string }>(batch.items)) {
     pb.begin(ResourceData.scopes);
     pb.begin(ScopeData.scope);
@@ -150,7 +166,7 @@ export function writeOtlpRequest(pb: ProtobufWriter, batch: OtlpBatch, resource:
     pb.end();
     for (const item of items) {
       pb.begin(ScopeData.items);
-      write(pb, item);
+      write(pb, item, base);
       pb.end();
     }
     pb.end();

@@ -17,8 +17,14 @@ export type OtlpAttribute = readonly [string, FieldType, DecodedFields[string]];
 export const SpanKind = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
 export const StatusCode = { UNSET: 0, ERROR: 2 } as const;
 
+/**
+ * A time as items hold it: integer ns of the trace's clock, the unix time being the batch's
+ * `unixBaseNs` plus this (a number: a bigint per time was a good part of a span's cost).
+ */
+export type OtlpTime = number;
+
 export interface OtlpSpanEvent {
-  readonly timeNs: bigint;
+  readonly timeNs: OtlpTime;
   readonly name: string;
   readonly attributes: readonly OtlpAttribute[];
 }
@@ -33,8 +39,8 @@ export interface OtlpSpan {
   readonly parentSpanId: Uint8Array | undefined;
   readonly name: string;
   readonly kind: number;
-  readonly startNs: bigint;
-  readonly endNs: bigint;
+  readonly startNs: OtlpTime;
+  readonly endNs: OtlpTime;
   readonly attributes: readonly OtlpAttribute[];
   readonly events: readonly OtlpSpanEvent[];
   readonly droppedEvents: number;
@@ -43,7 +49,7 @@ export interface OtlpSpan {
 
 export interface OtlpLog {
   readonly scope: string;
-  readonly timeNs: bigint;
+  readonly timeNs: OtlpTime;
   readonly severity: number;
   readonly severityText: string;
   readonly eventName: string;
@@ -51,14 +57,14 @@ export interface OtlpLog {
 }
 
 export interface OtlpGaugePoint {
-  readonly timeNs: bigint;
+  readonly timeNs: OtlpTime;
   readonly value: number;
   readonly attributes: readonly OtlpAttribute[];
 }
 
 export interface OtlpHistogramPoint {
-  readonly startNs: bigint;
-  readonly timeNs: bigint;
+  readonly startNs: OtlpTime;
+  readonly timeNs: OtlpTime;
   readonly attributes: readonly OtlpAttribute[];
   readonly count: number;
   readonly sum: number;
@@ -73,11 +79,12 @@ export type OtlpMetric =
   | { readonly scope: string; readonly name: string; readonly unit: string; readonly kind: 'gauge'; readonly points: OtlpGaugePoint[] }
   | { readonly scope: string; readonly name: string; readonly unit: string; readonly kind: 'histogram'; readonly points: OtlpHistogramPoint[] };
 
-/** One export request's worth of one signal (OTLP's three services). */
-export type OtlpBatch =
+/** One export request's worth of one signal (OTLP's three services); its items' times are ns from `unixBaseNs`. */
+export type OtlpBatch = { readonly unixBaseNs: bigint } & (
   | { readonly signal: 'traces'; readonly items: readonly OtlpSpan[] }
   | { readonly signal: 'metrics'; readonly items: readonly OtlpMetric[] }
-  | { readonly signal: 'logs'; readonly items: readonly OtlpLog[] };
+  | { readonly signal: 'logs'; readonly items: readonly OtlpLog[] }
+);
 
 /** What every request says of where its data comes from. */
 export interface OtlpResource {
@@ -240,8 +247,9 @@ export class OtlpSignals {
     this.wallNs = BigInt(header.clock.wallClockNs);
   }
 
-  private unixNs(traceNs: number): bigint {
-    return this.wallNs + BigInt(Math.round(traceNs));
+  /** A trace time as items hold it (OtlpTime). */
+  private time(traceNs: number): OtlpTime {
+    return Math.round(traceNs);
   }
 
   event(e: BlockEvent): void {
@@ -273,7 +281,7 @@ export class OtlpSignals {
     const name = 'tracepipe.dropped_events';
     let m = this.gauges.get(name);
     if (!m) this.gauges.set(name, (m = { scope: 'tracepipe', name, unit: '{event}', kind: 'gauge', points: [] }));
-    m.points.push({ timeNs: this.unixNs(d.timestampNs), value: this.droppedEvents, attributes: [['thread.id', 'u32', d.threadId]] });
+    m.points.push({ timeNs: this.time(d.timestampNs), value: this.droppedEvents, attributes: [['thread.id', 'u32', d.threadId]] });
     this.addedPoint();
   }
 
@@ -368,8 +376,8 @@ export class OtlpSignals {
       parentSpanId: s.parentSpanId,
       name: bv.spanName,
       kind: bv.spanKind,
-      startNs: this.unixNs(b.timestampNs),
-      endNs: this.unixNs(Math.max(endNs, b.timestampNs)),
+      startNs: this.time(b.timestampNs),
+      endNs: this.time(Math.max(endNs, b.timestampNs)),
       attributes,
       events: s.events,
       droppedEvents: s.droppedEvents,
@@ -393,14 +401,14 @@ export class OtlpSignals {
     const stack = this.openByThread.get(e.threadId);
     const innermost = stack?.length ? this.open.get(stack[stack.length - 1]!) : undefined;
     if (innermost) {
-      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.unixNs(e.timestampNs), name: e.type.key, attributes: attributesOf(e, v.attributes) });
+      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, attributes: attributesOf(e, v.attributes) });
       else innermost.droppedEvents++;
       return;
     }
     const [severity, severityText] = SEVERITY[e.level] ?? [9, 'INFO'];
     const attributes = attributesOf(e, v.attributes);
     attributes.push(['thread.id', 'u32', e.threadId]);
-    this.logs.push({ scope: e.provider, timeNs: this.unixNs(e.timestampNs), severity, severityText, eventName: e.type.key, attributes });
+    this.logs.push({ scope: e.provider, timeNs: this.time(e.timestampNs), severity, severityText, eventName: e.type.key, attributes });
     if (this.logs.length >= MAX_BATCH_ITEMS) this.flushLogs();
   }
 
@@ -413,7 +421,7 @@ export class OtlpSignals {
       const name = declared ? group : `${group}.${field}`;
       let m = this.gauges.get(name);
       if (!m) this.gauges.set(name, (m = { scope: e.provider, name, unit: declared ? field : '', kind: 'gauge', points: [] }));
-      m.points.push({ timeNs: this.unixNs(e.timestampNs), value: Number(e.fields[field]), attributes });
+      m.points.push({ timeNs: this.time(e.timestampNs), value: Number(e.fields[field]), attributes });
       this.addedPoint();
     }
   }
@@ -440,22 +448,22 @@ export class OtlpSignals {
     if (this.spans.length === 0) return;
     const items = this.spans;
     this.spans = [];
-    this.emit({ signal: 'traces', items });
+    this.emit({ signal: 'traces', items, unixBaseNs: this.wallNs });
   }
 
   private flushLogs(): void {
     if (this.logs.length === 0) return;
     const items = this.logs;
     this.logs = [];
-    this.emit({ signal: 'logs', items });
+    this.emit({ signal: 'logs', items, unixBaseNs: this.wallNs });
   }
 
   /** Gauges as they are, and the GC pauses since the last flush as one delta histogram point per kind. */
   private flushMetrics(): void {
     const items: OtlpMetric[] = [...this.gauges.values()];
     if (this.gcPauses.size > 0) {
-      const startNs = this.unixNs(this.intervalStartNs ?? this.lastNs);
-      const timeNs = this.unixNs(this.lastNs);
+      const startNs = this.time(this.intervalStartNs ?? this.lastNs);
+      const timeNs = this.time(this.lastNs);
       const points: OtlpHistogramPoint[] = [...this.gcPauses].map(([kind, h]) => ({
         startNs, timeNs, attributes: [['kind', 'string', kind]], count: h.count, sum: h.sum, min: h.min, max: h.max, bucketCounts: h.buckets, bounds: GC_PAUSE_BOUNDS_MS,
       }));
@@ -465,7 +473,7 @@ export class OtlpSignals {
     }
     this.gauges = new Map();
     this.gaugePoints = 0;
-    if (items.length > 0) this.emit({ signal: 'metrics', items });
+    if (items.length > 0) this.emit({ signal: 'metrics', items, unixBaseNs: this.wallNs });
   }
 
   /** Emits everything finished so far (a time-based batch); open spans stay open. */
