@@ -1,13 +1,15 @@
 import { idHex } from './otlp-ids.js';
 import { byScope } from './otlp-protobuf.js';
-import type { OtlpAttribute, OtlpBatch, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan, OtlpTime } from './otlp-signals.js';
+import type { DecodedFields } from '../format/payload-codec.js';
+import type { FieldType } from '../schema/field-type.js';
+import { forEachAttribute, type OtlpAttributes, type OtlpBatch, type OtlpLog, type OtlpMetric, type OtlpResource, type OtlpSpan, type OtlpTime } from './otlp-signals.js';
 
 /** A double as OTLP/JSON has it: the protobuf JSON mapping spells the non-finite ones as strings. */
 function double(v: number): number | string {
   return Number.isFinite(v) ? v : Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
 }
 
-function anyValue([, type, v]: OtlpAttribute): object {
+function anyValue(type: FieldType, v: DecodedFields[string]): object {
   switch (type) {
     case 'bool': return { boolValue: v };
     case 'u8': case 'u16': case 'u32': case 'i8': case 'i16': case 'i32': return { intValue: String(v) };
@@ -18,7 +20,11 @@ function anyValue([, type, v]: OtlpAttribute): object {
   }
 }
 
-const attributes = (list: readonly OtlpAttribute[]) => list.map((a) => ({ key: a[0], value: anyValue(a) }));
+function attributes(list: OtlpAttributes): object[] {
+  const out: object[] = [];
+  forEachAttribute(list, (key, type, value) => out.push({ key, value: anyValue(type, value) }));
+  return out;
+}
 
 /** An item's time (ns from the batch's base) as OTLP/JSON writes unix ns: a decimal string. */
 type UnixText = (t: OtlpTime) => string;

@@ -1,5 +1,7 @@
 import { ProtobufWriter } from '../format/protobuf-writer.js';
-import type { OtlpAttribute, OtlpBatch, OtlpHistogramPoint, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan, OtlpTime } from './otlp-signals.js';
+import type { DecodedFields } from '../format/payload-codec.js';
+import type { FieldType } from '../schema/field-type.js';
+import { isSingleAttribute, type OtlpAttributes, type OtlpBatch, type OtlpHistogramPoint, type OtlpLog, type OtlpMetric, type OtlpResource, type OtlpSpan, type OtlpTime } from './otlp-signals.js';
 
 // Field numbers from opentelemetry-proto (opentelemetry/proto/{collector,common,resource,trace,metrics,logs}/v1).
 const Request = { resource: 1 } as const;
@@ -21,7 +23,7 @@ const NumberPoint = { time: 3, asDouble: 4, attributes: 7 } as const;
 const HistogramPoint = { start: 2, time: 3, count: 4, sum: 5, bucketCounts: 6, bounds: 7, attributes: 9, min: 11, max: 12 } as const;
 const Log = { time: 1, severity: 2, severityText: 3, body: 5, attributes: 6, observedTime: 11, eventName: 12 } as const;
 
-function anyValue(pb: ProtobufWriter, [, type, v]: OtlpAttribute): void {
+function anyValue(pb: ProtobufWriter, type: FieldType, v: DecodedFields[string]): void {
   switch (type) {
     case 'bool': return pb.bool(AnyValue.bool, v as boolean);
     case 'u8': case 'u16': case 'u32': case 'i8': case 'i16': case 'i32': return pb.int(AnyValue.int, v as number);
@@ -32,14 +34,20 @@ function anyValue(pb: ProtobufWriter, [, type, v]: OtlpAttribute): void {
   }
 }
 
-function attributes(pb: ProtobufWriter, field: number, list: readonly OtlpAttribute[]): void {
+function keyValue(pb: ProtobufWriter, field: number, key: string, type: FieldType, value: DecodedFields[string]): void {
+  pb.begin(field);
+  pb.str(KeyValue.key, key);
+  pb.begin(KeyValue.value);
+  anyValue(pb, type, value);
+  pb.end();
+  pb.end();
+}
+
+/** As forEachAttribute walks them, without a closure per list (the encoder's hot path). */
+function attributes(pb: ProtobufWriter, field: number, list: OtlpAttributes): void {
   for (const a of list) {
-    pb.begin(field);
-    pb.str(KeyValue.key, a[0]);
-    pb.begin(KeyValue.value);
-    anyValue(pb, a);
-    pb.end();
-    pb.end();
+    if (isSingleAttribute(a)) keyValue(pb, field, a[0], a[1], a[2]);
+    else for (let i = 0; i < a.keys.length; i++) keyValue(pb, field, a.keys[i]!, a.fields[i]![1], a.values[a.fields[i]![0]]!);
   }
 }
 

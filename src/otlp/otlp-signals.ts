@@ -14,6 +14,29 @@ import { OtlpIds } from './otlp-ids.js';
 /** An attribute: key, the trace field type its value has (it picks the OTLP value kind), value. */
 export type OtlpAttribute = readonly [string, FieldType, DecodedFields[string]];
 
+/**
+ * An event's fields as attributes, read from the decoded fields when encoded: key `keys[i]`, type
+ * and value of field `fields[i]`. One object per event instead of an array per field.
+ */
+export interface OtlpFieldAttributes {
+  readonly keys: readonly string[];
+  readonly fields: ReadonlyArray<readonly [string, FieldType]>;
+  readonly values: DecodedFields;
+}
+
+/** Attributes in order: single ones and runs of an event's fields. */
+export type OtlpAttributes = ReadonlyArray<OtlpAttribute | OtlpFieldAttributes>;
+
+/** Calls `each` with every attribute of `list`, in order. */
+export function forEachAttribute(list: OtlpAttributes, each: (key: string, type: FieldType, value: DecodedFields[string]) => void): void {
+  for (const a of list) {
+    if (isSingleAttribute(a)) each(a[0], a[1], a[2]);
+    else for (let i = 0; i < a.keys.length; i++) each(a.keys[i]!, a.fields[i]![1], a.values[a.fields[i]![0]]!);
+  }
+}
+
+export const isSingleAttribute = (a: OtlpAttribute | OtlpFieldAttributes): a is OtlpAttribute => Array.isArray(a);
+
 export const SpanKind = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
 export const StatusCode = { UNSET: 0, ERROR: 2 } as const;
 
@@ -26,7 +49,7 @@ export type OtlpTime = number;
 export interface OtlpSpanEvent {
   readonly timeNs: OtlpTime;
   readonly name: string;
-  readonly attributes: readonly OtlpAttribute[];
+  readonly attributes: OtlpAttributes;
 }
 
 export interface OtlpSpan {
@@ -41,7 +64,7 @@ export interface OtlpSpan {
   readonly kind: number;
   readonly startNs: OtlpTime;
   readonly endNs: OtlpTime;
-  readonly attributes: readonly OtlpAttribute[];
+  readonly attributes: OtlpAttributes;
   readonly events: readonly OtlpSpanEvent[];
   readonly droppedEvents: number;
   readonly status: { readonly code: number; readonly message: string };
@@ -53,7 +76,7 @@ export interface OtlpLog {
   readonly severity: number;
   readonly severityText: string;
   readonly eventName: string;
-  readonly attributes: readonly OtlpAttribute[];
+  readonly attributes: OtlpAttributes;
 }
 
 export interface OtlpGaugePoint {
@@ -169,6 +192,8 @@ interface TypeView {
   /** Node.Channels' TraceContext: the W3C context a served request came with. */
   readonly traceContext: boolean;
   readonly attributes: ReadonlyArray<readonly [string, FieldType]>;
+  /** The attributes' keys: their fields' names. */
+  readonly keys: readonly string[];
   readonly counters: ReadonlyArray<readonly [string, string]>;
   /** A span's begin: its name, its OTLP kind, and per end type the names its end's fields take. */
   readonly spanName: string;
@@ -203,11 +228,7 @@ const NO_STATUS = { code: StatusCode.UNSET, message: '' } as const;
 const BEGIN_ID_FIELDS = new Set(SPAN_BEGIN_FIELDS.map(([n]) => n));
 const END_ID_FIELDS = new Set(SPAN_END_FIELDS.map(([n]) => n));
 
-function attributesOf(e: BlockEvent, fields: ReadonlyArray<readonly [string, FieldType]>, prefix = ''): OtlpAttribute[] {
-  const out: OtlpAttribute[] = [];
-  for (const [name, type] of fields) out.push([prefix + name, type, e.fields[name]!]);
-  return out;
-}
+const fieldAttributes = (e: BlockEvent, v: TypeView): OtlpFieldAttributes => ({ keys: v.keys, fields: v.attributes, values: e.fields });
 
 /**
  * A trace's events as OpenTelemetry's three signals, in stream order with bounded memory: spans
@@ -294,7 +315,7 @@ export class OtlpSignals {
       const counters = role === 'counter' ? counterFields(t).map((f) => [f.name, f.type] as const) : [];
       const spanName = role === 'span-begin' ? t.descriptor.name.slice(0, -'.Begin'.length) : '';
       const spanKind = SPAN_KINDS[t.key.slice(0, -'.Begin'.length)] ?? SpanKind.INTERNAL;
-      v = { role, traceContext: isTraceContextType(t), attributes, counters, spanName, spanKind, endNames: new Map() };
+      v = { role, traceContext: isTraceContextType(t), attributes, keys: attributes.map(([name]) => name), counters, spanName, spanKind, endNames: new Map() };
       this.views.set(t, v);
     }
     return v;
@@ -355,17 +376,12 @@ export class OtlpSignals {
 
     const b = s.begin;
     const bv = this.viewOf(b.type);
-    const attributes = attributesOf(b, bv.attributes);
     // The trace's own span id, to find the span in the trace file (dump, query).
-    attributes.push(['thread.id', 'u32', b.threadId], ['tracepipe.span_id', 'u64', s.rawId]);
+    const attributes: Array<OtlpAttribute | OtlpFieldAttributes> = [fieldAttributes(b, bv), ['thread.id', 'u32', b.threadId], ['tracepipe.span_id', 'u64', s.rawId]];
     let status: OtlpSpan['status'] = NO_STATUS;
     if (end) {
       const ev = this.viewOf(end.type);
-      const names = bv.endNames.get(end.type) ?? this.endNames(bv, end.type, ev, attributes);
-      for (let i = 0; i < names.length; i++) {
-        const [name, type] = ev.attributes[i]!;
-        attributes.push([names[i]!, type, end.fields[name]!]);
-      }
+      attributes.push({ keys: bv.endNames.get(end.type) ?? this.endNames(bv, end.type, ev), fields: ev.attributes, values: end.fields });
       if (end.fields.error === true) status = { code: StatusCode.ERROR, message: String(end.fields.errorName) };
     } else attributes.push(['tracepipe.unfinished', 'bool', true]);
     this.spans.push({
@@ -390,8 +406,8 @@ export class OtlpSignals {
    * The names an end's fields take among a span's attributes (those of its begin and the two the
    * span adds): the field's own, or `end.NAME` where the begin has it. Made once per pair of types.
    */
-  private endNames(bv: TypeView, endType: StreamEventType, ev: TypeView, beginAttributes: readonly OtlpAttribute[]): readonly string[] {
-    const taken = new Set(beginAttributes.map(([k]) => k));
+  private endNames(bv: TypeView, endType: StreamEventType, ev: TypeView): readonly string[] {
+    const taken = new Set([...bv.keys, 'thread.id', 'tracepipe.span_id']);
     const names = ev.attributes.map(([name]) => (taken.has(name) ? `end.${name}` : name));
     bv.endNames.set(endType, names);
     return names;
@@ -401,13 +417,12 @@ export class OtlpSignals {
     const stack = this.openByThread.get(e.threadId);
     const innermost = stack?.length ? this.open.get(stack[stack.length - 1]!) : undefined;
     if (innermost) {
-      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, attributes: attributesOf(e, v.attributes) });
+      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, attributes: [fieldAttributes(e, v)] });
       else innermost.droppedEvents++;
       return;
     }
     const [severity, severityText] = SEVERITY[e.level] ?? [9, 'INFO'];
-    const attributes = attributesOf(e, v.attributes);
-    attributes.push(['thread.id', 'u32', e.threadId]);
+    const attributes = [fieldAttributes(e, v), ['thread.id', 'u32', e.threadId] as const];
     this.logs.push({ scope: e.provider, timeNs: this.time(e.timestampNs), severity, severityText, eventName: e.type.key, attributes });
     if (this.logs.length >= MAX_BATCH_ITEMS) this.flushLogs();
   }
