@@ -21,13 +21,15 @@ const Gauge = { points: 1 } as const;
 const Histogram = { points: 1, temporality: 2, DELTA: 1 } as const;
 const NumberPoint = { time: 3, asDouble: 4, attributes: 7 } as const;
 const HistogramPoint = { start: 2, time: 3, count: 4, sum: 5, bucketCounts: 6, bounds: 7, attributes: 9, min: 11, max: 12 } as const;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const Log = { time: 1, severity: 2, severityText: 3, body: 5, attributes: 6, observedTime: 11, eventName: 12 } as const;
 
 function anyValue(pb: ProtobufWriter, type: FieldType, v: DecodedFields[string]): void {
   switch (type) {
     case 'bool': return pb.bool(AnyValue.bool, v as boolean);
     case 'u8': case 'u16': case 'u32': case 'i8': case 'i16': case 'i32': return pb.int(AnyValue.int, v as number);
-    case 'u64': case 'i64': return pb.bigint(AnyValue.int, BigInt.asIntN(64, v as bigint));
+    // Most 64-bit values (span ids, byte counts) are small and non-negative: their varint is a number's.
+    case 'u64': case 'i64': return (v as bigint) >= 0n && (v as bigint) <= MAX_SAFE ? pb.uint(AnyValue.int, Number(v)) : pb.bigint(AnyValue.int, BigInt.asIntN(64, v as bigint));
     case 'f32': case 'f64': return pb.double(AnyValue.double, v as number);
     case 'string': return pb.str(AnyValue.string, v as string);
     case 'bytes': return pb.blob(AnyValue.bytes, v as Uint8Array);
