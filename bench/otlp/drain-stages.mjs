@@ -7,7 +7,8 @@
 // From the command line, `node bench/otlp/drain-stages.mjs TRACE [--before DIR] [--rounds N]` times
 // the stages of this checkout's build (dist/) on TRACE, posting to bench/otlp/receiver.mjs; with
 // --before, also those of another checkout's build (DIR/dist), the two taking turns each round, and
-// prints both per span with their ratio (medians over the rounds).
+// prints both per span with their ratio (medians over the rounds). --gzip-level N gzips this
+// checkout's requests at zlib level N instead of the export's own (bytes against CPU).
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -25,11 +26,11 @@ const THIS_DIST = new URL('../../dist/', import.meta.url);
 const STAGES = ['pair', 'encode', 'gzip', 'post'];
 
 /** The export's modules of one build (a dist/ directory). A build from before OTLP_GZIP_LEVEL gzipped at zlib's default. */
-async function exportModules(dist) {
+async function exportModules(dist, gzipLevel) {
   const [{ TraceParser }, { OtlpSignals, otlpResource }, { otlpRequestBytes }, { ProtobufWriter }, sink] = await Promise.all(
     ['format/trace-parser.js', 'otlp/otlp-signals.js', 'otlp/otlp-protobuf.js', 'format/protobuf-writer.js', 'sinks/otlp-sink.js'].map((m) => import(new URL(m, dist))),
   );
-  return { TraceParser, OtlpSignals, otlpResource, otlpRequestBytes, ProtobufWriter, gzip: { level: sink.OTLP_GZIP_LEVEL ?? -1 } };
+  return { TraceParser, OtlpSignals, otlpResource, otlpRequestBytes, ProtobufWriter, gzip: { level: gzipLevel ?? sink.OTLP_GZIP_LEVEL ?? -1 } };
 }
 
 /** The median on-CPU ns of `fn()` (sync or async) over REPEATS runs, and its last result. */
@@ -63,9 +64,9 @@ function pairedBatches(m, bytes, serviceName) {
 }
 
 /** The per-span cost of each stage of exporting `traceFile`, posting to `endpoint` as `serviceName`, with the build in `dist`. */
-export async function drainStages(traceFile, endpoint, serviceName, dist = THIS_DIST) {
+export async function drainStages(traceFile, endpoint, serviceName, dist = THIS_DIST, gzipLevel = undefined) {
   if (!threadCpu()) throw new Error('drain stages: /proc/thread-self/schedstat is not readable here');
-  const m = await exportModules(dist);
+  const m = await exportModules(dist, gzipLevel);
   const bytes = readFileSync(traceFile);
   const pair = await timed(() => pairedBatches(m, bytes, serviceName));
   const { batches, resource } = pair.result;
@@ -106,13 +107,14 @@ async function startReceiver() {
 }
 
 async function main() {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { before: { type: 'string' }, rounds: { type: 'string', default: '5' } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { before: { type: 'string' }, rounds: { type: 'string', default: '5' }, 'gzip-level': { type: 'string' } } });
   const rounds = Number(values.rounds);
-  if (positionals.length !== 1 || !Number.isInteger(rounds) || rounds < 1) {
-    console.error('usage: node bench/otlp/drain-stages.mjs TRACE [--before CHECKOUT] [--rounds N]');
+  const gzipLevel = values['gzip-level'] === undefined ? undefined : Number(values['gzip-level']);
+  if (positionals.length !== 1 || !Number.isInteger(rounds) || rounds < 1 || (gzipLevel !== undefined && !(Number.isInteger(gzipLevel) && gzipLevel >= 1 && gzipLevel <= 9))) {
+    console.error('usage: node bench/otlp/drain-stages.mjs TRACE [--before CHECKOUT] [--rounds N] [--gzip-level 1-9]');
     process.exit(2);
   }
-  const builds = [{ name: 'this checkout', dist: THIS_DIST }];
+  const builds = [{ name: gzipLevel === undefined ? 'this checkout' : `this checkout, gzip level ${gzipLevel}`, dist: THIS_DIST, gzipLevel }];
   if (values.before) builds.unshift({ name: `before (${values.before})`, dist: pathToFileURL(`${resolve(values.before, 'dist')}/`) });
   const receiver = await startReceiver();
   const results = builds.map(() => []);
@@ -120,7 +122,7 @@ async function main() {
     for (let r = 0; r < rounds; r++) {
       // Taking turns, the first of each round alternating, so a drift of the machine's load reaches both.
       const order = r % 2 === 0 ? builds.map((_, i) => i) : builds.map((_, i) => i).reverse();
-      for (const i of order) results[i].push(await drainStages(positionals[0], receiver.url, 'drain-stages', builds[i].dist));
+      for (const i of order) results[i].push(await drainStages(positionals[0], receiver.url, 'drain-stages', builds[i].dist, builds[i].gzipLevel));
     }
   } finally {
     receiver.close();
