@@ -40,7 +40,7 @@ function span(s: OtlpSpan, unix: UnixText): object {
     startTimeUnixNano: unix(s.startNs),
     endTimeUnixNano: unix(s.endNs),
     attributes: attributes(s.attributes),
-    events: s.events.map((e) => ({ timeUnixNano: unix(e.timeNs), name: e.name, attributes: attributes(e.attributes) })),
+    events: s.events.map((e) => ({ timeUnixNano: unix(e.timeNs), name: e.name, attributes: attributes([e]) })),
     ...(s.droppedEvents > 0 ? { droppedEventsCount: s.droppedEvents } : {}),
     status: s.status.code === 0 ? {} : { code: s.status.code, ...(s.status.message ? { message: s.status.message } : {}) },
   };

@@ -1,7 +1,7 @@
 import { ProtobufWriter } from '../format/protobuf-writer.js';
 import type { DecodedFields } from '../format/payload-codec.js';
 import type { FieldType } from '../schema/field-type.js';
-import { isSingleAttribute, type OtlpAttributes, type OtlpBatch, type OtlpHistogramPoint, type OtlpLog, type OtlpMetric, type OtlpResource, type OtlpSpan, type OtlpTime } from './otlp-signals.js';
+import { isSingleAttribute, type OtlpAttributes, type OtlpFieldAttributes, type OtlpBatch, type OtlpHistogramPoint, type OtlpLog, type OtlpMetric, type OtlpResource, type OtlpSpan, type OtlpTime } from './otlp-signals.js';
 
 // Field numbers from opentelemetry-proto (opentelemetry/proto/{collector,common,resource,trace,metrics,logs}/v1).
 const Request = { resource: 1 } as const;
@@ -45,11 +45,15 @@ function keyValue(pb: ProtobufWriter, field: number, key: string, type: FieldTyp
   pb.end();
 }
 
+function fieldAttributes(pb: ProtobufWriter, field: number, a: OtlpFieldAttributes): void {
+  for (let i = 0; i < a.keys.length; i++) keyValue(pb, field, a.keys[i]!, a.fields[i]![1], a.values[a.fields[i]![0]]!);
+}
+
 /** As forEachAttribute walks them, without a closure per list (the encoder's hot path). */
 function attributes(pb: ProtobufWriter, field: number, list: OtlpAttributes): void {
   for (const a of list) {
     if (isSingleAttribute(a)) keyValue(pb, field, a[0], a[1], a[2]);
-    else for (let i = 0; i < a.keys.length; i++) keyValue(pb, field, a.keys[i]!, a.fields[i]![1], a.values[a.fields[i]![0]]!);
+    else fieldAttributes(pb, field, a);
   }
 }
 
@@ -82,7 +86,7 @@ function span(pb: ProtobufWriter, s: OtlpSpan, base: UnixBase): void {
     pb.begin(Span.events);
     time(pb, SpanEvent.time, base, e.timeNs);
     pb.str(SpanEvent.name, e.name);
-    attributes(pb, SpanEvent.attributes, e.attributes);
+    fieldAttributes(pb, SpanEvent.attributes, e);
     pb.end();
   }
   if (s.droppedEvents > 0) pb.uint(Span.droppedEvents, s.droppedEvents);

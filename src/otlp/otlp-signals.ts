@@ -46,10 +46,10 @@ export const StatusCode = { UNSET: 0, ERROR: 2 } as const;
  */
 export type OtlpTime = number;
 
-export interface OtlpSpanEvent {
+/** An event inside a span: its time, its name, and its fields as its attributes (one object per event). */
+export interface OtlpSpanEvent extends OtlpFieldAttributes {
   readonly timeNs: OtlpTime;
   readonly name: string;
-  readonly attributes: OtlpAttributes;
 }
 
 export interface OtlpSpan {
@@ -417,7 +417,7 @@ export class OtlpSignals {
     const stack = this.openByThread.get(e.threadId);
     const innermost = stack?.length ? this.open.get(stack[stack.length - 1]!) : undefined;
     if (innermost) {
-      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, attributes: [fieldAttributes(e, v)] });
+      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, keys: v.keys, fields: v.attributes, values: e.fields });
       else innermost.droppedEvents++;
       return;
     }
