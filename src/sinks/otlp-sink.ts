@@ -18,7 +18,7 @@ const BATCH_MS = 1000;
 const CLOSE_WAIT_MS = 2000;
 
 /**
- * zlib's fastest level: on the spans of a loaded HTTP server it makes requests 0.6 % larger than the
+ * zlib's fastest level: on the spans of a loaded HTTP server it makes requests 0.8 % larger than the
  * default level 6 for a third of the CPU (BENCHMARKS.md §33.2), and the drain's CPU is what competes
  * with the application.
  */
