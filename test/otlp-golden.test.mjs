@@ -39,5 +39,7 @@ for (const name of TRACES) {
     assert.equal(stats.requestsDropped, 0);
     assert.equal(stats.spansSent, bySignal(expected, 'traces').flatMap((r) => r.resourceSpans.flatMap((s) => s.scopeSpans.flatMap((ss) => ss.spans))).length);
     for (const signal of ['traces', 'metrics', 'logs']) assert.deepEqual(receiver.received[signal], bySignal(expected, signal), signal);
+    // gzip'd at zlib's fastest level: the gzip header's XFL byte (RFC 1952) is 4 for it, 0 for the default level.
+    assert.deepEqual(new Set(receiver.attempts.map((a) => a.body[8])), new Set([4]));
   });
 }
