@@ -236,8 +236,9 @@ const fieldAttributes = (e: BlockEvent, v: TypeView): OtlpFieldAttributes => ({ 
  * end's error as an error status, the other events of its thread while it is the innermost open span
  * there as span events), metrics (declared counters and the runtime's heap and loop figures as
  * gauges, GC pauses as a histogram by kind, drops as a sum) and logs (every other event, with its
- * fields as attributes). `emit` gets each request's worth as it fills (MAX_BATCH_SPANS, MAX_BATCH_ITEMS), and what
- * is left on flush(); ids come from OtlpIds, so the same trace always gives the same requests.
+ * fields as attributes). `emit` gets each request's worth as it fills (MAX_BATCH_SPANS,
+ * MAX_BATCH_ITEMS), and what is left on flush(); ids come from OtlpIds, so the same trace always
+ * gives the same requests.
  */
 export class OtlpSignals {
   private readonly ids: OtlpIds;
