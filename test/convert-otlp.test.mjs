@@ -182,3 +182,18 @@ test('drops: the gauge tracepipe.dropped_events, a running total, ends at what t
   // A running total: the last point is the trace's count.
   assert.equal(points.at(-1).asDouble, result.eventsDropped);
 });
+
+test('spans go out in requests of up to 2,048, not 512 (a post costs about as much whatever its size)', async () => {
+  const many = join(dir, 'many.tptrace');
+  // 60 rounds of 6 requests, each with a query: 720 spans, all ended before the session stops.
+  const r = await run(process.execPath, ['--expose-gc', FIXTURE, many, '', '60']);
+  assert.equal(r.code, 0, r.stderr);
+  const out = join(dir, 'many.otlp');
+  const c = await cli(['convert', many, '--to', 'otlp', '-o', out, '-q']);
+  assert.equal(c.code, 0, c.stderr);
+  const perRequest = decodeOtlpFile(await readFile(out))
+    .filter((q) => q.signal === 'traces')
+    .map((q) => spansOf([q.request]).length);
+  assert.ok(perRequest.reduce((a, b) => a + b, 0) > 720, `spans: ${perRequest}`);
+  assert.equal(perRequest.length, 1, `spans per request: ${perRequest}`);
+});

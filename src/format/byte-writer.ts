@@ -65,6 +65,7 @@ export class ByteWriter {
       // At most 126 UTF-8 bytes: the length fits one byte, and the text is encoded in place, without
       // an array per string (names and field names are short; a type of 1,024 fields writes 1,024).
       this.ensure(1 + s.length * 3);
+      if (this.shortAscii(s)) return;
       const { written } = encoder.encodeInto(s, this.buf.subarray(this.pos + 1));
       this.buf[this.pos] = written;
       this.pos += 1 + written;
@@ -73,6 +74,22 @@ export class ByteWriter {
     const bytes = encoder.encode(s);
     this.varint(bytes.length);
     this.bytes(bytes);
+  }
+  /**
+   * A short string copied byte by byte if it is all ASCII (nearly every name and field of a trace):
+   * cheaper than encodeInto and the subarray it needs. False, with nothing written, otherwise.
+   */
+  private shortAscii(s: string): boolean {
+    const b = this.buf;
+    const start = this.pos + 1;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) return false;
+      b[start + i] = c;
+    }
+    b[this.pos] = s.length;
+    this.pos = start + s.length;
+    return true;
   }
   bytes(b: Uint8Array): void {
     this.ensure(b.length);

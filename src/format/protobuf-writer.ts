@@ -138,6 +138,15 @@ export class ProtobufWriter extends ByteWriter {
     this.u64(BigInt.asUintN(64, v));
   }
 
+  /** A fixed64 of a big base (two uint32 halves) plus a non-negative offset below 2^53, added without a bigint. */
+  fixed64Sum(field: number, baseHi: number, baseLo: number, offset: number): void {
+    this.tag(field, I64);
+    const lo = baseLo + offset;
+    const carry = Math.floor(lo / TWO32);
+    this.u32(lo - carry * TWO32);
+    this.u32((baseHi + carry) >>> 0);
+  }
+
   double(field: number, v: number): void {
     this.tag(field, I64);
     this.f64(v);

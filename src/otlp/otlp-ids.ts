@@ -3,14 +3,58 @@ import type { TraceHeader } from '../format/stream-header.js';
 const MASK64 = (1n << 64n) - 1n;
 const FNV_OFFSET = 0xcbf29ce484222325n;
 const FNV_PRIME = 0x100000001b3n;
-/** Told apart from the span-id derivation, so a root's trace id never repeats its span id. */
-const TRACE_HIGH = 0x9e3779b97f4a7c15n;
+const TWO32 = 4294967296;
+/** Told apart from the span-id derivation, so a root's trace id never repeats its span id (0x9e3779b97f4a7c15). */
+const TRACE_HIGH_HI = 0x9e3779b9;
+const TRACE_HIGH_LO = 0x7f4a7c15;
+/** SplitMix64's multipliers 0xbf58476d1ce4e5b9 and 0x94d049bb133111eb, as 32-bit halves. */
+const M1_HI = 0xbf58476d;
+const M1_LO = 0x1ce4e5b9;
+const M2_HI = 0x94d049bb;
+const M2_LO = 0x133111eb;
 
-/** SplitMix64's finalizer: a bijection on 64 bits, so distinct span ids stay distinct. */
-function mix64(z: bigint): bigint {
-  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK64;
-  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & MASK64;
-  return z ^ (z >> 31n);
+/** The high 32 bits of the 64-bit product of two uint32s (16-bit limbs keep every partial product exact). */
+function mulHigh32(a: number, b: number): number {
+  const a0 = a & 0xffff;
+  const a1 = a >>> 16;
+  const b0 = b & 0xffff;
+  const b1 = b >>> 16;
+  const p01 = a0 * b1;
+  const p10 = a1 * b0;
+  const mid = ((a0 * b0) >>> 16) + (p01 & 0xffff) + (p10 & 0xffff);
+  return (a1 * b1 + (p01 >>> 16) + (p10 >>> 16) + Math.floor(mid / 65536)) >>> 0;
+}
+
+/**
+ * SplitMix64's finalizer (a bijection on 64 bits, so distinct span ids stay distinct) on a 64-bit
+ * value given as two uint32 halves, written big-endian into `out` at `at`, never all zeros (as W3C
+ * requires: zero becomes 1). In 32-bit arithmetic: BigInt's allocations were most of a span's id cost.
+ */
+function mix64Into(out: Uint8Array, at: number, hi: number, lo: number): void {
+  // z ^= z >> 30; z *= M1
+  lo = (lo ^ ((lo >>> 30) | (hi << 2))) >>> 0;
+  hi = (hi ^ (hi >>> 30)) >>> 0;
+  let h = (mulHigh32(lo, M1_LO) + Math.imul(lo, M1_HI) + Math.imul(hi, M1_LO)) >>> 0;
+  lo = Math.imul(lo, M1_LO) >>> 0;
+  hi = h;
+  // z ^= z >> 27; z *= M2
+  lo = (lo ^ ((lo >>> 27) | (hi << 5))) >>> 0;
+  hi = (hi ^ (hi >>> 27)) >>> 0;
+  h = (mulHigh32(lo, M2_LO) + Math.imul(lo, M2_HI) + Math.imul(hi, M2_LO)) >>> 0;
+  lo = Math.imul(lo, M2_LO) >>> 0;
+  hi = h;
+  // z ^= z >> 31
+  lo = (lo ^ ((lo >>> 31) | (hi << 1))) >>> 0;
+  hi = (hi ^ (hi >>> 31)) >>> 0;
+  if (hi === 0 && lo === 0) lo = 1;
+  out[at] = hi >>> 24;
+  out[at + 1] = hi >>> 16;
+  out[at + 2] = hi >>> 8;
+  out[at + 3] = hi;
+  out[at + 4] = lo >>> 24;
+  out[at + 5] = lo >>> 16;
+  out[at + 6] = lo >>> 8;
+  out[at + 7] = lo;
 }
 
 function fnv64(s: string): bigint {
@@ -19,12 +63,9 @@ function fnv64(s: string): bigint {
   return h;
 }
 
-function put64(out: Uint8Array, at: number, v: bigint): void {
-  for (let i = 7; i >= 0; i--) {
-    out[at + i] = Number(v & 0xffn);
-    v >>= 8n;
-  }
-}
+/** The high half of a span id (a trace's ids are below 2^53, numbers then; a bigint is taken whole). */
+const highOf = (id: number | bigint): number => (typeof id === 'number' ? Math.floor(id / TWO32) >>> 0 : Number((BigInt.asUintN(64, id) >> 32n) & 0xffffffffn));
+const lowOf = (id: number | bigint): number => (typeof id === 'number' ? id >>> 0 : Number(id & 0xffffffffn));
 
 /**
  * OpenTelemetry wants a 128-bit trace id and a 64-bit span id, unique across processes; a trace
@@ -34,10 +75,13 @@ function put64(out: Uint8Array, at: number, v: bigint): void {
  * a process writing `traceparent` derives the same ones (trace-context.ts).
  */
 export class OtlpIds {
-  private readonly key: bigint;
+  private readonly keyHi: number;
+  private readonly keyLo: number;
 
   constructor(seed: string) {
-    this.key = fnv64(seed);
+    const key = fnv64(seed);
+    this.keyHi = Number(key >> 32n);
+    this.keyLo = Number(key & 0xffffffffn);
   }
 
   static forHeader(h: TraceHeader): OtlpIds {
@@ -45,17 +89,19 @@ export class OtlpIds {
   }
 
   /** The 64-bit span id of a trace's span id (never all zeros, as W3C requires). */
-  spanId(id: bigint): Uint8Array {
+  spanId(id: number | bigint): Uint8Array {
     const out = new Uint8Array(8);
-    put64(out, 0, mix64(id ^ this.key) || 1n);
+    mix64Into(out, 0, (highOf(id) ^ this.keyHi) >>> 0, (lowOf(id) ^ this.keyLo) >>> 0);
     return out;
   }
 
   /** The trace id of a trace begun by span `rootId` (a span with no parent in its process). */
-  traceId(rootId: bigint): Uint8Array {
+  traceId(rootId: number | bigint): Uint8Array {
     const out = new Uint8Array(16);
-    put64(out, 0, mix64(rootId ^ this.key ^ TRACE_HIGH) || 1n);
-    put64(out, 8, mix64(rootId ^ this.key) || 1n);
+    const hi = (highOf(rootId) ^ this.keyHi) >>> 0;
+    const lo = (lowOf(rootId) ^ this.keyLo) >>> 0;
+    mix64Into(out, 0, (hi ^ TRACE_HIGH_HI) >>> 0, (lo ^ TRACE_HIGH_LO) >>> 0);
+    mix64Into(out, 8, hi, lo);
     return out;
   }
 }

@@ -1,5 +1,7 @@
 import { ProtobufWriter } from '../format/protobuf-writer.js';
-import type { OtlpAttribute, OtlpBatch, OtlpHistogramPoint, OtlpLog, OtlpMetric, OtlpResource, OtlpSpan } from './otlp-signals.js';
+import type { DecodedFields } from '../format/payload-codec.js';
+import type { FieldType } from '../schema/field-type.js';
+import { isSingleAttribute, type OtlpAttributes, type OtlpFieldAttributes, type OtlpBatch, type OtlpHistogramPoint, type OtlpLog, type OtlpMetric, type OtlpResource, type OtlpSpan, type OtlpTime } from './otlp-signals.js';
 
 // Field numbers from opentelemetry-proto (opentelemetry/proto/{collector,common,resource,trace,metrics,logs}/v1).
 const Request = { resource: 1 } as const;
@@ -19,45 +21,72 @@ const Gauge = { points: 1 } as const;
 const Histogram = { points: 1, temporality: 2, DELTA: 1 } as const;
 const NumberPoint = { time: 3, asDouble: 4, attributes: 7 } as const;
 const HistogramPoint = { start: 2, time: 3, count: 4, sum: 5, bucketCounts: 6, bounds: 7, attributes: 9, min: 11, max: 12 } as const;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const Log = { time: 1, severity: 2, severityText: 3, body: 5, attributes: 6, observedTime: 11, eventName: 12 } as const;
 
-function anyValue(pb: ProtobufWriter, [, type, v]: OtlpAttribute): void {
+function anyValue(pb: ProtobufWriter, type: FieldType, v: DecodedFields[string]): void {
   switch (type) {
     case 'bool': return pb.bool(AnyValue.bool, v as boolean);
     case 'u8': case 'u16': case 'u32': case 'i8': case 'i16': case 'i32': return pb.int(AnyValue.int, v as number);
-    case 'u64': case 'i64': return pb.bigint(AnyValue.int, BigInt.asIntN(64, v as bigint));
+    // Most 64-bit values (span ids, byte counts) are small and non-negative: their varint is a number's.
+    case 'u64': case 'i64': return (v as bigint) >= 0n && (v as bigint) <= MAX_SAFE ? pb.uint(AnyValue.int, Number(v)) : pb.bigint(AnyValue.int, BigInt.asIntN(64, v as bigint));
     case 'f32': case 'f64': return pb.double(AnyValue.double, v as number);
     case 'string': return pb.str(AnyValue.string, v as string);
     case 'bytes': return pb.blob(AnyValue.bytes, v as Uint8Array);
   }
 }
 
-function attributes(pb: ProtobufWriter, field: number, list: readonly OtlpAttribute[]): void {
+function keyValue(pb: ProtobufWriter, field: number, key: string, type: FieldType, value: DecodedFields[string]): void {
+  pb.begin(field);
+  pb.str(KeyValue.key, key);
+  pb.begin(KeyValue.value);
+  anyValue(pb, type, value);
+  pb.end();
+  pb.end();
+}
+
+function fieldAttributes(pb: ProtobufWriter, field: number, a: OtlpFieldAttributes): void {
+  for (let i = 0; i < a.keys.length; i++) keyValue(pb, field, a.keys[i]!, a.fields[i]![1], a.values[a.fields[i]![0]]!);
+}
+
+/** As forEachAttribute walks them, without a closure per list (the encoder's hot path). */
+function attributes(pb: ProtobufWriter, field: number, list: OtlpAttributes): void {
   for (const a of list) {
-    pb.begin(field);
-    pb.str(KeyValue.key, a[0]);
-    pb.begin(KeyValue.value);
-    anyValue(pb, a);
-    pb.end();
-    pb.end();
+    if (isSingleAttribute(a)) keyValue(pb, field, a[0], a[1], a[2]);
+    else fieldAttributes(pb, field, a);
   }
 }
 
-function span(pb: ProtobufWriter, s: OtlpSpan): void {
+/** A batch's base unix time (its items' times are ns from it) in 32-bit halves, added to each time without a bigint. */
+interface UnixBase {
+  readonly hi: number;
+  readonly lo: number;
+}
+
+function unixBase(ns: bigint): UnixBase {
+  return { hi: Number(ns >> 32n), lo: Number(ns & 0xffffffffn) };
+}
+
+/** A fixed64 unix-ns time field. */
+function time(pb: ProtobufWriter, field: number, base: UnixBase, t: OtlpTime): void {
+  pb.fixed64Sum(field, base.hi, base.lo, t);
+}
+
+function span(pb: ProtobufWriter, s: OtlpSpan, base: UnixBase): void {
   pb.blob(Span.traceId, s.traceId);
   pb.blob(Span.spanId, s.spanId);
   if (s.traceState !== '') pb.str(Span.traceState, s.traceState);
   if (s.parentSpanId) pb.blob(Span.parentSpanId, s.parentSpanId);
   pb.str(Span.name, s.name);
   pb.uint(Span.kind, s.kind);
-  pb.fixed64(Span.start, s.startNs);
-  pb.fixed64(Span.end, s.endNs);
+  time(pb, Span.start, base, s.startNs);
+  time(pb, Span.end, base, s.endNs);
   attributes(pb, Span.attributes, s.attributes);
   for (const e of s.events) {
     pb.begin(Span.events);
-    pb.fixed64(SpanEvent.time, e.timeNs);
+    time(pb, SpanEvent.time, base, e.timeNs);
     pb.str(SpanEvent.name, e.name);
-    attributes(pb, SpanEvent.attributes, e.attributes);
+    fieldAttributes(pb, SpanEvent.attributes, e);
     pb.end();
   }
   if (s.droppedEvents > 0) pb.uint(Span.droppedEvents, s.droppedEvents);
@@ -69,10 +98,10 @@ function span(pb: ProtobufWriter, s: OtlpSpan): void {
   }
 }
 
-function histogramPoint(pb: ProtobufWriter, p: OtlpHistogramPoint): void {
+function histogramPoint(pb: ProtobufWriter, p: OtlpHistogramPoint, base: UnixBase): void {
   attributes(pb, HistogramPoint.attributes, p.attributes);
-  pb.fixed64(HistogramPoint.start, p.startNs);
-  pb.fixed64(HistogramPoint.time, p.timeNs);
+  time(pb, HistogramPoint.start, base, p.startNs);
+  time(pb, HistogramPoint.time, base, p.timeNs);
   pb.fixed64(HistogramPoint.count, BigInt(p.count));
   pb.double(HistogramPoint.sum, p.sum);
   pb.begin(HistogramPoint.bucketCounts);
@@ -85,14 +114,14 @@ function histogramPoint(pb: ProtobufWriter, p: OtlpHistogramPoint): void {
   pb.double(HistogramPoint.max, p.max);
 }
 
-function metric(pb: ProtobufWriter, m: OtlpMetric): void {
+function metric(pb: ProtobufWriter, m: OtlpMetric, base: UnixBase): void {
   pb.str(Metric.name, m.name);
   if (m.unit) pb.str(Metric.unit, m.unit);
   if (m.kind === 'gauge') {
     pb.begin(Metric.gauge);
     for (const p of m.points) {
       pb.begin(Gauge.points);
-      pb.fixed64(NumberPoint.time, p.timeNs);
+      time(pb, NumberPoint.time, base, p.timeNs);
       pb.double(NumberPoint.asDouble, p.value);
       attributes(pb, NumberPoint.attributes, p.attributes);
       pb.end();
@@ -101,7 +130,7 @@ function metric(pb: ProtobufWriter, m: OtlpMetric): void {
     pb.begin(Metric.histogram);
     for (const p of m.points) {
       pb.begin(Histogram.points);
-      histogramPoint(pb, p);
+      histogramPoint(pb, p, base);
       pb.end();
     }
     pb.uint(Histogram.temporality, Histogram.DELTA);
@@ -109,9 +138,9 @@ function metric(pb: ProtobufWriter, m: OtlpMetric): void {
   pb.end();
 }
 
-function log(pb: ProtobufWriter, l: OtlpLog): void {
-  pb.fixed64(Log.time, l.timeNs);
-  pb.fixed64(Log.observedTime, l.timeNs);
+function log(pb: ProtobufWriter, l: OtlpLog, base: UnixBase): void {
+  time(pb, Log.time, base, l.timeNs);
+  time(pb, Log.observedTime, base, l.timeNs);
   pb.uint(Log.severity, l.severity);
   pb.str(Log.severityText, l.severityText);
   // The event's name is the body too: collectors older than event_name (proto 1.5) show that.
@@ -142,7 +171,8 @@ export function writeOtlpRequest(pb: ProtobufWriter, batch: OtlpBatch, resource:
   pb.begin(ResourceData.resource);
   attributes(pb, Resource.attributes, resource.attributes);
   pb.end();
-  const write = (batch.signal === 'traces' ? span : batch.signal === 'metrics' ? metric : log) as (pb: ProtobufWriter, item: unknown) => void;
+  const write = (batch.signal === 'traces' ? span : batch.signal === 'metrics' ? metric : log) as (pb: ProtobufWriter, item: unknown, base: UnixBase) => void;
+  const base = unixBase(batch.unixBaseNs);
   for (const [name, items] of byScope<{ scope: string }>(batch.items)) {
     pb.begin(ResourceData.scopes);
     pb.begin(ScopeData.scope);
@@ -150,7 +180,7 @@ export function writeOtlpRequest(pb: ProtobufWriter, batch: OtlpBatch, resource:
     pb.end();
     for (const item of items) {
       pb.begin(ScopeData.items);
-      write(pb, item);
+      write(pb, item, base);
       pb.end();
     }
     pb.end();

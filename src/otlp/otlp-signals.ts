@@ -14,13 +14,42 @@ import { OtlpIds } from './otlp-ids.js';
 /** An attribute: key, the trace field type its value has (it picks the OTLP value kind), value. */
 export type OtlpAttribute = readonly [string, FieldType, DecodedFields[string]];
 
+/**
+ * An event's fields as attributes, read from the decoded fields when encoded: key `keys[i]`, type
+ * and value of field `fields[i]`. One object per event instead of an array per field.
+ */
+export interface OtlpFieldAttributes {
+  readonly keys: readonly string[];
+  readonly fields: ReadonlyArray<readonly [string, FieldType]>;
+  readonly values: DecodedFields;
+}
+
+/** Attributes in order: single ones and runs of an event's fields. */
+export type OtlpAttributes = ReadonlyArray<OtlpAttribute | OtlpFieldAttributes>;
+
+/** Calls `each` with every attribute of `list`, in order. */
+export function forEachAttribute(list: OtlpAttributes, each: (key: string, type: FieldType, value: DecodedFields[string]) => void): void {
+  for (const a of list) {
+    if (isSingleAttribute(a)) each(a[0], a[1], a[2]);
+    else for (let i = 0; i < a.keys.length; i++) each(a.keys[i]!, a.fields[i]![1], a.values[a.fields[i]![0]]!);
+  }
+}
+
+export const isSingleAttribute = (a: OtlpAttribute | OtlpFieldAttributes): a is OtlpAttribute => Array.isArray(a);
+
 export const SpanKind = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
 export const StatusCode = { UNSET: 0, ERROR: 2 } as const;
 
-export interface OtlpSpanEvent {
-  readonly timeNs: bigint;
+/**
+ * A time as items hold it: integer ns of the trace's clock, the unix time being the batch's
+ * `unixBaseNs` plus this (a number: a bigint per time was a good part of a span's cost).
+ */
+export type OtlpTime = number;
+
+/** An event inside a span: its time, its name, and its fields as its attributes (one object per event). */
+export interface OtlpSpanEvent extends OtlpFieldAttributes {
+  readonly timeNs: OtlpTime;
   readonly name: string;
-  readonly attributes: readonly OtlpAttribute[];
 }
 
 export interface OtlpSpan {
@@ -33,9 +62,9 @@ export interface OtlpSpan {
   readonly parentSpanId: Uint8Array | undefined;
   readonly name: string;
   readonly kind: number;
-  readonly startNs: bigint;
-  readonly endNs: bigint;
-  readonly attributes: readonly OtlpAttribute[];
+  readonly startNs: OtlpTime;
+  readonly endNs: OtlpTime;
+  readonly attributes: OtlpAttributes;
   readonly events: readonly OtlpSpanEvent[];
   readonly droppedEvents: number;
   readonly status: { readonly code: number; readonly message: string };
@@ -43,22 +72,22 @@ export interface OtlpSpan {
 
 export interface OtlpLog {
   readonly scope: string;
-  readonly timeNs: bigint;
+  readonly timeNs: OtlpTime;
   readonly severity: number;
   readonly severityText: string;
   readonly eventName: string;
-  readonly attributes: readonly OtlpAttribute[];
+  readonly attributes: OtlpAttributes;
 }
 
 export interface OtlpGaugePoint {
-  readonly timeNs: bigint;
+  readonly timeNs: OtlpTime;
   readonly value: number;
   readonly attributes: readonly OtlpAttribute[];
 }
 
 export interface OtlpHistogramPoint {
-  readonly startNs: bigint;
-  readonly timeNs: bigint;
+  readonly startNs: OtlpTime;
+  readonly timeNs: OtlpTime;
   readonly attributes: readonly OtlpAttribute[];
   readonly count: number;
   readonly sum: number;
@@ -73,11 +102,12 @@ export type OtlpMetric =
   | { readonly scope: string; readonly name: string; readonly unit: string; readonly kind: 'gauge'; readonly points: OtlpGaugePoint[] }
   | { readonly scope: string; readonly name: string; readonly unit: string; readonly kind: 'histogram'; readonly points: OtlpHistogramPoint[] };
 
-/** One export request's worth of one signal (OTLP's three services). */
-export type OtlpBatch =
+/** One export request's worth of one signal (OTLP's three services); its items' times are ns from `unixBaseNs`. */
+export type OtlpBatch = { readonly unixBaseNs: bigint } & (
   | { readonly signal: 'traces'; readonly items: readonly OtlpSpan[] }
   | { readonly signal: 'metrics'; readonly items: readonly OtlpMetric[] }
-  | { readonly signal: 'logs'; readonly items: readonly OtlpLog[] };
+  | { readonly signal: 'logs'; readonly items: readonly OtlpLog[] }
+);
 
 /** What every request says of where its data comes from. */
 export interface OtlpResource {
@@ -112,8 +142,14 @@ export function otlpResource(h: TraceHeader, o: OtlpResourceOptions): OtlpResour
   return { attributes };
 }
 
-/** Items in one request at most: a collector's default limit on a request is 4 MiB, and spans are small. */
+/** Log records or metric points in one request at most: a collector's default limit on a request is 4 MiB. */
 export const MAX_BATCH_ITEMS = 512;
+/**
+ * Spans in one request at most: a span of a served request is about 320 bytes of protobuf (0.7 MiB
+ * for these), and large requests keep the sender's cost per span low: each post costs about as much
+ * CPU whatever its size (BENCHMARKS.md §33.2).
+ */
+export const MAX_BATCH_SPANS = 2048;
 /** Spans kept open at most, and ended spans remembered as parents: memory stays bounded whatever the trace. */
 const MAX_OPEN_SPANS = 65_536;
 const MAX_REMEMBERED = 65_536;
@@ -140,6 +176,8 @@ const SEVERITY: Readonly<Record<number, [number, string]>> = {
 
 interface OpenSpan {
   readonly begin: BlockEvent;
+  /** The span id as the trace holds it (a bigint), for its tracepipe.span_id attribute. */
+  readonly rawId: bigint;
   /** The trace's and the parent's, unless a caller's W3C context replaces them (adopt). */
   traceId: Uint8Array;
   readonly spanId: Uint8Array;
@@ -154,8 +192,29 @@ interface TypeView {
   /** Node.Channels' TraceContext: the W3C context a served request came with. */
   readonly traceContext: boolean;
   readonly attributes: ReadonlyArray<readonly [string, FieldType]>;
+  /** The attributes' keys: their fields' names. */
+  readonly keys: readonly string[];
   readonly counters: ReadonlyArray<readonly [string, string]>;
+  /** A span's begin: its name, its OTLP kind, and per end type the names its end's fields take. */
+  readonly spanName: string;
+  readonly spanKind: number;
+  readonly endNames: Map<StreamEventType, readonly string[]>;
 }
+
+/** What is kept of an ended span for children that begin after it ended. */
+interface EndedSpan {
+  readonly traceId: Uint8Array;
+  readonly traceState: string;
+  readonly spanId: Uint8Array;
+}
+
+/**
+ * A span id as a map key: a number, as every id a process writes is (below 2^53), so maps hash a
+ * small integer, not a bigint; a larger one (a foreign trace) stays a bigint, so no two ids meet.
+ */
+type SpanKey = number | bigint;
+const MAX_NUMBER_ID = BigInt(Number.MAX_SAFE_INTEGER);
+const spanKey = (id: bigint): SpanKey => (id <= MAX_NUMBER_ID ? Number(id) : id);
 
 /** A served request's W3C context, as Node.Channels writes it (providers/trace-context.ts). */
 const isTraceContextType = (t: StreamEventType): boolean =>
@@ -164,14 +223,12 @@ const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
 const ZERO_ID = /^0+$/;
 
+const NO_STATUS = { code: StatusCode.UNSET, message: '' } as const;
+
 const BEGIN_ID_FIELDS = new Set(SPAN_BEGIN_FIELDS.map(([n]) => n));
 const END_ID_FIELDS = new Set(SPAN_END_FIELDS.map(([n]) => n));
 
-function attributesOf(e: BlockEvent, fields: ReadonlyArray<readonly [string, FieldType]>, prefix = ''): OtlpAttribute[] {
-  const out: OtlpAttribute[] = [];
-  for (const [name, type] of fields) out.push([prefix + name, type, e.fields[name]!]);
-  return out;
-}
+const fieldAttributes = (e: BlockEvent, v: TypeView): OtlpFieldAttributes => ({ keys: v.keys, fields: v.attributes, values: e.fields });
 
 /**
  * A trace's events as OpenTelemetry's three signals, in stream order with bounded memory: spans
@@ -179,18 +236,19 @@ function attributesOf(e: BlockEvent, fields: ReadonlyArray<readonly [string, Fie
  * end's error as an error status, the other events of its thread while it is the innermost open span
  * there as span events), metrics (declared counters and the runtime's heap and loop figures as
  * gauges, GC pauses as a histogram by kind, drops as a sum) and logs (every other event, with its
- * fields as attributes). `emit` gets each request's worth as it fills (MAX_BATCH_ITEMS), and what
- * is left on flush(); ids come from OtlpIds, so the same trace always gives the same requests.
+ * fields as attributes). `emit` gets each request's worth as it fills (MAX_BATCH_SPANS,
+ * MAX_BATCH_ITEMS), and what is left on flush(); ids come from OtlpIds, so the same trace always
+ * gives the same requests.
  */
 export class OtlpSignals {
   private readonly ids: OtlpIds;
   private readonly wallNs: bigint;
-  private readonly open = new Map<bigint, OpenSpan>();
+  private readonly open = new Map<SpanKey, OpenSpan>();
   private readonly oldestOpen = new OldestEntry(this.open);
   /** Per thread, the ids of the spans begun there and still open, innermost last. */
-  private readonly openByThread = new Map<number, bigint[]>();
+  private readonly openByThread = new Map<number, SpanKey[]>();
   /** The traces of spans ended, for children that begin after their parent ended. */
-  private readonly ended = new Map<bigint, { readonly traceId: Uint8Array; readonly traceState: string }>();
+  private readonly ended = new Map<SpanKey, EndedSpan>();
   private readonly oldestEnded = new OldestEntry(this.ended);
   private readonly views = new Map<StreamEventType, TypeView>();
   private spans: OtlpSpan[] = [];
@@ -211,8 +269,9 @@ export class OtlpSignals {
     this.wallNs = BigInt(header.clock.wallClockNs);
   }
 
-  private unixNs(traceNs: number): bigint {
-    return this.wallNs + BigInt(Math.round(traceNs));
+  /** A trace time as items hold it (OtlpTime). */
+  private time(traceNs: number): OtlpTime {
+    return Math.round(traceNs);
   }
 
   event(e: BlockEvent): void {
@@ -244,7 +303,7 @@ export class OtlpSignals {
     const name = 'tracepipe.dropped_events';
     let m = this.gauges.get(name);
     if (!m) this.gauges.set(name, (m = { scope: 'tracepipe', name, unit: '{event}', kind: 'gauge', points: [] }));
-    m.points.push({ timeNs: this.unixNs(d.timestampNs), value: this.droppedEvents, attributes: [['thread.id', 'u32', d.threadId]] });
+    m.points.push({ timeNs: this.time(d.timestampNs), value: this.droppedEvents, attributes: [['thread.id', 'u32', d.threadId]] });
     this.addedPoint();
   }
 
@@ -255,24 +314,30 @@ export class OtlpSignals {
       const skip = role === 'span-begin' ? BEGIN_ID_FIELDS : role === 'span-end' ? END_ID_FIELDS : new Set<string>();
       const attributes = t.layout.fields.filter((f) => !skip.has(f.name)).map((f) => [f.name, f.type] as const);
       const counters = role === 'counter' ? counterFields(t).map((f) => [f.name, f.type] as const) : [];
-      v = { role, traceContext: isTraceContextType(t), attributes, counters };
+      const spanName = role === 'span-begin' ? t.descriptor.name.slice(0, -'.Begin'.length) : '';
+      const spanKind = SPAN_KINDS[t.key.slice(0, -'.Begin'.length)] ?? SpanKind.INTERNAL;
+      v = { role, traceContext: isTraceContextType(t), attributes, keys: attributes.map(([name]) => name), counters, spanName, spanKind, endNames: new Map() };
       this.views.set(t, v);
     }
     return v;
   }
 
   private begin(e: BlockEvent): void {
-    const id = e.fields.spanId as bigint;
-    const parent = e.fields.parentSpanId as bigint;
+    const rawId = e.fields.spanId as bigint;
+    const rawParent = e.fields.parentSpanId as bigint;
+    const id = spanKey(rawId);
+    const parent = spanKey(rawParent);
     const reused = this.open.get(id);
     if (reused) this.close(id, reused, e.timestampNs, undefined);
     if (this.open.size >= MAX_OPEN_SPANS) {
       const [oldId, oldest] = this.oldestOpen.take()!;
       this.close(oldId, oldest, this.lastNs, undefined);
     }
-    const trace = parent === 0n ? undefined : (this.open.get(parent) ?? this.ended.get(parent));
-    const traceId = trace?.traceId ?? this.ids.traceId(parent === 0n ? id : parent);
-    this.open.set(id, { begin: e, traceId, traceState: trace?.traceState ?? '', spanId: this.ids.spanId(id), parentSpanId: parent === 0n ? undefined : this.ids.spanId(parent), events: [], droppedEvents: 0 });
+    // A parent still known gives its trace and its own W3C span id: neither is derived again.
+    const trace = parent === 0 ? undefined : (this.open.get(parent) ?? this.ended.get(parent));
+    const traceId = trace?.traceId ?? this.ids.traceId(parent === 0 ? rawId : rawParent);
+    const parentSpanId = parent === 0 ? undefined : (trace?.spanId ?? this.ids.spanId(rawParent));
+    this.open.set(id, { begin: e, rawId, traceId, traceState: trace?.traceState ?? '', spanId: this.ids.spanId(rawId), parentSpanId, events: [], droppedEvents: 0 });
     let stack = this.openByThread.get(e.threadId);
     if (!stack) this.openByThread.set(e.threadId, (stack = []));
     stack.push(id);
@@ -284,7 +349,7 @@ export class OtlpSignals {
    * anything begins under it. False (the event is then a log record) for a span not open or bad ids.
    */
   private adopt(e: BlockEvent): boolean {
-    const s = this.open.get(e.fields.spanId as bigint);
+    const s = this.open.get(spanKey(e.fields.spanId as bigint));
     const traceId = String(e.fields.traceId);
     const parentId = String(e.fields.parentId);
     if (!s || !TRACE_ID.test(traceId) || !SPAN_ID.test(parentId) || ZERO_ID.test(traceId) || ZERO_ID.test(parentId)) return false;
@@ -295,63 +360,71 @@ export class OtlpSignals {
   }
 
   private end(e: BlockEvent): boolean {
-    const id = e.fields.spanId as bigint;
+    const id = spanKey(e.fields.spanId as bigint);
     const s = this.open.get(id);
     if (!s) return false;
     this.close(id, s, e.timestampNs, e);
     return true;
   }
 
-  private close(id: bigint, s: OpenSpan, endNs: number, end: BlockEvent | undefined): void {
+  private close(id: SpanKey, s: OpenSpan, endNs: number, end: BlockEvent | undefined): void {
     this.open.delete(id);
     const stack = this.openByThread.get(s.begin.threadId)!;
     const at = stack.lastIndexOf(id);
     if (at >= 0) stack.splice(at, 1);
-    this.ended.set(id, { traceId: s.traceId, traceState: s.traceState });
+    this.ended.set(id, { traceId: s.traceId, traceState: s.traceState, spanId: s.spanId });
     if (this.ended.size > MAX_REMEMBERED) this.oldestEnded.take();
 
     const b = s.begin;
     const bv = this.viewOf(b.type);
-    const attributes = attributesOf(b, bv.attributes);
     // The trace's own span id, to find the span in the trace file (dump, query).
-    attributes.push(['thread.id', 'u32', b.threadId], ['tracepipe.span_id', 'u64', id]);
-    let status: OtlpSpan['status'] = { code: StatusCode.UNSET, message: '' };
+    const attributes: Array<OtlpAttribute | OtlpFieldAttributes> = [fieldAttributes(b, bv), ['thread.id', 'u32', b.threadId], ['tracepipe.span_id', 'u64', s.rawId]];
+    let status: OtlpSpan['status'] = NO_STATUS;
     if (end) {
-      const taken = new Set(attributes.map(([k]) => k));
-      for (const [name, type] of this.viewOf(end.type).attributes) attributes.push([taken.has(name) ? `end.${name}` : name, type, end.fields[name]!]);
+      const ev = this.viewOf(end.type);
+      attributes.push({ keys: bv.endNames.get(end.type) ?? this.endNames(bv, end.type, ev), fields: ev.attributes, values: end.fields });
       if (end.fields.error === true) status = { code: StatusCode.ERROR, message: String(end.fields.errorName) };
     } else attributes.push(['tracepipe.unfinished', 'bool', true]);
-    const key = b.type.key;
     this.spans.push({
       scope: b.provider,
       traceId: s.traceId,
       spanId: s.spanId,
       traceState: s.traceState,
       parentSpanId: s.parentSpanId,
-      name: b.name.slice(0, -'.Begin'.length),
-      kind: SPAN_KINDS[key.slice(0, -'.Begin'.length)] ?? SpanKind.INTERNAL,
-      startNs: this.unixNs(b.timestampNs),
-      endNs: this.unixNs(Math.max(endNs, b.timestampNs)),
+      name: bv.spanName,
+      kind: bv.spanKind,
+      startNs: this.time(b.timestampNs),
+      endNs: this.time(Math.max(endNs, b.timestampNs)),
       attributes,
       events: s.events,
       droppedEvents: s.droppedEvents,
       status,
     });
-    if (this.spans.length >= MAX_BATCH_ITEMS) this.flushSpans();
+    if (this.spans.length >= MAX_BATCH_SPANS) this.flushSpans();
+  }
+
+  /**
+   * The names an end's fields take among a span's attributes (those of its begin and the two the
+   * span adds): the field's own, or `end.NAME` where the begin has it. Made once per pair of types.
+   */
+  private endNames(bv: TypeView, endType: StreamEventType, ev: TypeView): readonly string[] {
+    const taken = new Set([...bv.keys, 'thread.id', 'tracepipe.span_id']);
+    const names = ev.attributes.map(([name]) => (taken.has(name) ? `end.${name}` : name));
+    bv.endNames.set(endType, names);
+    return names;
   }
 
   private log(e: BlockEvent, v: TypeView): void {
     const stack = this.openByThread.get(e.threadId);
     const innermost = stack?.length ? this.open.get(stack[stack.length - 1]!) : undefined;
     if (innermost) {
-      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.unixNs(e.timestampNs), name: e.type.key, attributes: attributesOf(e, v.attributes) });
+      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, keys: v.keys, fields: v.attributes, values: e.fields });
       else innermost.droppedEvents++;
       return;
     }
     const [severity, severityText] = SEVERITY[e.level] ?? [9, 'INFO'];
-    const attributes = attributesOf(e, v.attributes);
-    attributes.push(['thread.id', 'u32', e.threadId]);
-    this.logs.push({ scope: e.provider, timeNs: this.unixNs(e.timestampNs), severity, severityText, eventName: e.type.key, attributes });
+    const attributes = [fieldAttributes(e, v), ['thread.id', 'u32', e.threadId] as const];
+    this.logs.push({ scope: e.provider, timeNs: this.time(e.timestampNs), severity, severityText, eventName: e.type.key, attributes });
     if (this.logs.length >= MAX_BATCH_ITEMS) this.flushLogs();
   }
 
@@ -364,7 +437,7 @@ export class OtlpSignals {
       const name = declared ? group : `${group}.${field}`;
       let m = this.gauges.get(name);
       if (!m) this.gauges.set(name, (m = { scope: e.provider, name, unit: declared ? field : '', kind: 'gauge', points: [] }));
-      m.points.push({ timeNs: this.unixNs(e.timestampNs), value: Number(e.fields[field]), attributes });
+      m.points.push({ timeNs: this.time(e.timestampNs), value: Number(e.fields[field]), attributes });
       this.addedPoint();
     }
   }
@@ -391,22 +464,22 @@ export class OtlpSignals {
     if (this.spans.length === 0) return;
     const items = this.spans;
     this.spans = [];
-    this.emit({ signal: 'traces', items });
+    this.emit({ signal: 'traces', items, unixBaseNs: this.wallNs });
   }
 
   private flushLogs(): void {
     if (this.logs.length === 0) return;
     const items = this.logs;
     this.logs = [];
-    this.emit({ signal: 'logs', items });
+    this.emit({ signal: 'logs', items, unixBaseNs: this.wallNs });
   }
 
   /** Gauges as they are, and the GC pauses since the last flush as one delta histogram point per kind. */
   private flushMetrics(): void {
     const items: OtlpMetric[] = [...this.gauges.values()];
     if (this.gcPauses.size > 0) {
-      const startNs = this.unixNs(this.intervalStartNs ?? this.lastNs);
-      const timeNs = this.unixNs(this.lastNs);
+      const startNs = this.time(this.intervalStartNs ?? this.lastNs);
+      const timeNs = this.time(this.lastNs);
       const points: OtlpHistogramPoint[] = [...this.gcPauses].map(([kind, h]) => ({
         startNs, timeNs, attributes: [['kind', 'string', kind]], count: h.count, sum: h.sum, min: h.min, max: h.max, bucketCounts: h.buckets, bounds: GC_PAUSE_BOUNDS_MS,
       }));
@@ -416,7 +489,7 @@ export class OtlpSignals {
     }
     this.gauges = new Map();
     this.gaugePoints = 0;
-    if (items.length > 0) this.emit({ signal: 'metrics', items });
+    if (items.length > 0) this.emit({ signal: 'metrics', items, unixBaseNs: this.wallNs });
   }
 
   /** Emits everything finished so far (a time-based batch); open spans stay open. */

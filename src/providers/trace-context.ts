@@ -78,8 +78,8 @@ export function outgoingContext(client: number): { traceparent: string; tracesta
   if (client <= 0 || !isMainThread) return undefined;
   ids ??= new OtlpIds(processIdSeed());
   let traceId: string;
-  if (current === 0) traceId = idHex(ids.traceId(BigInt(client)));
+  if (current === 0) traceId = idHex(ids.traceId(client));
   else if (root === undefined || (root.rootSpan <= 0 && root.incoming === undefined)) return undefined;
-  else traceId = root.incoming?.traceId ?? idHex(ids.traceId(BigInt(root.rootSpan)));
-  return { traceparent: `00-${traceId}-${idHex(ids.spanId(BigInt(client)))}-01`, tracestate: current === 0 ? '' : (root?.incoming?.traceState ?? '') };
+  else traceId = root.incoming?.traceId ?? idHex(ids.traceId(root.rootSpan));
+  return { traceparent: `00-${traceId}-${idHex(ids.spanId(client))}-01`, tracestate: current === 0 ? '' : (root?.incoming?.traceState ?? '') };
 }

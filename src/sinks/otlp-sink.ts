@@ -12,10 +12,17 @@ import { OtlpCounter, OtlpQueueState, type OtlpRequestMessage, type OtlpSenderCo
 
 /** Compressed request bodies waiting for the sender at most, unless the session says otherwise (maxQueueBytes). */
 export const DEFAULT_MAX_QUEUE_BYTES = 8 << 20;
-/** What has been paired and counted goes out at least this often (spans also in batches of MAX_BATCH_ITEMS). */
+/** What has been paired and counted goes out at least this often (and in batches of MAX_BATCH_SPANS spans, MAX_BATCH_ITEMS other items). */
 const BATCH_MS = 1000;
 /** At the session's end, how long the drain waits for the sender to post what is queued (within the 3 s flush at a process's exit). */
 const CLOSE_WAIT_MS = 2000;
+
+/**
+ * zlib's fastest level: on the spans of a loaded HTTP server it makes requests 0.8 % larger than the
+ * default level 6 for a third of the CPU (BENCHMARKS.md §33.2), and the drain's CPU is what competes
+ * with the application.
+ */
+export const OTLP_GZIP_LEVEL = 1;
 
 const PATHS = { traces: '/v1/traces', metrics: '/v1/metrics', logs: '/v1/logs' } as const;
 
@@ -63,7 +70,7 @@ export class OtlpSink implements Sink {
     };
     let body: Uint8Array;
     try {
-      body = gzipSync(this.options.json ? Buffer.from(otlpRequestJson(batch, this.resource!)) : otlpRequestBytes(batch, this.resource!, this.pb));
+      body = gzipSync(this.options.json ? Buffer.from(otlpRequestJson(batch, this.resource!)) : otlpRequestBytes(batch, this.resource!, this.pb), { level: OTLP_GZIP_LEVEL });
     } catch {
       return s.settle(dropped);
     }

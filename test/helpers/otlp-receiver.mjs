@@ -14,7 +14,7 @@ export async function startReceiver({ answer = () => ({ status: 200 }) } = {}) {
     req.on('data', (c) => chunks.push(c));
     req.on('end', async () => {
       const signal = req.url.replace('/v1/', '');
-      const n = attempts.push({ signal, headers: req.headers });
+      const n = attempts.push({ signal, headers: req.headers, body: Buffer.concat(chunks) });
       const { status = 200, delayMs = 0 } = answer({ signal, n, headers: req.headers }) ?? {};
       if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
       if (status === 200) {
