@@ -75,6 +75,11 @@ export const Ctl = {
   /** A session exporting over OTLP: items (spans, metrics, log records) sent and dropped so far; `ps` shows them. */
   OtlpItemsSent: 29,
   OtlpItemsDropped: 30,
+  /**
+   * Bumped by a thread as it hands over a periodic sample (ThreadBuffer.handOver): a drain whose pass
+   * read one expects the next, and leaves the sequence point that releases it to that sample's pass.
+   */
+  SampleHandOvers: 31,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"

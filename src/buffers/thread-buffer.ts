@@ -308,7 +308,10 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
    * from an idle-seal timer. A ring keeps it: a dump reads it there.
    */
   handOver(): void {
-    if (this.memory.mode !== BufferingMode.Ring) this.seal();
+    if (this.memory.mode === BufferingMode.Ring || this.chunk < 0) return;
+    // Counted before the seal that may wake the drain, so that the pass reading the sample sees it.
+    Atomics.add(this.i32, Ctl.SampleHandOvers, 1);
+    this.seal();
   }
 
   /** Hands the current chunk to the drain. */

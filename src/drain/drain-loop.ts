@@ -29,6 +29,13 @@ export const QUIET_WAIT_MS = 5000;
 const SIGNAL_POLL_MS = 1000;
 /** How long after the last event idle passes keep marking time with sequence points (see markTime). */
 const IDLE_MARK_NS = 1e9;
+/**
+ * How long the sequence point owed for a periodic sample waits for the next sample's pass, which
+ * writes it anyway (the default interval, 1 s, and half as much again for a late publication): a
+ * sample at the default interval then costs the drain one pass, not two. Longer intervals get the
+ * point from a pass of its own this long after the sample.
+ */
+const SAMPLE_MARK_WAIT_MS = 1500;
 const FLUSH_BYTES = 1 << 20;
 /**
  * A stopping drain takes its final count only once no live producer is in its slow path (parked
@@ -95,6 +102,9 @@ export class DrainLoop implements RecordVisitor {
   private maxLatenessNs = 0;
   private eventsWritten = 0;
   private lastEventNs = 0;
+  /** Ctl.SampleHandOvers as the last pass that read events saw it, and whether that pass read a sample. */
+  private sampleHandOvers = 0;
+  private readSample = false;
   /** Ring mode: the dump being written, and the producers' counts as it began. */
   private snapshot: RingSnapshot | undefined;
   private dumpCounts: SlotProgress[] = [];
@@ -191,6 +201,12 @@ export class DrainLoop implements RecordVisitor {
     const passStartNs = this.nowNs();
     this.refreshSlots();
     const visited = this.scanner.scan(this);
+    if (visited > 0) {
+      // Read after the scan: a sample's hand-over is counted before its chunk is sealed.
+      const handOvers = Atomics.load(this.memory.i32, Ctl.SampleHandOvers);
+      this.readSample = handOvers !== this.sampleHandOvers;
+      this.sampleHandOvers = handOvers;
+    }
     if (visited > 0 || force) this.markProgress(passStartNs, this.progress());
     this.flush();
     Atomics.store(this.memory.i32, Ctl.EventsWritten, this.eventsWritten | 0);
@@ -245,8 +261,9 @@ export class DrainLoop implements RecordVisitor {
 
   /**
    * Whether a live reader still lacks the sequence point IDLE_WAIT_MS past the last event, which
-   * releases it from the default reorder window: the drain passes once more for it, then sleeps. Later
-   * passes (the next event, the sink's own check) mark time for readers with a wider window.
+   * releases it from the default reorder window: the drain passes once more for it, then sleeps (when
+   * the events came with a periodic sample, the next sample's pass writes it: see SAMPLE_MARK_WAIT_MS).
+   * Later passes (the next event, the sink's own check) mark time for readers with a wider window.
    */
   private markOwed(): boolean {
     return this.sink.live === true && this.lastSequencePointNs < this.lastEventNs + IDLE_WAIT_MS * 1e6;
@@ -257,14 +274,14 @@ export class DrainLoop implements RecordVisitor {
    * takes or seals a chunk (it wakes a drain that says it sleeps). The turnover is read after saying
    * so: a chunk taken or sealed since the pass began is seen here or wakes the sleep.
    */
-  private waitForWork(wake: number, quiet: boolean, turnover: number): void {
+  private waitForWork(wake: number, quiet: boolean, turnover: number, owedToNextSample: boolean): void {
     const m = this.memory;
     if (!quiet) {
       Atomics.wait(m.i32, Ctl.DrainWake, wake, IDLE_WAIT_MS);
       return;
     }
     Atomics.store(m.i32, Ctl.DrainAsleep, 1);
-    const longest = Atomics.load(m.i32, Ctl.SignalFlush) !== 0 ? SIGNAL_POLL_MS : QUIET_WAIT_MS;
+    const longest = Math.min(Atomics.load(m.i32, Ctl.SignalFlush) !== 0 ? SIGNAL_POLL_MS : QUIET_WAIT_MS, owedToNextSample ? SAMPLE_MARK_WAIT_MS : Infinity);
     if (m.chunkTurnover === turnover) Atomics.wait(m.i32, Ctl.DrainWake, wake, Math.min(longest, this.sink.maxSleepMs ?? longest));
     Atomics.store(m.i32, Ctl.DrainAsleep, 0);
   }
@@ -406,15 +423,23 @@ export class DrainLoop implements RecordVisitor {
         m.prefault();
         const turnover = m.chunkTurnover;
         let quiet = false;
+        let owedToNextSample = false;
         if (!this.sink.congested) {
-          lastVisited = this.pass(lastVisited > 0 || this.markTime());
+          // A point still owed is written by whatever pass comes next. A pass that found nothing (woken
+          // by the seal of a chunk whose sample an earlier pass read) cannot count on markTime: it stops
+          // IDLE_MARK_NS after the last event, before SAMPLE_MARK_WAIT_MS is up, and the point owed
+          // would wait for a next sample that may never come.
+          lastVisited = this.pass(lastVisited > 0 || this.markTime() || this.markOwed());
+          const owed = this.markOwed();
+          // The next sample wakes this drain (a live reader's), and its pass writes the point owed.
+          owedToNextSample = owed && this.readSample;
           // Nothing came, or nothing is left anywhere (every chunk free: the next event needs a chunk
           // taken, which wakes this drain). Parked producers wait for chunks only passes free.
-          quiet = (lastVisited === 0 || m.allChunksFree) && !this.markOwed() && this.scanner.queue.empty;
+          quiet = (lastVisited === 0 || m.allChunksFree) && (!owed || owedToNextSample) && this.scanner.queue.empty;
         }
         // A parked producer that died is skipped here even when no other producer is left to notice.
         this.scanner.queue.checkHead();
-        this.waitForWork(wake, quiet, turnover);
+        this.waitForWork(wake, quiet, turnover, owedToNextSample);
       }
       if (m.state === SessionState.Failed) throw new Error('session failed');
       this.settle();
