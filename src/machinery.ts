@@ -3,16 +3,17 @@
  *
  * Importing tracepipe loads its public entry (src/index.ts): the schema, the built-in providers'
  * definitions, the thread's host and the API's front ends. Everything else (sessions, buffers, the
- * drain, the built-in providers' machinery, the diagnostics server and client, the trace reader, the
- * flight recorder) is reached through the functions below, each a dynamic import() made once, when
- * first needed: a program that imports tracepipe and never traces pays for none of it, and an
+ * drain, the diagnostics server and client, the trace reader, the flight recorder) is reached through
+ * the functions below, each a dynamic import() made once, when first needed; a built-in provider's
+ * machinery (what it does when enabled) loads when a session first enables it, from the module its
+ * definition names (ProviderImpl.loadMachinery): a program that imports tracepipe and never traces pays for none of it, and an
  * attachable process (`--import tracepipe/register`) loads the session machinery only when a client
  * first asks for a session. Loading it grows the heap by ~2 MB, and a start that grows the old
  * generation by a megabyte or more earns a one-off V8 memory-reducer collection seconds later.
  *
  * Nothing here imports the public entry: the entry and the diagnostics server both come here.
  */
-/** Sessions and what they need to run: the session layer, with the built-in providers' machinery attached. */
+/** Sessions and what they need to run: the session layer; each built-in provider's machinery loads when a session first enables it. */
 export interface SessionMachinery {
   readonly session: typeof import('./session/session.js');
   readonly providerSpec: typeof import('./session/provider-spec.js');
@@ -24,9 +25,11 @@ let loaded: SessionMachinery | undefined;
 /**
  * What the sessions need loaded first, in order: the thread's host and the built-in providers'
  * definitions (so that a session started from here, as the diagnostics server's first request is,
- * sees the same providers as one started after `import 'tracepipe'`), then what those providers do.
+ * sees the same providers as one started after `import 'tracepipe'`); the promise state reader, with
+ * which the API's spans of any provider end when their promise settles (a span writes only while a
+ * session runs); and the list of live workers Runtime.Process's rundown names, kept from here on.
  */
-const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/runtime-machinery.js'];
+const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/promise-state.js', './providers/live-workers.js'];
 
 /** Loads the session machinery (once). */
 export function loadSessionMachinery(): Promise<SessionMachinery> {

@@ -128,6 +128,48 @@ test('the first session loads the machinery, and it runs the built-in providers'
   for (const m of ['session/session.js', 'providers/process-provider.js', 'session/thread-sessions.js']) assert.ok(loaded.includes(m), `${m} not loaded by a session: ${loaded.join(' ')}`);
 });
 
+// A built-in provider's machinery loads when a session first enables it: a session of Runtime.GC
+// pays for the GC provider's, not for the sampler's, the channels' or the heap snapshot's.
+const PROVIDER_MACHINERY = {
+  'Runtime.GC': 'providers/gc-provider.js',
+  'Runtime.EventLoop': 'providers/event-loop/event-loop-provider.js',
+  'Runtime.GCHeap': 'providers/gc-heap-provider.js',
+  'Runtime.CpuSampler': 'providers/cpu-sampler/cpu-sampler-provider.js',
+  'Runtime.Process': 'providers/process-provider.js',
+  'Node.Channels': 'providers/channels-provider.js',
+  'Runtime.Counters': 'providers/counters/runtime-counters-provider.js',
+  'Runtime.HeapSnapshot': 'providers/heap-snapshot/heap-snapshot-provider.js',
+};
+
+for (const requireModule of [true, false]) {
+  test(`a session of Runtime.GC alone loads the GC provider's machinery and no other provider's, and records its pauses (${requireModule ? 'loaded at once' : 'through import()'})`, { timeout: 90_000 }, async (t) => {
+    if (requireModule && !process.features.require_module) return t.skip('this Node cannot require() ES modules');
+    // A provider has its callbacks once its machinery has loaded, however it loaded (Node 20's loader
+    // hooks do not see require(), so they tell only for import()).
+    const code = `
+      const t = await import('tracepipe');
+      const events = [];
+      const s = await t.startSession({ providers: 'Runtime.GC', output: { onEvent: (e) => events.push(e.name) } });
+      globalThis.gc();
+      await new Promise((r) => setImmediate(r));
+      await s.stop();
+      if (!events.includes('GCPause')) throw new Error('no GCPause: ' + events.join());
+      const builtins = [t.runtimeGC, t.runtimeEventLoop, t.runtimeGCHeap, t.runtimeCpuSampler, t.runtimeProcess, t.nodeChannels, t.runtimeCounters, t.runtimeHeapSnapshot];
+      process.stderr.write('with callbacks ' + builtins.filter((p) => p.onEnable).map((p) => p.name).join() + '\\n');`;
+    const nodeArgs = ['--expose-gc', ...(!requireModule && process.features.require_module ? ['--no-experimental-require-module'] : [])];
+    const { stderr } = await promisify(execFile)(process.execPath, ['--import', LOG, ...nodeArgs, '--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_'))),
+      timeout: 60_000,
+    });
+    assert.equal(/^with callbacks (.*)$/m.exec(stderr)?.[1], 'Runtime.GC', stderr);
+    const loaded = stderr.split('\n').filter((l) => l.startsWith('loaded ')).map((l) => l.slice('loaded '.length));
+    if (!requireModule) assert.ok(loaded.includes(PROVIDER_MACHINERY['Runtime.GC']), loaded.join(' '));
+    const others = Object.entries(PROVIDER_MACHINERY).filter(([name]) => name !== 'Runtime.GC').map(([, m]) => m);
+    assert.deepEqual(loaded.filter((m) => others.includes(m)), []);
+  });
+}
+
 // The diagnostics server starts 100 ms after tracepipe/register loaded: a process that ends before
 // then (a CLI, a build step, `node -e 0`) never loads it, and the application's start does not wait for it.
 test('--import tracepipe/register with no session asked for loads the diagnostics server only, once the process has run a while', { timeout: 90_000 }, async () => {

@@ -1,24 +1,10 @@
-import { subscribe } from 'node:diagnostics_channel';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { attachCallbacks, type EnableContext } from '../schema/provider.js';
 import { workerRole } from '../session/service-workers.js';
 import { tracepipeVersion } from '../session/version.js';
 import { isServiceThread } from './service-thread.js';
 import { runtimeProcess } from './definitions/process.js';
-
-/**
- * Worker threads alive now. Node announces a new Worker only on the 'worker_threads' channel, so the
- * list is kept from import on, not just while a session runs (it costs one call per Worker created).
- */
-const workers = new Map<number, Worker>();
-if (isMainThread) {
-  subscribe('worker_threads', (message) => {
-    const worker = (message as { worker: Worker }).worker;
-    const id = worker.threadId;
-    workers.set(id, worker);
-    worker.once('exit', () => workers.delete(id));
-  });
-}
+import { liveWorkers } from './live-workers.js';
 
 /** Node ≥ 24.6 names threads; on older versions a worker's name is ''. */
 function threadName(worker: Worker): string {
@@ -45,7 +31,7 @@ function rundown(ctx: EnableContext, phase: 'start' | 'stop'): void {
     process.title,
   );
   p.Thread.write(sid, phase, 0, 'main', 'main');
-  for (const [id, w] of workers) p.Thread.write(sid, phase, id, threadName(w), workerRole(w));
+  for (const [id, w] of liveWorkers) p.Thread.write(sid, phase, id, threadName(w), workerRole(w));
   const r = process.resourceUsage();
   const m = process.memoryUsage();
   p.ResourceUsage.write(sid, phase, r.userCPUTime, r.systemCPUTime, r.maxRSS, m.rss, m.heapUsed, m.heapTotal, m.external, m.arrayBuffers, r.voluntaryContextSwitches, r.involuntaryContextSwitches, process.uptime());

@@ -8,6 +8,7 @@ import { foreignHost, HOST_KEY, HOST_VERSION, type ProviderHost } from './provid
 import { SpanType, type SpanSpec, type TraceSpanType } from './span-type.js';
 import { COUNTER_SUFFIX, DEFAULT_COUNTER_UNIT, hasReservedSuffix, SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
 import { errorMessage } from './error-message.js';
+import { loadModule } from './load-module.js';
 
 export interface EventSpec<KW extends string = string> {
   readonly id: number;
@@ -131,6 +132,10 @@ export class ProviderImpl implements ProviderBase {
   readonly #mirrors: EnablementsMirror[] = [];
   /** Makes the members of a provider defined with its members deferred (defineBuiltinProvider); undefined once made. */
   #makeMembers: (() => void) | undefined;
+  /** A built-in provider's module that attaches its callbacks (a file: URL), until it has loaded. */
+  #machinery: string | undefined;
+  /** That module's load where it is asynchronous (Node without require() of ES modules), once begun. */
+  #machineryLoading: Promise<void> | undefined;
 
   constructor(
     readonly name: string,
@@ -184,6 +189,34 @@ export class ProviderImpl implements ProviderBase {
     }
   }
 
+  /**
+   * A built-in provider's callbacks live in `url`, loaded when a session first enables it
+   * (loadMachinery): a process pays for the machinery of the providers it traces, not of all of them.
+   */
+  deferMachinery(url: string): void {
+    this.#machinery = url;
+  }
+
+  /**
+   * Loads the module that gives this provider its callbacks, once: at once where Node can, and then
+   * returns undefined; elsewhere the promise settles (never rejects) when it has loaded. A module
+   * that fails to load is reported as a warning: the provider's events defined by callbacks are then
+   * not written, and the session says so rather than failing.
+   */
+  loadMachinery(): Promise<void> | undefined {
+    const url = this.#machinery;
+    if (url === undefined) return this.#machineryLoading;
+    this.#machinery = undefined;
+    const failed = (e: unknown): void => void process.emitWarning(`tracepipe: provider '${this.name}' is not recorded: its machinery did not load: ${errorMessage(e)}`);
+    try {
+      const loading = loadModule(url);
+      if (loading) this.#machineryLoading = loading.then(() => undefined, failed);
+    } catch (e) {
+      failed(e);
+    }
+    return this.#machineryLoading;
+  }
+
   /** Sessions that currently list this provider; maintained by the session layer. */
   get enablements(): readonly ProviderEnablement[] {
     return this.#current;
@@ -211,6 +244,7 @@ type Listener = (p: ProviderImpl) => void;
 class ProviderRegistry {
   private readonly byName = new Map<string, ProviderImpl>();
   private readonly listeners = new Set<Listener>();
+  private readonly callbackListeners = new Set<Listener>();
   private nextTypeIndex = 1;
 
   readonly allocateTypeIndex = (): number => this.nextTypeIndex++;
@@ -229,6 +263,13 @@ class ProviderRegistry {
   onDefine(l: Listener): void {
     this.listeners.add(l);
   }
+  /** `l` hears of each provider given its callbacks (attachCallbacks), which may come after sessions enabled it. */
+  onCallbacks(l: Listener): void {
+    this.callbackListeners.add(l);
+  }
+  callbacksAttached(p: ProviderImpl): void {
+    for (const l of this.callbackListeners) l(p);
+  }
 }
 
 export const providerRegistry = new ProviderRegistry();
@@ -242,11 +283,14 @@ export interface ProviderCallbacks {
 
 /**
  * Gives a built-in provider its callbacks. Its definition loads with `import 'tracepipe'`, what it
- * does loads with the session machinery (src/machinery.ts), before any session can enable it. A
- * provider this copy handed to another copy's host has none: the host's own built-in serves.
+ * does loads when a session first enables it (ProviderImpl.loadMachinery); the sessions that enabled
+ * it meanwhile then get its onEnable. A provider this copy handed to another copy's host has none:
+ * the host's own built-in serves.
  */
 export function attachCallbacks(p: ProviderBase, callbacks: ProviderCallbacks): void {
-  if (p instanceof ProviderImpl && providerRegistry.get(p.name) === p) Object.assign(p, callbacks);
+  if (!(p instanceof ProviderImpl && providerRegistry.get(p.name) === p)) return;
+  Object.assign(p, callbacks);
+  providerRegistry.callbacksAttached(p);
 }
 /** Providers this copy handed to another copy's host (it keeps no registry of its own then). */
 const handedOver = new Set<string>();
@@ -385,18 +429,20 @@ export function defineHostProvider(name: string, def: ProviderDefinition<Record<
  * enable, a write, a look at `events`): `import 'tracepipe'` defines every built-in provider, and a
  * process uses few of them, if any. Its name and keywords are checked now, its members when they are
  * made: a bad built-in definition is a bug, which the test that makes every built-in's members
- * finds. Under another copy's host it is defined as any provider is.
+ * finds. `machinery` (a file: URL) is the module that attaches its callbacks, loaded when a session
+ * first enables it. Under another copy's host it is defined as any provider is (the host's serves).
  */
 export function defineBuiltinProvider<
   const K extends Record<string, bigint>,
   const E extends Record<string, EventSpec<Extract<keyof K, string>>> = {},
   const S extends Record<string, SpanSpec<Extract<keyof K, string>>> = {},
   const C extends Record<string, CounterSpec<Extract<keyof K, string>>> = {},
->(name: string, def: ProviderDefinition<K, E, S, C>): Provider<E, S, C> {
+>(name: string, def: ProviderDefinition<K, E, S, C>, machinery: string): Provider<E, S, C> {
   if (foreignHost || adoptedNames.has(name)) return defineProvider(name, def);
   if (providerRegistry.get(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
   const general = def as ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>;
   const provider = newProvider(name, general);
+  provider.deferMachinery(machinery);
   provider.deferMembers([general.events, general.spans, general.counters].flatMap((section) => Object.keys(section ?? {})), () => addMembers(provider, general));
   providerRegistry.add(provider);
   return provider as unknown as Provider<E, S, C>;

@@ -15,6 +15,7 @@ import { markServiceWorker } from './service-workers.js';
 import { onProcessExit } from './process-exit.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { SessionError, SessionLimitError } from './session-error.js';
+import { providerRegistry } from '../schema/provider.js';
 
 /** What every session takes; SessionOptions adds its output (a ring has none). */
 export interface SessionSettings {
@@ -495,8 +496,13 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
   const descriptor: SessionDescriptor = { id, sab: memory.sab, providers: plan.providers, originNs: originNs.toString(), rundown: plan.rundown };
   memory.setState(SessionState.Enabled);
   announceStarting(descriptor);
+  // What the built-in providers it names do loads while the drain thread starts, after the caller's
+  // synchronous code (whose events are recorded from the call on) and before any onEnable can run.
+  const machinery = Promise.resolve().then(() => Promise.all(plan.providers.map((c) => providerRegistry.get(c.name)?.loadMachinery())));
   try {
-    return await startDrain(plan, memory, descriptor);
+    const session = await startDrain(plan, memory, descriptor);
+    await machinery;
+    return session;
   } catch (e) {
     // What this thread wrote meanwhile goes with the session that never ran.
     memory.setState(SessionState.Failed);

@@ -42,6 +42,9 @@ class ThreadSessions {
       this.recomputeProvider(p, false);
       queueMicrotask(() => this.notify(p, [...p.enablements]));
     });
+    // A built-in provider's callbacks arrive with its machinery, which may load after sessions enabled
+    // it (asynchronously where Node cannot require() ES modules): they are told then, as a new provider's are.
+    providerRegistry.onCallbacks((p) => queueMicrotask(() => this.notify(p, [...p.enablements])));
   }
 
   /**
@@ -57,6 +60,9 @@ class ThreadSessions {
     }
     const memory = SessionMemory.attach(desc.sab);
     if (memory.state >= SessionState.Stopping) return;
+    // What the built-in providers it names do, for a session that runs already (one this thread joins):
+    // loaded now, at once where Node can. The owner loads it while the session's drain starts (launch).
+    if (running) for (const c of desc.providers) providerRegistry.get(c.name)?.loadMachinery();
     this.live.set(desc.id, { desc, memory, buffer: undefined, running });
     this.recompute();
   }

@@ -1,0 +1,13 @@
+/**
+ * Loads the ES module at `url` (a file: URL): synchronously where Node can require() ES modules (20.19
+ * and later), so that what it sets up exists when this returns, and returns undefined; elsewhere with
+ * import(), and the promise settles once it has loaded.
+ */
+export function loadModule(url: string): Promise<unknown> | undefined {
+  if (!(process.features as { require_module?: boolean }).require_module) return import(url);
+  // Through the process rather than imports of node:module and node:url, which would load with `import 'tracepipe'`.
+  const { createRequire } = process.getBuiltinModule('node:module');
+  const { fileURLToPath } = process.getBuiltinModule('node:url');
+  createRequire(url)(fileURLToPath(url));
+  return undefined;
+}
