@@ -1,9 +1,6 @@
 import type { Writable } from 'node:stream';
 import { Ctl, type SessionMemory } from '../buffers/session-memory.js';
-import { EventOrder } from '../format/event-order.js';
-import type { BlockEvent } from '../format/events-block.js';
 import type { TraceEvent } from '../format/trace-event.js';
-import { TraceParser } from '../format/trace-parser.js';
 
 /**
  * Where a session's bytes end up, as the caller of startSession names it. `{ fd }` is a connected
@@ -52,39 +49,5 @@ export class StreamConsumer implements OutputConsumer {
       this.stream.end(() => resolve());
       this.stream.once('error', () => resolve());
     });
-  }
-}
-
-/** Decodes the stream in the owning thread and calls back per event, in timestamp order per drain pass. */
-export class ListenerConsumer implements OutputConsumer {
-  private readonly order = new EventOrder(0);
-  private readonly ready: BlockEvent[] = [];
-  private readonly parser: TraceParser;
-  private warned = false;
-
-  constructor(private readonly onEvent: (e: TraceEvent) => void) {
-    this.parser = new TraceParser({
-      event: (e) => this.order.push(e),
-      sequencePoint: (sp) => this.order.release(sp.timeNs, this.ready),
-      end: () => this.order.releaseAll(this.ready),
-    });
-  }
-
-  consume(bytes: Uint8Array): void {
-    this.parser.push(bytes);
-    for (const e of this.ready) {
-      const { type: _type, ...event } = e;
-      try {
-        this.onEvent(event);
-      } catch (err) {
-        if (!this.warned) process.emitWarning(`tracepipe: onEvent listener threw: ${(err as Error).message}`);
-        this.warned = true;
-      }
-    }
-    this.ready.length = 0;
-  }
-
-  finish(): Promise<void> {
-    return Promise.resolve();
   }
 }

@@ -9,7 +9,7 @@ import type { DrainMessage, DrainResult, DumpRequest, DumpResult, DumpTarget, Ot
 import type { OtlpExportStats } from '../format/otlp-export-stats.js';
 import { announceClose, announceOpen, announceStarting } from './control-channel.js';
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
-import { ListenerConsumer, type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
+import { type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
 import { tracepipeVersion } from './version.js';
 import { markServiceWorker } from './service-workers.js';
 import { onProcessExit } from './process-exit.js';
@@ -517,6 +517,8 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
   const { id } = descriptor;
   const originNs = BigInt(descriptor.originNs);
   const prologue = typeof output === 'object' && 'fd' in output ? output.prologue?.(id) : undefined;
+  // The listener's parser loads only for a listener, before the drain exists (its first bytes need it).
+  const listener = typeof output === 'object' && 'onEvent' in output ? (await import('./listener-consumer.js')).ListenerConsumer : undefined;
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
   const worker = new Worker(new URL('../workers/drain-worker.js', import.meta.url), {
     workerData: {
@@ -534,7 +536,7 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
   const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd' || sink.kind === 'none', descriptor);
   session.exportsOtlp = plan.otlp !== undefined;
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
-  else if (typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new ListenerConsumer((e) => output.onEvent(e)));
+  else if (listener && typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new listener((e) => output.onEvent(e)));
 
   await new Promise<void>((resolve, reject) => {
     let running = false;
