@@ -70,12 +70,19 @@ export async function run() {
     checks.push({ check: "import 'tracepipe'", value: `${importMs.toFixed(1)} ms`, target: `<= ${TARGET_IMPORT_MS} ms`, met: importMs <= TARGET_IMPORT_MS });
     checks.push({ check: "import 'tracepipe' / import 'pino'", value: `${vsPino.toFixed(2)}×`, target: `<= ${TARGET_IMPORT_VS_PINO}×`, met: vsPino <= TARGET_IMPORT_VS_PINO });
 
-    // A session started by the program: to its first recorded event, to resolve, and its stop.
-    const sessions = [];
-    for (let r = 0; r < SESSION_ROUNDS; r++) sessions.push(await runVariant(VARIANT, ['session', join(dir, `s${r}.tptrace`)]));
-    console.log(`startSession({ providers: 'Runtime.GC,…', output: file }) after import 'tracepipe', ${SESSION_ROUNDS} processes:`);
+    // A session started by the program: to its first recorded event, to resolve, and its stop (and the
+    // same with the build before, in the same rounds).
+    const entries = { after: 'tracepipe', ...(BEFORE ? { before: beforeFile('index.js') } : {}) };
+    let round = 0;
+    const timed = await interleavedRounds(SESSION_ROUNDS, Object.keys(entries), (k) => runVariant(VARIANT, ['session', join(dir, `s${round++}.tptrace`), entries[k]]));
+    const sessions = timed.after;
+    console.log(`startSession({ providers: 'Runtime.GC,…', output: file }) after import 'tracepipe', ${SESSION_ROUNDS} processes${BEFORE ? ' each, interleaved with the build before' : ''}:`);
     for (const [k, label] of [['firstEventMs', 'call to first recorded event'], ['resolveMs', 'call to resolve'], ['stopMs', 'stop()']]) {
       row(label, `${formatSummary(summarize(sessions.map((s) => s[k])), 1)} ms`);
+      if (BEFORE) {
+        row(`${label}, before`, `${formatSummary(summarize(timed.before.map((s) => s[k])), 1)} ms`);
+        row(`${label} / before`, `${median(sessions.map((s, i) => s[k] / timed.before[i][k])).toFixed(2)}× (median of per-round ratios)`);
+      }
     }
     const firstMs = median(sessions.map((s) => s.firstEventMs));
     checks.push({ check: 'startSession to first recorded event', value: `${firstMs.toFixed(1)} ms`, target: `<= ${TARGET_FIRST_EVENT_MS} ms`, met: firstMs <= TARGET_FIRST_EVENT_MS });

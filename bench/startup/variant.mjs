@@ -1,18 +1,19 @@
 // One measurement of the startup benchmark, in a fresh process:
 //   import <specifier>        ms for `await import(specifier)`, the first thing the process does
-//   session <file>            startSession({ providers: 'Runtime.GC,…', output: file }): ms from the call to the
+//   session <file> [entry]    startSession({ providers: 'Runtime.GC,…', output: file }): ms from the call to the
 //                             first event recorded in the trace (a probe event written every time the loop turns
-//                             from the call on), to the call's resolve, and for stop()
+//                             from the call on), to the call's resolve, and for stop(); entry (default 'tracepipe')
+//                             is the module imported, another build's dist/index.js for a before/after
 import { reportResult } from '../support/variant-process.mjs';
 
-const [mode, arg] = process.argv.slice(2);
+const [mode, arg, entry = 'tracepipe'] = process.argv.slice(2);
 
 if (mode === 'import') {
   const t0 = performance.now();
   await import(arg);
   reportResult({ ms: performance.now() - t0 });
 } else if (mode === 'session') {
-  const { defineProvider, readTrace, startSession } = await import('tracepipe');
+  const { defineProvider, readTrace, startSession } = await import(entry);
   const probe = defineProvider('Bench.Startup', { events: { Probe: { id: 1, fields: [['sinceCallMs', 'f64']] } } });
   let probing = true;
   const t0 = performance.now();
