@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-
 let seed: string | undefined;
 
 /**
@@ -8,5 +6,7 @@ let seed: string | undefined;
  * the same in every session of the process, in the file and on the wire.
  */
 export function processIdSeed(): string {
-  return (seed ??= randomBytes(8).toString('hex'));
+  // Through the process, not an import of node:crypto: importing it as an ES module reads every export,
+  // and its lazy ones load Web Crypto, fs streams and perf_hooks (~35 of Node's modules) before a session's first event.
+  return (seed ??= process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex'));
 }
