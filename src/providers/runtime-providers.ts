@@ -1,7 +1,7 @@
 /**
  * The built-in providers' definitions, made by `import 'tracepipe'` (and by the session machinery
  * when the diagnostics server loads it first), so that a session naming them just works. What each
- * does when enabled loads with the sessions (runtime-machinery.ts).
+ * does when enabled (the module its definition names) loads when a session first enables it.
  */
 export { runtimeGC } from './definitions/gc.js';
 export { runtimeEventLoop } from './definitions/event-loop.js';
