@@ -9,6 +9,7 @@ import { SPAN_BEGIN_FIELDS, SPAN_END_FIELDS } from '../schema/type-role.js';
 import { OldestEntry } from '../format/oldest-entry.js';
 import { processLabel } from '../format/stream-header.js';
 import { counterFields, counterGroup, timelineRole, type TimelineRole, typeHasFields } from '../format/timeline-role.js';
+import { EndedSpans } from './ended-spans.js';
 import { OtlpIds } from './otlp-ids.js';
 
 /** An attribute: key, the trace field type its value has (it picks the OTLP value kind), value. */
@@ -152,7 +153,6 @@ export const MAX_BATCH_ITEMS = 512;
 export const MAX_BATCH_SPANS = 2048;
 /** Spans kept open at most, and ended spans remembered as parents: memory stays bounded whatever the trace. */
 const MAX_OPEN_SPANS = 65_536;
-const MAX_REMEMBERED = 65_536;
 /** Span events kept per span at most; past that they are counted as dropped (OTLP's dropped_events_count). */
 const MAX_SPAN_EVENTS = 128;
 /** GC pause buckets, in ms: from a young-generation scavenge to a long full collection. */
@@ -183,7 +183,8 @@ interface OpenSpan {
   readonly spanId: Uint8Array;
   parentSpanId: Uint8Array | undefined;
   traceState: string;
-  readonly events: OtlpSpanEvent[];
+  /** NO_EVENTS until the first: most spans have none. */
+  events: OtlpSpanEvent[];
   droppedEvents: number;
 }
 
@@ -201,18 +202,12 @@ interface TypeView {
   readonly endNames: Map<StreamEventType, readonly string[]>;
 }
 
-/** What is kept of an ended span for children that begin after it ended. */
-interface EndedSpan {
-  readonly traceId: Uint8Array;
-  readonly traceState: string;
-  readonly spanId: Uint8Array;
-}
 
 /**
  * A span id as a map key: a number, as every id a process writes is (below 2^53), so maps hash a
  * small integer, not a bigint; a larger one (a foreign trace) stays a bigint, so no two ids meet.
  */
-type SpanKey = number | bigint;
+export type SpanKey = number | bigint;
 const MAX_NUMBER_ID = BigInt(Number.MAX_SAFE_INTEGER);
 const spanKey = (id: bigint): SpanKey => (id <= MAX_NUMBER_ID ? Number(id) : id);
 
@@ -224,6 +219,8 @@ const SPAN_ID = /^[0-9a-f]{16}$/;
 const ZERO_ID = /^0+$/;
 
 const NO_STATUS = { code: StatusCode.UNSET, message: '' } as const;
+/** The events of a span that has none: shared, never added to (OpenSpan.events is replaced first). */
+const NO_EVENTS: OtlpSpanEvent[] = [];
 
 const BEGIN_ID_FIELDS = new Set(SPAN_BEGIN_FIELDS.map(([n]) => n));
 const END_ID_FIELDS = new Set(SPAN_END_FIELDS.map(([n]) => n));
@@ -248,8 +245,7 @@ export class OtlpSignals {
   /** Per thread, the ids of the spans begun there and still open, innermost last. */
   private readonly openByThread = new Map<number, SpanKey[]>();
   /** The traces of spans ended, for children that begin after their parent ended. */
-  private readonly ended = new Map<SpanKey, EndedSpan>();
-  private readonly oldestEnded = new OldestEntry(this.ended);
+  private readonly ended = new EndedSpans();
   private readonly views = new Map<StreamEventType, TypeView>();
   private spans: OtlpSpan[] = [];
   private logs: OtlpLog[] = [];
@@ -334,10 +330,24 @@ export class OtlpSignals {
       this.close(oldId, oldest, this.lastNs, undefined);
     }
     // A parent still known gives its trace and its own W3C span id: neither is derived again.
-    const trace = parent === 0 ? undefined : (this.open.get(parent) ?? this.ended.get(parent));
-    const traceId = trace?.traceId ?? this.ids.traceId(parent === 0 ? rawId : rawParent);
-    const parentSpanId = parent === 0 ? undefined : (trace?.spanId ?? this.ids.spanId(rawParent));
-    this.open.set(id, { begin: e, rawId, traceId, traceState: trace?.traceState ?? '', spanId: this.ids.spanId(rawId), parentSpanId, events: [], droppedEvents: 0 });
+    let traceId: Uint8Array;
+    let traceState = '';
+    let parentSpanId: Uint8Array | undefined;
+    const openParent = parent === 0 ? undefined : this.open.get(parent);
+    const endedParent = parent === 0 || openParent ? -1 : this.ended.find(parent);
+    if (openParent) {
+      traceId = openParent.traceId;
+      traceState = openParent.traceState;
+      parentSpanId = openParent.spanId;
+    } else if (endedParent >= 0) {
+      traceId = this.ended.traceId(endedParent);
+      traceState = this.ended.traceState(endedParent);
+      parentSpanId = this.ended.spanId(endedParent);
+    } else {
+      traceId = this.ids.traceId(parent === 0 ? rawId : rawParent);
+      parentSpanId = parent === 0 ? undefined : this.ids.spanId(rawParent);
+    }
+    this.open.set(id, { begin: e, rawId, traceId, traceState, spanId: this.ids.spanId(rawId), parentSpanId, events: NO_EVENTS, droppedEvents: 0 });
     let stack = this.openByThread.get(e.threadId);
     if (!stack) this.openByThread.set(e.threadId, (stack = []));
     stack.push(id);
@@ -372,8 +382,7 @@ export class OtlpSignals {
     const stack = this.openByThread.get(s.begin.threadId)!;
     const at = stack.lastIndexOf(id);
     if (at >= 0) stack.splice(at, 1);
-    this.ended.set(id, { traceId: s.traceId, traceState: s.traceState, spanId: s.spanId });
-    if (this.ended.size > MAX_REMEMBERED) this.oldestEnded.take();
+    this.ended.remember(id, s.traceId, s.traceState, s.spanId);
 
     const b = s.begin;
     const bv = this.viewOf(b.type);
@@ -418,6 +427,7 @@ export class OtlpSignals {
     const stack = this.openByThread.get(e.threadId);
     const innermost = stack?.length ? this.open.get(stack[stack.length - 1]!) : undefined;
     if (innermost) {
+      if (innermost.events === NO_EVENTS) innermost.events = [];
       if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, keys: v.keys, fields: v.attributes, values: e.fields });
       else innermost.droppedEvents++;
       return;
