@@ -247,6 +247,7 @@ export class OtlpSignals {
   /** The traces of spans ended, for children that begin after their parent ended. */
   private readonly ended = new EndedSpans();
   private readonly views = new Map<StreamEventType, TypeView>();
+  private readonly threadAttributes = new Map<number, OtlpAttribute>();
   private spans: OtlpSpan[] = [];
   private logs: OtlpLog[] = [];
   private gauges = new Map<string, OtlpMetric & { kind: 'gauge' }>();
@@ -344,10 +345,11 @@ export class OtlpSignals {
       traceState = this.ended.traceState(endedParent);
       parentSpanId = this.ended.spanId(endedParent);
     } else {
-      traceId = this.ids.traceId(parent === 0 ? rawId : rawParent);
-      parentSpanId = parent === 0 ? undefined : this.ids.spanId(rawParent);
+      // From the keys: numbers, as nearly every id is, derive without bigint arithmetic.
+      traceId = this.ids.traceId(parent === 0 ? id : parent);
+      parentSpanId = parent === 0 ? undefined : this.ids.spanId(parent);
     }
-    this.open.set(id, { begin: e, rawId, traceId, traceState, spanId: this.ids.spanId(rawId), parentSpanId, events: NO_EVENTS, droppedEvents: 0 });
+    this.open.set(id, { begin: e, rawId, traceId, traceState, spanId: this.ids.spanId(id), parentSpanId, events: NO_EVENTS, droppedEvents: 0 });
     let stack = this.openByThread.get(e.threadId);
     if (!stack) this.openByThread.set(e.threadId, (stack = []));
     stack.push(id);
@@ -387,7 +389,7 @@ export class OtlpSignals {
     const b = s.begin;
     const bv = this.viewOf(b.type);
     // The trace's own span id, to find the span in the trace file (dump, query).
-    const attributes: Array<OtlpAttribute | OtlpFieldAttributes> = [fieldAttributes(b, bv), ['thread.id', 'u32', b.threadId], ['tracepipe.span_id', 'u64', s.rawId]];
+    const attributes: Array<OtlpAttribute | OtlpFieldAttributes> = [fieldAttributes(b, bv), this.threadAttribute(b.threadId), ['tracepipe.span_id', 'u64', s.rawId]];
     let status: OtlpSpan['status'] = NO_STATUS;
     if (end) {
       const ev = this.viewOf(end.type);
@@ -412,6 +414,13 @@ export class OtlpSignals {
     if (this.spans.length >= MAX_BATCH_SPANS) this.flushSpans();
   }
 
+  /** A thread's thread.id attribute, made once per thread (a trace has few) and shared by its items. */
+  private threadAttribute(threadId: number): OtlpAttribute {
+    let a = this.threadAttributes.get(threadId);
+    if (!a) this.threadAttributes.set(threadId, (a = ['thread.id', 'u32', threadId]));
+    return a;
+  }
+
   /**
    * The names an end's fields take among a span's attributes (those of its begin and the two the
    * span adds): the field's own, or `end.NAME` where the begin has it. Made once per pair of types.
@@ -433,7 +442,7 @@ export class OtlpSignals {
       return;
     }
     const [severity, severityText] = SEVERITY[e.level] ?? [9, 'INFO'];
-    const attributes = [fieldAttributes(e, v), ['thread.id', 'u32', e.threadId] as const];
+    const attributes = [fieldAttributes(e, v), this.threadAttribute(e.threadId)];
     this.logs.push({ scope: e.provider, timeNs: this.time(e.timestampNs), severity, severityText, eventName: e.type.key, attributes });
     if (this.logs.length >= MAX_BATCH_ITEMS) this.flushLogs();
   }
