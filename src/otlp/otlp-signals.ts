@@ -246,8 +246,8 @@ export class OtlpSignals {
   private readonly wallNs: bigint;
   private readonly open = new Map<SpanKey, OpenSpan>();
   private readonly oldestOpen = new OldestEntry(this.open);
-  /** Per thread, the ids of the spans begun there and still open, innermost last. */
-  private readonly openByThread = new Map<number, SpanKey[]>();
+  /** Per thread, the spans begun there and still open, innermost last. */
+  private readonly openByThread = new Map<number, OpenSpan[]>();
   /** The traces of spans ended, for children that begin after their parent ended. */
   private readonly ended = new EndedSpans();
   private readonly views = new Map<StreamEventType, TypeView>();
@@ -358,10 +358,11 @@ export class OtlpSignals {
       traceId = this.ids.traceId(parent === 0 ? id : parent);
       parentSpanId = parent === 0 ? undefined : this.ids.spanId(parent);
     }
-    this.open.set(id, { type: e.type, threadId: e.threadId, startNs: e.timestampNs, fields, rawId, traceId, traceState, spanId: this.ids.spanId(id), parentSpanId, events: NO_EVENTS, droppedEvents: 0 });
+    const span: OpenSpan = { type: e.type, threadId: e.threadId, startNs: e.timestampNs, fields, rawId, traceId, traceState, spanId: this.ids.spanId(id), parentSpanId, events: NO_EVENTS, droppedEvents: 0 };
+    this.open.set(id, span);
     let stack = this.openByThread.get(e.threadId);
     if (!stack) this.openByThread.set(e.threadId, (stack = []));
-    stack.push(id);
+    stack.push(span);
   }
 
   /**
@@ -392,8 +393,12 @@ export class OtlpSignals {
   private close(id: SpanKey, s: OpenSpan, endNs: number, endType?: StreamEventType, endFields?: DecodedFields): void {
     this.open.delete(id);
     const stack = this.openByThread.get(s.threadId)!;
-    const at = stack.lastIndexOf(id);
-    if (at >= 0) stack.splice(at, 1);
+    // Spans nearly always end innermost first: a pop, not a splice and the array it returns.
+    if (stack[stack.length - 1] === s) stack.pop();
+    else {
+      const at = stack.lastIndexOf(s);
+      if (at >= 0) stack.splice(at, 1);
+    }
     this.ended.remember(id, s.traceId, s.traceState, s.spanId);
 
     const bv = this.viewOf(s.type);
@@ -443,7 +448,7 @@ export class OtlpSignals {
 
   private log(e: BlockEvent, fields: DecodedFields, v: TypeView): void {
     const stack = this.openByThread.get(e.threadId);
-    const innermost = stack?.length ? this.open.get(stack[stack.length - 1]!) : undefined;
+    const innermost = stack?.length ? stack[stack.length - 1] : undefined;
     if (innermost) {
       if (innermost.events === NO_EVENTS) innermost.events = [];
       if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, keys: v.keys, fields: v.attributes, values: fields });
