@@ -155,3 +155,27 @@ test('the payload decoder rejects payloads that do not match their layout with a
     check(rec.payloadLength + 1); // trailing bytes
   }
 });
+
+test('string fields decode as TextDecoder does, event after event, whether their bytes repeat or not', () => {
+  // The decoder remembers each field's last short value: repeats, a change of one byte, non-ASCII
+  // text, invalid UTF-8, a BOM, the empty string and a value past the remembered length must all
+  // come out as a fresh decode would, in a generated decoder (1 field) and the loop one (65 fields).
+  const texts = [[0x47, 0x45, 0x54], [0x47, 0x45, 0x54], [0x50, 0x55, 0x54], [], [0xc3, 0xa9], [0xff, 0x41], [0xef, 0xbb, 0xbf, 0x41], [0xef, 0xbb, 0xbf, 0x41],
+    [0x47, 0x45, 0x54], Array.from({ length: 40 }, (_, i) => 0x61 + (i % 26)), Array.from({ length: 40 }, (_, i) => 0x61 + (i % 26)), [0x47, 0x45, 0x54]];
+  const utf8 = new TextDecoder('utf-8');
+  for (const width of [1, 65]) {
+    const layout = computePayloadLayout(Array.from({ length: width }, (_, i) => [`s${i}`, 'string']));
+    const decode = payloadDecoder(layout);
+    for (const t of texts) {
+      // Every field holds `t`: the fixed part is one u32 length a field, then the bytes of each.
+      const payload = new Uint8Array(layout.fixedSize + width * t.length);
+      const view = new DataView(payload.buffer);
+      for (const f of layout.variable) {
+        view.setUint32(f.offset, t.length, true);
+        payload.set(t, layout.fixedSize + f.index * t.length);
+      }
+      const fields = decode(view, payload, 0, payload.length, 0);
+      for (let i = 0; i < width; i++) assert.equal(fields[`s${i}`], utf8.decode(new Uint8Array(t)), `width ${width}, bytes ${t}`);
+    }
+  }
+});

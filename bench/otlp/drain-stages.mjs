@@ -1,6 +1,6 @@
 // Where the time of tracepipe's live OTLP export goes, without a profiler: the stages its drain
 // thread runs (src/sinks/otlp-sink.ts) timed one by one on this thread, over a trace a traced server
-// wrote: reading the stream and pairing spans into requests (TraceParser + OtlpSignals), encoding
+// wrote: reading the stream and pairing spans into requests (otlpStreamParser + OtlpSignals), encoding
 // them (protobuf), gzip; then the sender thread's part, posting each request to the collector with
 // fetch. Each stage runs REPEATS times over the whole trace; the median of its on-CPU time counts.
 //
@@ -30,7 +30,9 @@ async function exportModules(dist, gzipLevel) {
   const [{ TraceParser }, { OtlpSignals, otlpResource }, { otlpRequestBytes }, { ProtobufWriter }, sink] = await Promise.all(
     ['format/trace-parser.js', 'otlp/otlp-signals.js', 'otlp/otlp-protobuf.js', 'format/protobuf-writer.js', 'sinks/otlp-sink.js'].map((m) => import(new URL(m, dist))),
   );
-  return { TraceParser, OtlpSignals, otlpResource, otlpRequestBytes, ProtobufWriter, gzip: { level: gzipLevel ?? sink.OTLP_GZIP_LEVEL ?? -1 } };
+  // The sink's own reading of the stream; a build from before it had one read with a plain TraceParser.
+  const streamParser = await import(new URL('otlp/otlp-stream-parser.js', dist)).then((m) => m.otlpStreamParser, () => undefined);
+  return { TraceParser, streamParser, OtlpSignals, otlpResource, otlpRequestBytes, ProtobufWriter, gzip: { level: gzipLevel ?? sink.OTLP_GZIP_LEVEL ?? -1 } };
 }
 
 /** The median on-CPU ns of `fn()` (sync or async) over REPEATS runs, and its last result. */
@@ -50,13 +52,11 @@ function pairedBatches(m, bytes, serviceName) {
   const batches = [];
   let signals;
   let resource;
-  const parser = new m.TraceParser({
-    header: (h) => {
-      resource = m.otlpResource(h, { serviceName });
-      signals = new m.OtlpSignals(h, (b) => batches.push(b));
-    },
-    event: (e) => signals.event(e),
-  });
+  const signalsFor = (h) => {
+    resource = m.otlpResource(h, { serviceName });
+    return (signals = new m.OtlpSignals(h, (b) => batches.push(b)));
+  };
+  const parser = m.streamParser ? m.streamParser(signalsFor) : new m.TraceParser({ header: signalsFor, event: (e) => signals.event(e) });
   parser.push(bytes);
   parser.finish();
   signals.finish();

@@ -4,6 +4,38 @@ import { TraceFormatError } from './format-error.js';
 
 const utf8 = new TextDecoder('utf-8');
 
+/** Strings up to this many bytes are remembered per field (see textField); longer ones rarely repeat. */
+const MAX_REMEMBERED_TEXT = 32;
+
+/** Decodes one string field of a type, from `b[start, end)`. */
+type TextField = (b: Uint8Array, start: number, end: number) => string;
+
+/**
+ * The decoder of one string field, remembering its last short value: methods, routes, names and
+ * empty strings repeat from one event to the next, and comparing a few bytes costs less than decoding
+ * them and keeps one string alive instead of one per event. The same bytes give the same text.
+ */
+function textField(): TextField {
+  const last = new Uint8Array(MAX_REMEMBERED_TEXT);
+  let lastLength = -1;
+  let lastText = '';
+  return (b, start, end) => {
+    const n = end - start;
+    if (n === 0) return '';
+    if (n > MAX_REMEMBERED_TEXT) return utf8.decode(b.subarray(start, end));
+    if (n === lastLength) {
+      let i = 0;
+      while (i < n && b[start + i] === last[i]) i++;
+      if (i === n) return lastText;
+    }
+    const bytes = b.subarray(start, end);
+    lastText = utf8.decode(bytes);
+    last.set(bytes);
+    lastLength = n;
+    return lastText;
+  };
+}
+
 export type DecodedFields = Record<string, boolean | number | bigint | string | Uint8Array>;
 
 function tooShort(length: number, fixed: number, base: number): never {
@@ -71,7 +103,7 @@ function generatedDecoder(layout: PayloadLayout): PayloadDecoder {
     lines.push(
       `const ${len} = v.getUint32(s + ${f.offset}, true);`,
       `if (q + ${len} > s + n) overrun(${JSON.stringify(f.name)}, ${len}, base);`,
-      f.type === 'string' ? `const x${f.index} = utf8.decode(b.subarray(q, q + ${len}));` : `const x${f.index} = b.slice(q, q + ${len});`,
+      f.type === 'string' ? `const x${f.index} = texts[${f.index}](b, q, q + ${len});` : `const x${f.index} = b.slice(q, q + ${len});`,
       `q += ${len};`,
     );
   }
@@ -82,11 +114,13 @@ function generatedDecoder(layout: PayloadLayout): PayloadDecoder {
     return `${key}: ${value}`;
   });
   const src = `return function decode(v, b, s, n, base) {\n  ${lines.join('\n  ')}\n  return { ${props.join(', ')} };\n};`;
-  return new Function('utf8', 'tooShort', 'overrun', 'wrongLength', src)(utf8, tooShort, overrun, wrongLength) as PayloadDecoder;
+  const texts = layout.fields.map((f) => (f.type === 'string' ? textField() : undefined));
+  return new Function('texts', 'tooShort', 'overrun', 'wrongLength', src)(texts, tooShort, overrun, wrongLength) as PayloadDecoder;
 }
 
 /** One field at a time, for wide types: checked first, fields set in declaration order. */
 function loopDecoder(layout: PayloadLayout): PayloadDecoder {
+  const texts = layout.variable.map((f) => (f.type === 'string' ? textField() : undefined));
   return (v, b, s, n, base) => {
     checkPayload(layout, b, s, n, base);
     const out: DecodedFields = {};
@@ -99,9 +133,10 @@ function loopDecoder(layout: PayloadLayout): PayloadDecoder {
       setField(out, f.name, f.type === 'bool' ? value !== 0 : value);
     }
     let q = s + layout.fixedSize;
-    for (const f of layout.variable) {
+    for (let i = 0; i < layout.variable.length; i++) {
+      const f = layout.variable[i]!;
       const len = v.getUint32(s + f.offset, true);
-      setField(out, f.name, f.type === 'string' ? utf8.decode(b.subarray(q, q + len)) : b.slice(q, q + len));
+      setField(out, f.name, f.type === 'string' ? texts[i]!(b, q, q + len) : b.slice(q, q + len));
       q += len;
     }
     return out;

@@ -9,6 +9,7 @@ import { SPAN_BEGIN_FIELDS, SPAN_END_FIELDS } from '../schema/type-role.js';
 import { OldestEntry } from '../format/oldest-entry.js';
 import { processLabel } from '../format/stream-header.js';
 import { counterFields, counterGroup, timelineRole, type TimelineRole, typeHasFields } from '../format/timeline-role.js';
+import { EndedSpans } from './ended-spans.js';
 import { OtlpIds } from './otlp-ids.js';
 
 /** An attribute: key, the trace field type its value has (it picks the OTLP value kind), value. */
@@ -152,7 +153,6 @@ export const MAX_BATCH_ITEMS = 512;
 export const MAX_BATCH_SPANS = 2048;
 /** Spans kept open at most, and ended spans remembered as parents: memory stays bounded whatever the trace. */
 const MAX_OPEN_SPANS = 65_536;
-const MAX_REMEMBERED = 65_536;
 /** Span events kept per span at most; past that they are counted as dropped (OTLP's dropped_events_count). */
 const MAX_SPAN_EVENTS = 128;
 /** GC pause buckets, in ms: from a young-generation scavenge to a long full collection. */
@@ -175,7 +175,11 @@ const SEVERITY: Readonly<Record<number, [number, string]>> = {
 };
 
 interface OpenSpan {
-  readonly begin: BlockEvent;
+  /** What is kept of the begin event (handed on valid during its call only). */
+  readonly type: StreamEventType;
+  readonly threadId: number;
+  readonly startNs: number;
+  readonly fields: DecodedFields;
   /** The span id as the trace holds it (a bigint), for its tracepipe.span_id attribute. */
   readonly rawId: bigint;
   /** The trace's and the parent's, unless a caller's W3C context replaces them (adopt). */
@@ -183,7 +187,8 @@ interface OpenSpan {
   readonly spanId: Uint8Array;
   parentSpanId: Uint8Array | undefined;
   traceState: string;
-  readonly events: OtlpSpanEvent[];
+  /** NO_EVENTS until the first: most spans have none. */
+  events: OtlpSpanEvent[];
   droppedEvents: number;
 }
 
@@ -201,18 +206,12 @@ interface TypeView {
   readonly endNames: Map<StreamEventType, readonly string[]>;
 }
 
-/** What is kept of an ended span for children that begin after it ended. */
-interface EndedSpan {
-  readonly traceId: Uint8Array;
-  readonly traceState: string;
-  readonly spanId: Uint8Array;
-}
 
 /**
  * A span id as a map key: a number, as every id a process writes is (below 2^53), so maps hash a
  * small integer, not a bigint; a larger one (a foreign trace) stays a bigint, so no two ids meet.
  */
-type SpanKey = number | bigint;
+export type SpanKey = number | bigint;
 const MAX_NUMBER_ID = BigInt(Number.MAX_SAFE_INTEGER);
 const spanKey = (id: bigint): SpanKey => (id <= MAX_NUMBER_ID ? Number(id) : id);
 
@@ -224,11 +223,13 @@ const SPAN_ID = /^[0-9a-f]{16}$/;
 const ZERO_ID = /^0+$/;
 
 const NO_STATUS = { code: StatusCode.UNSET, message: '' } as const;
+/** The events of a span that has none: shared, never added to (OpenSpan.events is replaced first). */
+const NO_EVENTS: OtlpSpanEvent[] = [];
 
 const BEGIN_ID_FIELDS = new Set(SPAN_BEGIN_FIELDS.map(([n]) => n));
 const END_ID_FIELDS = new Set(SPAN_END_FIELDS.map(([n]) => n));
 
-const fieldAttributes = (e: BlockEvent, v: TypeView): OtlpFieldAttributes => ({ keys: v.keys, fields: v.attributes, values: e.fields });
+const fieldAttributes = (values: DecodedFields, v: TypeView): OtlpFieldAttributes => ({ keys: v.keys, fields: v.attributes, values });
 
 /**
  * A trace's events as OpenTelemetry's three signals, in stream order with bounded memory: spans
@@ -245,12 +246,12 @@ export class OtlpSignals {
   private readonly wallNs: bigint;
   private readonly open = new Map<SpanKey, OpenSpan>();
   private readonly oldestOpen = new OldestEntry(this.open);
-  /** Per thread, the ids of the spans begun there and still open, innermost last. */
-  private readonly openByThread = new Map<number, SpanKey[]>();
+  /** Per thread, the spans begun there and still open, innermost last. */
+  private readonly openByThread = new Map<number, OpenSpan[]>();
   /** The traces of spans ended, for children that begin after their parent ended. */
-  private readonly ended = new Map<SpanKey, EndedSpan>();
-  private readonly oldestEnded = new OldestEntry(this.ended);
+  private readonly ended = new EndedSpans();
   private readonly views = new Map<StreamEventType, TypeView>();
+  private readonly threadAttributes = new Map<number, OtlpAttribute>();
   private spans: OtlpSpan[] = [];
   private logs: OtlpLog[] = [];
   private gauges = new Map<string, OtlpMetric & { kind: 'gauge' }>();
@@ -274,26 +275,31 @@ export class OtlpSignals {
     return Math.round(traceNs);
   }
 
-  event(e: BlockEvent): void {
+  /**
+   * One event of the stream, and its fields: `e` may be an object rewritten for each event (a
+   * parser that does not decode, TraceParser's `fields` false), so nothing of it is kept past the
+   * call; its fields are (they default to the event's own).
+   */
+  event(e: BlockEvent, fields: DecodedFields = e.fields): void {
     if (e.timestampNs > this.lastNs) this.lastNs = e.timestampNs;
     this.intervalStartNs ??= e.timestampNs;
     const v = this.viewOf(e.type);
-    if (v.traceContext && this.adopt(e)) return;
+    if (v.traceContext && this.adopt(fields)) return;
     switch (v.role) {
       case 'span-begin':
-        return this.begin(e);
+        return this.begin(e, fields);
       case 'span-end':
-        if (!this.end(e)) this.log(e, v);
+        if (!this.end(e, fields)) this.log(e, fields, v);
         return;
       case 'gc-pause':
-        return this.gcPause(e);
+        return this.gcPause(fields);
       case 'counter':
-        return this.counter(e, v);
+        return this.counter(e, fields, v);
       case 'cpu-sample':
         // A CPU profile is no signal of OTLP's: convert --to speedscope or perfetto carries it.
         return;
       default:
-        return this.log(e, v);
+        return this.log(e, fields, v);
     }
   }
 
@@ -322,25 +328,41 @@ export class OtlpSignals {
     return v;
   }
 
-  private begin(e: BlockEvent): void {
-    const rawId = e.fields.spanId as bigint;
-    const rawParent = e.fields.parentSpanId as bigint;
+  private begin(e: BlockEvent, fields: DecodedFields): void {
+    const rawId = fields.spanId as bigint;
+    const rawParent = fields.parentSpanId as bigint;
     const id = spanKey(rawId);
     const parent = spanKey(rawParent);
     const reused = this.open.get(id);
-    if (reused) this.close(id, reused, e.timestampNs, undefined);
+    if (reused) this.close(id, reused, e.timestampNs);
     if (this.open.size >= MAX_OPEN_SPANS) {
       const [oldId, oldest] = this.oldestOpen.take()!;
-      this.close(oldId, oldest, this.lastNs, undefined);
+      this.close(oldId, oldest, this.lastNs);
     }
     // A parent still known gives its trace and its own W3C span id: neither is derived again.
-    const trace = parent === 0 ? undefined : (this.open.get(parent) ?? this.ended.get(parent));
-    const traceId = trace?.traceId ?? this.ids.traceId(parent === 0 ? rawId : rawParent);
-    const parentSpanId = parent === 0 ? undefined : (trace?.spanId ?? this.ids.spanId(rawParent));
-    this.open.set(id, { begin: e, rawId, traceId, traceState: trace?.traceState ?? '', spanId: this.ids.spanId(rawId), parentSpanId, events: [], droppedEvents: 0 });
+    let traceId: Uint8Array;
+    let traceState = '';
+    let parentSpanId: Uint8Array | undefined;
+    const openParent = parent === 0 ? undefined : this.open.get(parent);
+    const endedParent = parent === 0 || openParent ? -1 : this.ended.find(parent);
+    if (openParent) {
+      traceId = openParent.traceId;
+      traceState = openParent.traceState;
+      parentSpanId = openParent.spanId;
+    } else if (endedParent >= 0) {
+      traceId = this.ended.traceId(endedParent);
+      traceState = this.ended.traceState(endedParent);
+      parentSpanId = this.ended.spanId(endedParent);
+    } else {
+      // From the keys: numbers, as nearly every id is, derive without bigint arithmetic.
+      traceId = this.ids.traceId(parent === 0 ? id : parent);
+      parentSpanId = parent === 0 ? undefined : this.ids.spanId(parent);
+    }
+    const span: OpenSpan = { type: e.type, threadId: e.threadId, startNs: e.timestampNs, fields, rawId, traceId, traceState, spanId: this.ids.spanId(id), parentSpanId, events: NO_EVENTS, droppedEvents: 0 };
+    this.open.set(id, span);
     let stack = this.openByThread.get(e.threadId);
     if (!stack) this.openByThread.set(e.threadId, (stack = []));
-    stack.push(id);
+    stack.push(span);
   }
 
   /**
@@ -348,59 +370,69 @@ export class OtlpSignals {
    * as parent, and so every span begun under it has that trace id. Written as the span begins, before
    * anything begins under it. False (the event is then a log record) for a span not open or bad ids.
    */
-  private adopt(e: BlockEvent): boolean {
-    const s = this.open.get(spanKey(e.fields.spanId as bigint));
-    const traceId = String(e.fields.traceId);
-    const parentId = String(e.fields.parentId);
+  private adopt(fields: DecodedFields): boolean {
+    const s = this.open.get(spanKey(fields.spanId as bigint));
+    const traceId = String(fields.traceId);
+    const parentId = String(fields.parentId);
     if (!s || !TRACE_ID.test(traceId) || !SPAN_ID.test(parentId) || ZERO_ID.test(traceId) || ZERO_ID.test(parentId)) return false;
     s.traceId = Buffer.from(traceId, 'hex');
     s.parentSpanId = Buffer.from(parentId, 'hex');
-    s.traceState = String(e.fields.traceState);
+    s.traceState = String(fields.traceState);
     return true;
   }
 
-  private end(e: BlockEvent): boolean {
-    const id = spanKey(e.fields.spanId as bigint);
+  private end(e: BlockEvent, fields: DecodedFields): boolean {
+    const id = spanKey(fields.spanId as bigint);
     const s = this.open.get(id);
     if (!s) return false;
-    this.close(id, s, e.timestampNs, e);
+    this.close(id, s, e.timestampNs, e.type, fields);
     return true;
   }
 
-  private close(id: SpanKey, s: OpenSpan, endNs: number, end: BlockEvent | undefined): void {
+  /** Ends span `s` at `endNs`; with its end event's type and fields, or none for a span left unfinished. */
+  private close(id: SpanKey, s: OpenSpan, endNs: number, endType?: StreamEventType, endFields?: DecodedFields): void {
     this.open.delete(id);
-    const stack = this.openByThread.get(s.begin.threadId)!;
-    const at = stack.lastIndexOf(id);
-    if (at >= 0) stack.splice(at, 1);
-    this.ended.set(id, { traceId: s.traceId, traceState: s.traceState, spanId: s.spanId });
-    if (this.ended.size > MAX_REMEMBERED) this.oldestEnded.take();
+    const stack = this.openByThread.get(s.threadId)!;
+    // Spans nearly always end innermost first: a pop, not a splice and the array it returns.
+    if (stack[stack.length - 1] === s) stack.pop();
+    else {
+      const at = stack.lastIndexOf(s);
+      if (at >= 0) stack.splice(at, 1);
+    }
+    this.ended.remember(id, s.traceId, s.traceState, s.spanId);
 
-    const b = s.begin;
-    const bv = this.viewOf(b.type);
+    const bv = this.viewOf(s.type);
     // The trace's own span id, to find the span in the trace file (dump, query).
-    const attributes: Array<OtlpAttribute | OtlpFieldAttributes> = [fieldAttributes(b, bv), ['thread.id', 'u32', b.threadId], ['tracepipe.span_id', 'u64', s.rawId]];
+    const attributes: Array<OtlpAttribute | OtlpFieldAttributes> = [fieldAttributes(s.fields, bv), this.threadAttribute(s.threadId), ['tracepipe.span_id', 'u64', s.rawId]];
     let status: OtlpSpan['status'] = NO_STATUS;
-    if (end) {
-      const ev = this.viewOf(end.type);
-      attributes.push({ keys: bv.endNames.get(end.type) ?? this.endNames(bv, end.type, ev), fields: ev.attributes, values: end.fields });
-      if (end.fields.error === true) status = { code: StatusCode.ERROR, message: String(end.fields.errorName) };
+    if (endType && endFields) {
+      const ev = this.viewOf(endType);
+      attributes.push({ keys: bv.endNames.get(endType) ?? this.endNames(bv, endType, ev), fields: ev.attributes, values: endFields });
+      if (endFields.error === true) status = { code: StatusCode.ERROR, message: String(endFields.errorName) };
     } else attributes.push(['tracepipe.unfinished', 'bool', true]);
     this.spans.push({
-      scope: b.provider,
+      scope: s.type.descriptor.provider,
       traceId: s.traceId,
       spanId: s.spanId,
       traceState: s.traceState,
       parentSpanId: s.parentSpanId,
       name: bv.spanName,
       kind: bv.spanKind,
-      startNs: this.time(b.timestampNs),
-      endNs: this.time(Math.max(endNs, b.timestampNs)),
+      startNs: this.time(s.startNs),
+      endNs: this.time(Math.max(endNs, s.startNs)),
       attributes,
       events: s.events,
       droppedEvents: s.droppedEvents,
       status,
     });
     if (this.spans.length >= MAX_BATCH_SPANS) this.flushSpans();
+  }
+
+  /** A thread's thread.id attribute, made once per thread (a trace has few) and shared by its items. */
+  private threadAttribute(threadId: number): OtlpAttribute {
+    let a = this.threadAttributes.get(threadId);
+    if (!a) this.threadAttributes.set(threadId, (a = ['thread.id', 'u32', threadId]));
+    return a;
   }
 
   /**
@@ -414,37 +446,38 @@ export class OtlpSignals {
     return names;
   }
 
-  private log(e: BlockEvent, v: TypeView): void {
+  private log(e: BlockEvent, fields: DecodedFields, v: TypeView): void {
     const stack = this.openByThread.get(e.threadId);
-    const innermost = stack?.length ? this.open.get(stack[stack.length - 1]!) : undefined;
+    const innermost = stack?.length ? stack[stack.length - 1] : undefined;
     if (innermost) {
-      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, keys: v.keys, fields: v.attributes, values: e.fields });
+      if (innermost.events === NO_EVENTS) innermost.events = [];
+      if (innermost.events.length < MAX_SPAN_EVENTS) innermost.events.push({ timeNs: this.time(e.timestampNs), name: e.type.key, keys: v.keys, fields: v.attributes, values: fields });
       else innermost.droppedEvents++;
       return;
     }
     const [severity, severityText] = SEVERITY[e.level] ?? [9, 'INFO'];
-    const attributes = [fieldAttributes(e, v), ['thread.id', 'u32', e.threadId] as const];
+    const attributes = [fieldAttributes(fields, v), this.threadAttribute(e.threadId)];
     this.logs.push({ scope: e.provider, timeNs: this.time(e.timestampNs), severity, severityText, eventName: e.type.key, attributes });
     if (this.logs.length >= MAX_BATCH_ITEMS) this.flushLogs();
   }
 
-  private counter(e: BlockEvent, v: TypeView): void {
+  private counter(e: BlockEvent, fields: DecodedFields, v: TypeView): void {
     const declared = e.name.endsWith('.Counter');
-    const group = declared ? counterGroup(e) : e.type.key;
-    const space = e.fields.space;
+    const group = declared ? counterGroup({ ...e, fields }) : e.type.key;
+    const space = fields.space;
     const attributes: OtlpAttribute[] = typeof space === 'string' ? [['space', 'string', space]] : [];
     for (const [field] of v.counters) {
       const name = declared ? group : `${group}.${field}`;
       let m = this.gauges.get(name);
       if (!m) this.gauges.set(name, (m = { scope: e.provider, name, unit: declared ? field : '', kind: 'gauge', points: [] }));
-      m.points.push({ timeNs: this.time(e.timestampNs), value: Number(e.fields[field]), attributes });
+      m.points.push({ timeNs: this.time(e.timestampNs), value: Number(fields[field]), attributes });
       this.addedPoint();
     }
   }
 
-  private gcPause(e: BlockEvent): void {
-    const kind = String(e.fields.kind);
-    const ms = Number(e.fields.durationNs) / 1e6;
+  private gcPause(fields: DecodedFields): void {
+    const kind = String(fields.kind);
+    const ms = Number(fields.durationNs) / 1e6;
     let h = this.gcPauses.get(kind);
     if (!h) this.gcPauses.set(kind, (h = { count: 0, sum: 0, min: Infinity, max: -Infinity, buckets: new Array<number>(GC_PAUSE_BOUNDS_MS.length + 1).fill(0) }));
     h.count++;
@@ -501,7 +534,7 @@ export class OtlpSignals {
 
   /** The trace ended: spans still open end at the latest time seen, marked unfinished; then everything goes out. */
   finish(): void {
-    for (const [id, s] of [...this.open].reverse()) this.close(id, s, this.lastNs, undefined);
+    for (const [id, s] of [...this.open].reverse()) this.close(id, s, this.lastNs);
     this.flush();
   }
 }

@@ -3,10 +3,11 @@ import { Worker } from 'node:worker_threads';
 import type { Sink } from '../drain/sink.js';
 import type { OtlpExportStats } from '../format/otlp-export-stats.js';
 import type { OtlpSinkSpec } from '../session/drain-protocol.js';
-import { TraceParser } from '../format/trace-parser.js';
+import type { TraceParser } from '../format/trace-parser.js';
 import { otlpRequestJson } from '../otlp/otlp-json.js';
 import { otlpRequestBytes } from '../otlp/otlp-protobuf.js';
 import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from '../otlp/otlp-signals.js';
+import { otlpStreamParser } from '../otlp/otlp-stream-parser.js';
 import { ProtobufWriter } from '../format/protobuf-writer.js';
 import { OtlpCounter, OtlpQueueState, type OtlpRequestMessage, type OtlpSenderConfig } from './otlp-queue.js';
 
@@ -49,12 +50,9 @@ export class OtlpSink implements Sink {
     const config: OtlpSenderConfig = { endpoint: options.endpoint, headers: options.headers ?? {}, json: options.json === true, sab: this.state.sab };
     this.sender = new Worker(new URL('../workers/otlp-sender.js', import.meta.url), { workerData: config });
     this.sender.unref();
-    this.parser = new TraceParser({
-      header: (h) => {
-        this.resource = otlpResource(h, this.options);
-        this.signals = new OtlpSignals(h, (b) => this.send(b));
-      },
-      event: (e) => this.signals!.event(e),
+    this.parser = otlpStreamParser((h) => {
+      this.resource = otlpResource(h, this.options);
+      return (this.signals = new OtlpSignals(h, (b) => this.send(b)));
     });
   }
 
