@@ -170,49 +170,6 @@ for (const requireModule of [true, false]) {
   });
 }
 
-// Before a file session's first event can be recorded, its start loads neither the trace parser (an
-// onEvent listener's) nor makes the drain thread: those come once the caller's synchronous code has run.
-test('a file session records from the call on, before its drain thread exists, and never loads the trace parser', { timeout: 90_000 }, async (t) => {
-  if (!process.features.require_module) return t.skip('this Node cannot require() ES modules: a session starts once its machinery has loaded');
-  const code = `
-    const t = await import('tracepipe');
-    const { subscribe } = await import('node:diagnostics_channel');
-    let workers = 0;
-    subscribe('worker_threads', () => workers++);
-    const p = t.defineProvider('Test.Early', { events: { Mark: { id: 1, fields: [['n', 'u32']] } } });
-    const started = t.startSession({ providers: 'Runtime.GC,Test.Early', output: process.env.TMPFILE });
-    const workersAtReturn = workers;
-    p.Mark.write(1);
-    const s = await started;
-    await s.stop();
-    process.stderr.write('workers at return ' + workersAtReturn + ', after ' + workers + '\\n');`;
-  const { mkdtemp, rm } = await import('node:fs/promises');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const dir = await mkdtemp(join(tmpdir(), 'tp-early-'));
-  const run = (nodeArgs, file) =>
-    promisify(execFile)(process.execPath, ['--import', LOG, ...nodeArgs, '--input-type=module', '-e', code], {
-      cwd: ROOT,
-      env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_'))), TMPFILE: file },
-      timeout: 60_000,
-    });
-  try {
-    const file = join(dir, 'early.tptrace');
-    assert.match((await run([], file)).stderr, /^workers at return 0, after [1-9]/m);
-    const { readTrace } = await import('tracepipe');
-    const marks = [];
-    for await (const e of readTrace(file)) if (e.name === 'Mark') marks.push(e.fields.n);
-    assert.deepEqual(marks, [1]);
-    // Node 20's loader hooks see only import(): the same session with the machinery loaded that way.
-    const { stderr } = await run(['--no-experimental-require-module'], join(dir, 'hooked.tptrace'));
-    const loaded = stderr.split('\n').filter((l) => l.startsWith('loaded ')).map((l) => l.slice('loaded '.length));
-    assert.ok(loaded.includes('session/session.js'), stderr);
-    assert.deepEqual(loaded.filter((m) => /^format\/(trace-parser|event-order|events-block)\.js$/.test(m)), []);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
-
 // The diagnostics server starts 100 ms after tracepipe/register loaded: a process that ends before
 // then (a CLI, a build step, `node -e 0`) never loads it, and the application's start does not wait for it.
 test('--import tracepipe/register with no session asked for loads the diagnostics server only, once the process has run a while', { timeout: 90_000 }, async () => {

@@ -496,15 +496,12 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
   const descriptor: SessionDescriptor = { id, sab: memory.sab, providers: plan.providers, originNs: originNs.toString(), rundown: plan.rundown };
   memory.setState(SessionState.Enabled);
   announceStarting(descriptor);
+  // What the built-in providers it names do loads while the drain thread starts, after the caller's
+  // synchronous code (whose events are recorded from the call on) and before any onEnable can run.
+  const machinery = Promise.resolve().then(() => Promise.all(plan.providers.map((c) => providerRegistry.get(c.name)?.loadMachinery())));
   try {
-    // The drain thread is made once the caller's synchronous code has run: what it writes meanwhile
-    // is recorded already (it waits in the buffer), and needs no thread to be. Not in Block mode,
-    // where a writer that fills the buffer parks for the drain, which must be starting by then.
-    if (plan.mode !== 'block') await Promise.resolve();
-    const drain = startDrain(plan, memory, descriptor);
-    // What the built-in providers it names do loads while the drain thread starts, before any onEnable can run.
-    const machinery = Promise.all(plan.providers.map((c) => providerRegistry.get(c.name)?.loadMachinery()));
-    const [session] = await Promise.all([drain, machinery]);
+    const session = await startDrain(plan, memory, descriptor);
+    await machinery;
     return session;
   } catch (e) {
     // What this thread wrote meanwhile goes with the session that never ran.
