@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const LOG = fileURLToPath(new URL('./fixtures/module-log.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -231,6 +234,36 @@ test('next() called twice at once on a fresh readTrace gives the first two event
   const dir = await mkdtemp(join(tmpdir(), 'tp-twice-'));
   try {
     await loadedBy(code, { env: { TMPFILE: join(dir, 'twice.tptrace') } });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+// The trace parser is an onEvent listener's (its own module, listener-consumer.js): a session to a
+// file, a descriptor or a stream never loads it. Loaded through import() here, which the hooks see.
+test('a session to a file never loads the trace parser; a session with an onEvent listener does', { timeout: 90_000 }, async () => {
+  const code = `
+    const t = await import('tracepipe');
+    const file = await t.startSession({ providers: 'Runtime.GC', output: process.env.TMPFILE });
+    await file.stop();
+    process.stderr.write('file session done\\n');
+    const listener = await t.startSession({ providers: 'Runtime.GC', output: { onEvent() {} } });
+    await listener.stop();`;
+  const dir = await mkdtemp(join(tmpdir(), 'tracepipe-parser-'));
+  try {
+    const nodeArgs = process.features.require_module ? ['--no-experimental-require-module'] : [];
+    const { stderr } = await promisify(execFile)(process.execPath, ['--import', LOG, ...nodeArgs, '--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_'))), TMPFILE: join(dir, 'file.tptrace') },
+      timeout: 60_000,
+    });
+    const lines = stderr.split('\n');
+    const done = lines.indexOf('file session done');
+    assert.ok(done >= 0, stderr);
+    const loaded = (part) => part.filter((l) => l.startsWith('loaded ')).map((l) => l.slice('loaded '.length));
+    const parser = ['session/listener-consumer.js', 'format/trace-parser.js'];
+    assert.deepEqual(loaded(lines.slice(0, done)).filter((m) => parser.includes(m)), [], 'the file session');
+    assert.deepEqual(loaded(lines.slice(done)).filter((m) => parser.includes(m)).sort(), parser.sort(), 'the listener session');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
