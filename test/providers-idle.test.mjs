@@ -242,40 +242,46 @@ test('a socket reader\'s drain sleeps between the counters\' publications: each 
   assert.match(result.error.message, /reader closed the connection/);
 });
 
-test('a sample with no sample after it still reaches a socket reader in time order while the session runs (a pass of its own writes the sequence point that releases it)', { timeout: 60_000 }, async (t) => {
+/**
+ * A session of provider `name` streaming to a socket whose reader reads in time order: `received()`
+ * is the first Ping's n once it has reached the reader; `done()` ends the reading.
+ */
+async function sessionToOrderedReader(t, name) {
   const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
   const { threadSessions } = await import('../dist/session/thread-sessions.js');
-  const { provider, accepted, reader } = await socketReaderSetup(t, 'Test.LastSample');
+  const { provider, accepted, reader } = await socketReaderSetup(t, name);
   t.after(() => reader.destroy());
   assert.ok(await eventually(() => accepted.length === 1), 'the connection is accepted');
   t.after(() => accepted[0].destroy());
-  const session = await startSession({ providers: 'Test.LastSample', output: { fd: takeDescriptor(accepted[0]) } });
+  const session = await startSession({ providers: name, output: { fd: takeDescriptor(accepted[0]) } });
   t.after(() => session.stop());
   let received;
   const reading = (async () => {
     for await (const e of readTrace(reader)) if (e.name === 'Ping') return (received = e.fields.n);
   })().catch(() => {});
+  return {
+    provider,
+    session,
+    threadSessions,
+    received: () => received,
+    async done() {
+      reader.destroy();
+      await reading;
+    },
+  };
+}
+
+test('a sample with no sample after it still reaches a socket reader in time order while the session runs (a pass of its own writes the sequence point that releases it)', { timeout: 60_000 }, async (t) => {
+  const { provider, threadSessions, received, done } = await sessionToOrderedReader(t, 'Test.LastSample');
   // One sample, and none after it: its sequence point cannot wait for the next sample's pass.
   threadSessions.writeAndHandOver(() => provider.Ping.write(7));
-  assert.ok(await eventually(() => received !== undefined, 10_000), 'the sample reached the reader in time order while the session runs');
-  assert.equal(received, 7);
-  reader.destroy();
-  await reading;
+  assert.ok(await eventually(() => received() !== undefined, 10_000), 'the sample reached the reader in time order while the session runs');
+  assert.equal(received(), 7);
+  await done();
 });
 
 test('a sample read before its chunk is sealed still reaches a socket reader in time order when the drain is woken again with nothing new (the point owed is written by the next pass)', { timeout: 60_000 }, async (t) => {
-  const { takeDescriptor } = await import('../dist/ipc/ipc-transport.js');
-  const { threadSessions } = await import('../dist/session/thread-sessions.js');
-  const { provider, accepted, reader } = await socketReaderSetup(t, 'Test.SealedLate');
-  t.after(() => reader.destroy());
-  assert.ok(await eventually(() => accepted.length === 1), 'the connection is accepted');
-  t.after(() => accepted[0].destroy());
-  const session = await startSession({ providers: 'Test.SealedLate', output: { fd: takeDescriptor(accepted[0]) } });
-  t.after(() => session.stop());
-  let received;
-  const reading = (async () => {
-    for await (const e of readTrace(reader)) if (e.name === 'Ping') return (received = e.fields.n);
-  })().catch(() => {});
+  const { provider, session, threadSessions, received, done } = await sessionToOrderedReader(t, 'Test.SealedLate');
   const asleep = () => Atomics.load(session.memory.i32, Ctl.DrainAsleep) === 1;
   // Asleep, the drain wakes for the sample's chunk after the thread has counted its hand-over.
   assert.ok(await eventually(asleep), 'the drain sleeps');
@@ -290,10 +296,9 @@ test('a sample read before its chunk is sealed still reaches a socket reader in 
     Atomics.wait(pause, 0, 0, 1);
   }
   session.memory.wakeDrain();
-  assert.ok(await eventually(() => received !== undefined, 10_000), 'the sample reached the reader in time order while the session runs');
-  assert.equal(received, 9);
-  reader.destroy();
-  await reading;
+  assert.ok(await eventually(() => received() !== undefined, 10_000), 'the sample reached the reader in time order while the session runs');
+  assert.equal(received(), 9);
+  await done();
 });
 
 test('a watchdog only there to wake the resting sampler (Runtime.Counters) reads the resting thread 4 times a second, and a block from rest still weighs whole as delay', { timeout: 60_000, skip: !canRest && 'neither the addon nor /proc schedstat here: the sampler never rests' }, async (t) => {
