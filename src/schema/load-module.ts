@@ -1,3 +1,5 @@
+import { requireBuiltin } from './this-thread.js';
+
 /**
  * Loads the ES module at `url` (a file: URL): synchronously where Node can require() ES modules (20.19
  * and later), so that what it sets up exists when this returns, and returns undefined; elsewhere with
@@ -5,9 +7,9 @@
  */
 export function loadModule(url: string): Promise<unknown> | undefined {
   if (!(process.features as { require_module?: boolean }).require_module) return import(url);
-  // Through the process rather than imports of node:module and node:url, which would load with `import 'tracepipe'`.
-  const { createRequire } = process.getBuiltinModule('node:module');
-  const { fileURLToPath } = process.getBuiltinModule('node:url');
+  // Not imports of node:module and node:url, which would load with `import 'tracepipe'`.
+  const { createRequire } = requireBuiltin('node:module') as typeof import('node:module');
+  const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
   createRequire(url)(fileURLToPath(url));
   return undefined;
 }

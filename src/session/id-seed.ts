@@ -1,3 +1,5 @@
+import { requireBuiltin } from '../schema/this-thread.js';
+
 let seed: string | undefined;
 
 /**
@@ -6,7 +8,7 @@ let seed: string | undefined;
  * the same in every session of the process, in the file and on the wire.
  */
 export function processIdSeed(): string {
-  // Through the process, not an import of node:crypto: importing it as an ES module reads every export,
-  // and its lazy ones load Web Crypto, fs streams and perf_hooks (~35 of Node's modules) before a session's first event.
-  return (seed ??= process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex'));
+  // Not an import of node:crypto: importing it as an ES module reads every export, and its lazy ones
+  // load Web Crypto, fs streams and perf_hooks (~35 of Node's modules) before a session's first event.
+  return (seed ??= (requireBuiltin('node:crypto') as typeof import('node:crypto')).randomBytes(8).toString('hex'));
 }
