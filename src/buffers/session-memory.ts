@@ -291,6 +291,8 @@ export class SessionMemory {
   }
   setState(s: number): void {
     Atomics.store(this.i32, Ctl.State, s);
+    // A thread waiting for the state to change (the exit flush waits for Stopped) hears it at once.
+    Atomics.notify(this.i32, Ctl.State);
     this.wakeDrain();
   }
   get mode(): number {

@@ -4,7 +4,7 @@ import { onMarkCompact } from './gc-hook.js';
 import { onGcPause } from './gc-pause-source.js';
 import { everyInterval, type Ticking } from './interval-ticker.js';
 import { ProviderSessions } from './provider-sessions.js';
-import { isServiceThread } from './service-thread.js';
+import { isServiceThread } from '../session/service-thread.js';
 import { runtimeGCHeap } from './definitions/gc-heap.js';
 
 function sample(reason: string): void {

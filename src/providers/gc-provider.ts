@@ -7,7 +7,7 @@ import type { GcRing } from './gc-ring.js';
 import { GcPauseTally } from './gc-pause-tally.js';
 import { WatchdogDuty } from './event-loop/heartbeat.js';
 import { ProviderSessions } from './provider-sessions.js';
-import { isServiceThread } from './service-thread.js';
+import { isServiceThread } from '../session/service-thread.js';
 import { setWatchdogDuty } from './event-loop/stall-watchdog.js';
 import { runtimeGC } from './definitions/gc.js';
 

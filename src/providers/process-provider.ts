@@ -2,7 +2,7 @@ import { isMainThread, type Worker } from 'node:worker_threads';
 import { attachCallbacks, type EnableContext } from '../schema/provider.js';
 import { workerRole } from '../session/service-workers.js';
 import { tracepipeVersion } from '../session/version.js';
-import { isServiceThread } from './service-thread.js';
+import { isServiceThread } from '../session/service-thread.js';
 import { runtimeProcess } from './definitions/process.js';
 import { liveWorkers } from './live-workers.js';
 

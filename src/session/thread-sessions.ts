@@ -10,6 +10,7 @@ import type { SessionDescriptor } from './session-descriptor.js';
 import { errorMessage } from '../schema/error-message.js';
 import { onProcessExit } from './process-exit.js';
 import { thisOsThreadId } from './thread-schedstat.js';
+import { isServiceThread } from './service-thread.js';
 
 interface LiveSession {
   readonly desc: SessionDescriptor;
@@ -62,7 +63,9 @@ class ThreadSessions {
     if (memory.state >= SessionState.Stopping) return;
     // What the built-in providers it names do, for a session that runs already (one this thread joins):
     // loaded now, at once where Node can. The owner loads it while the session's drain starts (launch).
-    if (running) for (const c of desc.providers) providerRegistry.get(c.name)?.loadMachinery();
+    // Not in tracepipe's own threads: every provider stays idle there, and their entries are bundles
+    // (scripts/bundle-workers.mjs) beside which a machinery module loaded by URL would be a second copy.
+    if (running && !isServiceThread) for (const c of desc.providers) providerRegistry.get(c.name)?.loadMachinery();
     this.live.set(desc.id, { desc, memory, buffer: undefined, running });
     this.recompute();
   }

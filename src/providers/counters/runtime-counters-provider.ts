@@ -6,7 +6,7 @@ import { type LoopInterval, useLoopIntervals } from '../event-loop/delay-monitor
 import { TALLY_KINDS, type TallyReading } from '../gc-pause-tally.js';
 import { recordGcPausesFor, takeGcTally } from '../gc-provider.js';
 import { ProviderSessions } from '../provider-sessions.js';
-import { isServiceThread } from '../service-thread.js';
+import { isServiceThread } from '../../session/service-thread.js';
 import { type CounterKind, gcCounter, RUNTIME_COUNTERS, RUNTIME_SPACES, spaceCounter } from './runtime-counter-catalog.js';
 import { runtimeCounters } from '../definitions/runtime-counters.js';
 

@@ -1,6 +1,6 @@
 import { attachCallbacks,  } from '../../schema/provider.js';
 import { ProviderSessions } from '../provider-sessions.js';
-import { isServiceThread } from '../service-thread.js';
+import { isServiceThread } from '../../session/service-thread.js';
 import { configureSampling, flushSamples } from './thread-sampler.js';
 import { runtimeCpuSampler } from '../definitions/cpu-sampler.js';
 

@@ -1,7 +1,7 @@
 import { isMainThread } from 'node:worker_threads';
 import { attachCallbacks,  } from '../../schema/provider.js';
 import { ProviderSessions } from '../provider-sessions.js';
-import { isServiceThread } from '../service-thread.js';
+import { isServiceThread } from '../../session/service-thread.js';
 import { WatchdogDuty } from './heartbeat.js';
 import { type LoopInterval, useLoopIntervals } from './delay-monitor.js';
 import { setWatchdogDuty } from './stall-watchdog.js';

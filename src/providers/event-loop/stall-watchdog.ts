@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { markServiceWorker } from '../../session/service-workers.js';
 import { threadGcRing } from '../gc-hook.js';
-import { SERVICE_THREAD_KEY } from '../service-thread.js';
+import { SERVICE_THREAD_KEY } from '../../session/service-thread.js';
 import { Heartbeat, STALL_DUTIES, WatchdogDuty, type WatchdogCounters } from './heartbeat.js';
 import { useLoopSampler, watchLoopSampler } from './loop-sampler.js';
 import { mainRestRoute, type RestRoute } from './rest-clock.js';

@@ -1,7 +1,7 @@
 import { isMainThread } from 'node:worker_threads';
 import { elapsedMs } from '../../schema/milliseconds.js';
 import { attachCallbacks, type EnableContext } from '../../schema/provider.js';
-import { isServiceThread } from '../service-thread.js';
+import { isServiceThread } from '../../session/service-thread.js';
 import { NO_TOTALS, type ParseTotals, type SnapshotOutput } from './snapshot-json-parser.js';
 import { snapshotAddonMissing, streamHeapSnapshot } from './snapshot-stream.js';
 import { runtimeHeapSnapshot } from '../definitions/heap-snapshot.js';
