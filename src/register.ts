@@ -42,6 +42,11 @@ if (isMainThread()) {
     loadNativeAddon<{ prepare(): void }>('cpu_sampler').addon?.prepare();
   }
   if (enable || recorder) {
+    // The session's drain thread boots on its own thread while this one loads the machinery (after
+    // the list of live workers, which Runtime.Process's rundown names it from, has begun).
+    await import('./providers/live-workers.js');
+    const { warmDrainThread, discardWarmDrainThread } = await import('./session/drain-thread.js');
+    warmDrainThread();
     // The machinery defines the built-in providers first: sessions naming them then get their events.
     // If it cannot load, tracing steps aside and the application starts as it would untraced.
     const loaded = await loadSessionMachinery().then(
@@ -51,9 +56,12 @@ if (isMainThread()) {
     if (loaded) {
       const { startStartupSession } = await loadStartupSession();
       await startStartupSession().catch((e: unknown) => warn('startup session not started', e));
-      const { startFlightRecorderFromEnv } = await loadFlightRecorder();
-      await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
+      if (recorder) {
+        const { startFlightRecorderFromEnv } = await loadFlightRecorder();
+        await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
+      }
     }
+    discardWarmDrainThread();
     releaseGcPauses?.();
   }
 }

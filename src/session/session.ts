@@ -11,7 +11,7 @@ import { announceClose, announceOpen, announceStarting } from './control-channel
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
 import { tracepipeVersion } from './version.js';
-import { markServiceWorker } from './service-workers.js';
+import { drainThread } from './drain-thread.js';
 import { onProcessExit } from './process-exit.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { SessionError, SessionLimitError } from './session-error.js';
@@ -520,19 +520,13 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
   // The listener's parser loads only for a listener, before the drain exists (its first bytes need it).
   const listener = typeof output === 'object' && 'onEvent' in output ? (await import('./listener-consumer.js')).ListenerConsumer : undefined;
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
-  const worker = new Worker(new URL('../workers/drain-worker.js', import.meta.url), {
-    workerData: {
-      sab: memory.sab,
-      sink: prologue ? { ...sink, prologue } : sink,
-      ...(plan.otlp ? { otlp: plan.otlp } : {}),
-      header: headerInfo(id, providers, mode, bufferSizeMB, originNs, wallNs),
-      originNs: originNs.toString(),
-    },
-    execArgv: [],
-    stdout: false,
-    stderr: false,
+  const worker = drainThread({
+    sab: memory.sab,
+    sink: prologue ? { ...sink, prologue } : sink,
+    ...(plan.otlp ? { otlp: plan.otlp } : {}),
+    header: headerInfo(id, providers, mode, bufferSizeMB, originNs, wallNs),
+    originNs: originNs.toString(),
   });
-  markServiceWorker(worker, 'tracepipe-drain');
   const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd' || sink.kind === 'none', descriptor);
   session.exportsOtlp = plan.otlp !== undefined;
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));

@@ -24,8 +24,9 @@ export interface DrainWorkerData {
   readonly originNs: string;
 }
 
-const data = workerData as DrainWorkerData;
 const port = parentPort!;
+// A thread started ahead of its session (session/drain-thread.ts) has its settings as its first message.
+const data = (workerData ?? (await new Promise((resolve) => port.once('message', resolve)))) as DrainWorkerData;
 const memory = SessionMemory.attach(data.sab);
 const clockDeltaNs = Number(threadOriginNs() - BigInt(data.originNs));
 const byteSinkFor = (spec: Exclude<SinkSpec, { kind: 'ring' | 'none' }>): Sink =>

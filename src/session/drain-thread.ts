@@ -1,0 +1,50 @@
+import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { markServiceWorker } from './service-workers.js';
+
+const ENTRY = new URL('../workers/drain-worker.js', import.meta.url);
+const OPTIONS: WorkerOptions = { execArgv: [], stdout: false, stderr: false };
+
+/** A drain thread started before the session that will use it is known (warmDrainThread). */
+let warm: Worker | undefined;
+const unusedWarmError = (): void => {
+  // A warm thread that fails before a session takes it exits too; the next session starts its own.
+};
+
+/**
+ * Starts a drain thread now for a session about to start (the startup session, as `tracepipe/register`
+ * loads): its isolate boots and loads its code on its own thread while this one loads the session
+ * machinery, instead of after it. It waits for its session's settings (drainThread), keeps no process
+ * alive meanwhile, and is ended by discardWarmDrainThread if no session takes it.
+ */
+export function warmDrainThread(): void {
+  if (warm) return;
+  const worker = new Worker(ENTRY, OPTIONS);
+  markServiceWorker(worker, 'tracepipe-drain');
+  worker.on('error', unusedWarmError);
+  worker.once('exit', () => {
+    if (warm === worker) warm = undefined;
+  });
+  worker.unref();
+  warm = worker;
+}
+
+/** A drain thread for a session's settings: the warm one if there is one, a new one otherwise. */
+export function drainThread(data: object): Worker {
+  const worker = warm;
+  warm = undefined;
+  if (!worker) {
+    const fresh = new Worker(ENTRY, { ...OPTIONS, workerData: data });
+    markServiceWorker(fresh, 'tracepipe-drain');
+    return fresh;
+  }
+  worker.off('error', unusedWarmError);
+  worker.ref();
+  worker.postMessage(data);
+  return worker;
+}
+
+/** Ends the warm drain thread no session took. */
+export function discardWarmDrainThread(): void {
+  void warm?.terminate();
+  warm = undefined;
+}

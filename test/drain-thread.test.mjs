@@ -1,0 +1,79 @@
+// A drain thread started ahead of its session (issue 24): `tracepipe/register` starts the startup
+// session's drain before loading the session machinery, so the two load at once. The session takes
+// that thread (no second one), a thread nobody takes keeps no process alive and is ended, and a
+// drain's entry is one bundled file that still finds what it loads by path (the native addon).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { readTrace, startSession } from '../dist/index.js';
+import { warmDrainThread } from '../dist/session/drain-thread.js';
+// As register does before warming: the list Runtime.Process's rundown names threads from.
+import '../dist/providers/live-workers.js';
+import { tempDir } from './helpers/temp-dir.mjs';
+
+const run = promisify(execFile);
+const REGISTER = new URL('../dist/register.js', import.meta.url).pathname;
+
+async function drainThreads(file) {
+  const ids = [];
+  for await (const e of readTrace(file)) if (e.name === 'Thread' && e.fields.role === 'tracepipe-drain' && e.fields.phase === 'start') ids.push(e.fields.threadId);
+  return ids;
+}
+
+test('a session takes the drain thread warmed before it: the rundown names that thread as its only drain', async (t) => {
+  const file = join(await tempDir(t), 'warm.tptrace');
+  const created = [];
+  const onWorker = ({ worker }) => created.push(worker.threadId);
+  subscribe('worker_threads', onWorker);
+  try {
+    warmDrainThread();
+    assert.equal(created.length, 1, 'warming starts one thread at once');
+    const session = await startSession({ providers: 'Runtime.Process', output: file });
+    assert.equal(created.length, 1, 'the session started no thread of its own');
+    const r = await session.stop();
+    assert.equal(r.eventsDropped, 0);
+  } finally {
+    unsubscribe('worker_threads', onWorker);
+  }
+  assert.deepEqual(await drainThreads(file), created);
+});
+
+test('a warmed drain thread that no session takes keeps no process alive, and discarding it ends it', async () => {
+  const code = `
+    const { warmDrainThread, discardWarmDrainThread } = await import(${JSON.stringify(new URL('../dist/session/drain-thread.js', import.meta.url).href)});
+    const { subscribe } = await import('node:diagnostics_channel');
+    let exited = 0;
+    subscribe('worker_threads', ({ worker }) => worker.once('exit', () => exited++));
+    warmDrainThread();
+    if (process.argv[1] === 'discard') {
+      setTimeout(() => { discardWarmDrainThread(); setTimeout(() => console.log('exited', exited), 500); }, 200);
+    }`;
+  // Left alone: the process ends by itself (the test would time out otherwise).
+  const alone = await run(process.execPath, ['--input-type=module', '-e', code, 'leave'], { timeout: 30_000 });
+  assert.equal(alone.stdout, '');
+  const discarded = await run(process.execPath, ['--input-type=module', '-e', code, 'discard'], { timeout: 30_000 });
+  assert.equal(discarded.stdout.trim(), 'exited 1');
+});
+
+test('a startup session with a setting it refuses starts no session, warns once, and the application runs and exits as untraced', async (t) => {
+  const dir = await tempDir(t);
+  const r = await run(process.execPath, ['--import', REGISTER, '-e', 'console.log("app ran")'], {
+    env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: join(dir, 'x.tptrace'), TRACEPIPE_BUFFERING_MODE: 'sometimes' },
+    timeout: 30_000,
+  });
+  assert.equal(r.stdout, 'app ran\n');
+  assert.match(r.stderr, /^tracepipe: startup session not started: TRACEPIPE_BUFFERING_MODE must be drop or block/);
+  assert.equal(r.stderr.trim().split('\n').length, 1);
+});
+
+test("tracepipe's own threads load their entries as one file each (the paths inside are tested by the OTLP, CPU sampler and watchdog tests)", () => {
+  for (const name of ['drain-worker.js', 'event-loop-watchdog.js']) {
+    const entry = readFileSync(new URL(`../dist/workers/${name}`, import.meta.url), 'utf8');
+    assert.doesNotMatch(entry, /^import .* from ["']\.\.?\//m, `${name} imports none of tracepipe's other files`);
+    assert.doesNotMatch(entry, /^\s*import ["']\.\.?\//m, name);
+  }
+});
