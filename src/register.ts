@@ -29,7 +29,10 @@ async function startServer(warn: (what: string, e: unknown) => boolean): Promise
 }
 
 if (isMainThread()) {
-  const { TRACEPIPE_ENABLE: enable, TRACEPIPE_FLIGHT_RECORDER: recorder } = process.env;
+  // As startup-session.ts and flight-recorder.ts read them: unset, empty or 0 asks for nothing (a
+  // value they refuse is asked for, so that they say why).
+  const enable = !['', '0', undefined].includes(process.env.TRACEPIPE_ENABLE);
+  const recorder = !['', '0', undefined].includes(process.env.TRACEPIPE_FLIGHT_RECORDER?.trim());
   // First, before loading the rest: the collections tracepipe's own loading causes wait in the GC ring
   // for the sessions asked for (docs/PROVIDERS.md, "Collections before the session").
   const releaseGcPauses = enable || recorder ? (await import('./providers/gc-hook.js')).holdGcPauses() : undefined;

@@ -212,6 +212,18 @@ test('a process that ends soon after --import tracepipe/register loads no diagno
   t.skip('the machine was too busy: every attempt ended 90 ms or more after the import');
 });
 
+test('--import tracepipe/register with TRACEPIPE_ENABLE=0 and TRACEPIPE_FLIGHT_RECORDER=0 loads no session machinery and starts no thread', { timeout: 90_000 }, async () => {
+  const code = "const { subscribe } = await import('node:diagnostics_channel'); let threads = 0; subscribe('worker_threads', () => threads++); await new Promise((r) => setTimeout(r, 50)); process.stderr.write(`threads ${threads}\\n`);";
+  const { stderr } = await promisify(execFile)(process.execPath, ['--import', LOG, '--import', 'tracepipe/register', '--input-type=module', '-e', code], {
+    cwd: ROOT,
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_'))), TRACEPIPE_ENABLE: '0', TRACEPIPE_FLIGHT_RECORDER: ' 0 ' },
+    timeout: 60_000,
+  });
+  assert.match(stderr, /^threads 0$/m);
+  const loaded = stderr.split('\n').filter((l) => l.startsWith('loaded ')).map((l) => l.slice('loaded '.length));
+  assert.deepEqual(loaded.filter((m) => /^(session|drain|sinks|providers)\//.test(m)), [], stderr);
+});
+
 // readTrace's reader loads on first read: next() calls made while it loads wait for the one reader
 // it starts, as the reader's own iterator queues them (two loads read the first event twice).
 test('next() called twice at once on a fresh readTrace gives the first two events, once each', { timeout: 90_000 }, async () => {
