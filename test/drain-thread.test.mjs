@@ -46,11 +46,16 @@ test('a warmed drain thread that no session takes keeps no process alive, and di
   const code = `
     const { warmDrainThread, discardWarmDrainThread } = await import(${JSON.stringify(new URL('../dist/session/drain-thread.js', import.meta.url).href)});
     const { subscribe } = await import('node:diagnostics_channel');
-    let exited = 0;
-    subscribe('worker_threads', ({ worker }) => worker.once('exit', () => exited++));
+    const started = [];
+    subscribe('worker_threads', ({ worker }) => started.push(worker));
     warmDrainThread();
     if (process.argv[1] === 'discard') {
-      setTimeout(() => { discardWarmDrainThread(); setTimeout(() => console.log('exited', exited), 500); }, 200);
+      setTimeout(() => {
+        // Kept alive until the thread's exit is heard, however slow the machine: the parent's timeout bounds it.
+        const keepAlive = setInterval(() => {}, 1000);
+        started[0].once('exit', () => { clearInterval(keepAlive); console.log('exited', started.length); });
+        discardWarmDrainThread();
+      }, 200);
     }`;
   // Left alone: the process ends by itself (the test would time out otherwise).
   const alone = await run(process.execPath, ['--input-type=module', '-e', code, 'leave'], { timeout: 30_000 });
