@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readTrace, startSession } from '../dist/index.js';
@@ -73,6 +73,25 @@ test('a startup session with a setting it refuses starts no session, warns once,
   assert.equal(r.stdout, 'app ran\n');
   assert.match(r.stderr, /^tracepipe: startup session not started: TRACEPIPE_BUFFERING_MODE must be drop or block/);
   assert.equal(r.stderr.trim().split('\n').length, 1);
+});
+
+test('a startup session whose drain fails after taking the warm thread (an output it cannot open) leaves the flight recorder its own drain; the exit code is untouched', async (t) => {
+  const dir = await tempDir(t);
+  const r = await run(process.execPath, ['--import', REGISTER, '-e', 'throw new Error("app failed")'], {
+    env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: join(dir, 'missing', 'x.tptrace'), TRACEPIPE_FLIGHT_RECORDER: '4', TRACEPIPE_FLIGHT_DIR: dir },
+    timeout: 30_000,
+  }).then(
+    () => assert.fail('the application throws'),
+    (e) => e,
+  );
+  assert.equal(r.code, 1, 'the uncaught exception\'s exit code');
+  assert.match(r.stderr, /^tracepipe: startup session not started: cannot start session: ENOENT/);
+  assert.match(r.stderr, /app failed/);
+  // The recorder's crash dump: the drain that wrote it is a new thread, not the warm one the failed session took.
+  const dumps = readdirSync(dir).filter((f) => f.endsWith('.tptrace'));
+  assert.equal(dumps.length, 1, `one crash dump: ${dumps}`);
+  const drains = await drainThreads(join(dir, dumps[0]));
+  assert.ok(drains.some((id) => id !== 1), `a drain other than thread 1, the warm one that ended with the failed session: ${drains}`);
 });
 
 test("tracepipe's own threads load their entries as one file each (the paths inside are tested by the OTLP, CPU sampler and watchdog tests)", () => {
