@@ -40,6 +40,8 @@ for (const entry of ENTRIES) {
     format: 'esm',
     target: 'node20',
     sourcemap: true,
+    // Class and function names as in the source: stack traces and errors name SessionMemory, not _SessionMemory.
+    keepNames: true,
     logLevel: 'warning',
     plugins: [ownModuleUrl(outfile)],
   });

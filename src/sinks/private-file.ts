@@ -1,4 +1,4 @@
-import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 
@@ -36,8 +36,41 @@ function makePrivate(fd: number, path: string): void {
   ftruncateSync(fd, 0);
 }
 
+/** How long an output that is a FIFO may wait for a process to open it for reading. */
+export const FIFO_READER_WAIT_MS = 10_000;
+const FIFO_POLL_MS = 20;
+
+/**
+ * Opening a FIFO for writing blocks until a process opens it for reading, with no limit, in a thread
+ * nothing can interrupt (a startup session's application would never start): wait for a reader here
+ * instead, polling with a non-blocking open, at most FIFO_READER_WAIT_MS. The blocking open that
+ * follows finds the reader there and returns at once.
+ */
+function awaitFifoReader(path: string): void {
+  let isFifo = false;
+  try {
+    isFifo = statSync(path).isFIFO();
+  } catch {
+    return; // Not there: the open creates a regular file.
+  }
+  if (!isFifo) return;
+  const deadline = Date.now() + FIFO_READER_WAIT_MS;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENXIO') throw e;
+    }
+    if (Date.now() >= deadline) throw new Error(`${path} is a FIFO that no process opened for reading within ${FIFO_READER_WAIT_MS / 1000} s`);
+    Atomics.wait(nap, 0, 0, FIFO_POLL_MS);
+  }
+}
+
 /** Opens `path` for writing as a private file (see makePrivate); returns the descriptor. */
 export function openPrivateFileSync(path: string): number {
+  awaitFifoReader(path);
   const fd = openSync(path, OUTPUT_FLAGS, PRIVATE_FILE_MODE);
   try {
     makePrivate(fd, path);
