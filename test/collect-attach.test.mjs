@@ -25,8 +25,13 @@ test('collect --duration: attaches, collects, stops by itself and leaves a compl
   assert.match(r.stderr, new RegExp(`collecting session \\d+ from process ${target.pid}`));
   // Not a terminal: plain progress lines.
   assert.match(r.stderr, /\n\d+\.\d s {2}[\d,]+ events {2}[\d.]+ (B|KiB|MiB), [\d,]+ dropped\n/);
-  assert.match(r.stdout, new RegExp(`wrote ${file}\\n {2}[\\d,]+ events, 0 dropped`));
+  // Drop mode: a machine loaded past its cores may drop a few of the target's flood; every drop is
+  // counted, the same in the tool's summary and in the file.
+  const said = new RegExp(`wrote ${file}\\n {2}([\\d,]+) events, ([\\d,]+) dropped`).exec(r.stdout);
+  assert.ok(said, r.stdout);
   const s = await complete(file);
+  assert.equal(Number(said[2].replaceAll(',', '')), s.dropped, r.stdout);
+  assert.ok(s.dropped <= s.events / 100, `at most 1 % dropped: ${r.stdout}`);
   assert.equal(statSync(file).mode & 0o077, 0, 'the trace holds argv and cwd: readable by its owner only');
   assert.ok(s.events > 0);
   assert.deepEqual(Object.keys(s.byEvent), ['Test.App/Tick']);
