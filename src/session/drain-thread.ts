@@ -6,9 +6,6 @@ const OPTIONS: WorkerOptions = { execArgv: [], stdout: false, stderr: false };
 
 /** A drain thread started before the session that will use it is known (warmDrainThread). */
 let warm: Worker | undefined;
-const unusedWarmError = (): void => {
-  // A warm thread that fails before a session takes it exits too; the next session starts its own.
-};
 
 /**
  * Starts a drain thread now for a session about to start (the startup session, as `tracepipe/register`
@@ -20,10 +17,13 @@ export function warmDrainThread(): void {
   if (warm) return;
   const worker = new Worker(ENTRY, OPTIONS);
   markServiceWorker(worker, 'tracepipe-drain');
-  worker.on('error', unusedWarmError);
-  worker.once('exit', () => {
+  // A warm thread that fails or ends before a session takes it is never given one: the session starts
+  // its own thread and reports that one's errors, not an exit whose cause went unheard.
+  const unusable = (): void => {
     if (warm === worker) warm = undefined;
-  });
+  };
+  worker.on('error', unusable);
+  worker.once('exit', unusable);
   worker.unref();
   warm = worker;
 }
@@ -37,7 +37,6 @@ export function drainThread(data: object): Worker {
     markServiceWorker(fresh, 'tracepipe-drain');
     return fresh;
   }
-  worker.off('error', unusedWarmError);
   worker.ref();
   worker.postMessage(data);
   return worker;
