@@ -38,12 +38,14 @@ test('a session to a FIFO whose reader opens it late gets the whole trace', { ti
   probe.Mark.write(1);
   // The reader comes after the drain has begun waiting for one.
   await new Promise((r) => setTimeout(r, 300));
-  const reader = spawn('sh', ['-c', `cat "${out}" > "${copy}"`]);
+  const reader = spawn('sh', ['-c', `exec cat "${out}" > "${copy}"`]);
+  const readerDone = new Promise((resolve) => reader.on('exit', resolve));
+  t.after(() => reader.kill('SIGKILL'));
   const session = await starting;
   probe.Mark.write(2);
   const r = await session.stop();
   assert.equal(r.status, 'stopped');
-  await new Promise((resolve) => reader.on('exit', resolve));
+  await readerDone;
   const marks = [];
   for await (const e of readTrace(copy)) if (e.name === 'Mark') marks.push(e.fields.n);
   assert.deepEqual(marks, [1, 2]);

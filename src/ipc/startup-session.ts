@@ -102,8 +102,16 @@ export async function startStartupSession(env: NodeJS.ProcessEnv = process.env):
   // Child processes inherit the environment: without '{pid}' in the path they would overwrite this file.
   if (!(env.TRACEPIPE_OUTPUT ?? DEFAULT_OUTPUT).includes('{pid}')) delete env.TRACEPIPE_ENABLE;
   const { output, otlp, ...settings } = config;
-  const session = await startSession(output === undefined ? { ...settings, otlp: otlp!, keepProcessAlive: false } : { ...settings, output, ...(otlp ? { otlp } : {}), keepProcessAlive: false });
+  // Held before the session starts: a signal while its drain starts (its file may be open already)
+  // ends the stream too, not only one that comes once it runs.
   const release = holdSignalFlush({ watchSessions, flushSessionsOnExit });
+  let session: TraceSession;
+  try {
+    session = await startSession(output === undefined ? { ...settings, otlp: otlp!, keepProcessAlive: false } : { ...settings, output, ...(otlp ? { otlp } : {}), keepProcessAlive: false });
+  } catch (e) {
+    release();
+    throw e;
+  }
   void session.done.then(release);
   return session;
 }

@@ -72,6 +72,8 @@ const NO_COUNTS: Counts = { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0,
 
 let nextSessionId = 1;
 const live = new Set<TraceSession>();
+/** Sessions whose drain thread exists but has not reported running: the exit flush ends their streams too. */
+const launching = new Set<TraceSession>();
 const EXIT_FLUSH_MS = 3000;
 const DEFAULT_BLOCK_TIMEOUT_MS = 5000;
 
@@ -318,7 +320,7 @@ export class TraceSession {
    * threads (they end with the process). Returns whether there is a flush to wait for (awaitExitFlush).
    */
   beginExitFlush(): boolean {
-    if (this.state !== 'running' && this.state !== 'stopping') return false;
+    if (this.state !== 'running' && this.state !== 'stopping' && this.state !== 'starting') return false;
     Atomics.store(this.memory.i32, Ctl.Exiting, 1);
     this.beginStop();
     return true;
@@ -337,7 +339,9 @@ export class TraceSession {
  * events and their end-of-stream block. All drains work at once, within one EXIT_FLUSH_MS in all.
  */
 export function flushSessionsOnExit(): void {
-  const flushing = [...live].filter((s) => s.beginExitFlush());
+  // A session still starting has a drain that will write its stream's end once it runs (its output may
+  // be open already): a signal that ends the process then leaves a complete file, not a cut one.
+  const flushing = [...live, ...launching].filter((s) => s.beginExitFlush());
   const deadline = Date.now() + EXIT_FLUSH_MS;
   for (const s of flushing) s.awaitExitFlush(deadline);
 }
@@ -528,11 +532,25 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
     originNs: originNs.toString(),
   });
   const session = new TraceSession(memory, providers, mode, worker, originNs, plan.stopTimeoutMs, sink.kind === 'file' || sink.kind === 'fd' || sink.kind === 'none', descriptor);
+  launching.add(session);
   session.exportsOtlp = plan.otlp !== undefined;
   if (typeof output === 'object' && 'stream' in output) session.attachConsumer(new StreamConsumer(output.stream, memory, (e) => session.fail(e)));
   else if (listener && typeof output === 'object' && 'onEvent' in output) session.attachConsumer(new listener((e) => output.onEvent(e)));
 
-  await new Promise<void>((resolve, reject) => {
+  try {
+    await drainRunning(session, worker);
+  } finally {
+    launching.delete(session);
+  }
+  // Only now: adding a 'message' listener refs the worker's port again.
+  session.keepsAlive = plan.keepProcessAlive;
+  if (!plan.keepProcessAlive) worker.unref();
+  return session;
+}
+
+/** Resolves once the session's drain thread runs; rejects if it fails or exits first. */
+function drainRunning(session: TraceSession, worker: Worker): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     let running = false;
     worker.on('message', (msg: DrainMessage) => {
       if (msg.type === 'running') {
@@ -555,10 +573,6 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
       }
     });
   });
-  // Only now: adding a 'message' listener refs the worker's port again.
-  session.keepsAlive = plan.keepProcessAlive;
-  if (!plan.keepProcessAlive) worker.unref();
-  return session;
 }
 
 /** Sessions this process is running now. */

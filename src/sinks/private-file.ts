@@ -43,23 +43,23 @@ const FIFO_POLL_MS = 20;
 /**
  * Opening a FIFO for writing blocks until a process opens it for reading, with no limit, in a thread
  * nothing can interrupt (a startup session's application would never start): wait for a reader here
- * instead, polling with a non-blocking open, at most FIFO_READER_WAIT_MS. The blocking open that
- * follows finds the reader there and returns at once.
+ * instead, polling with a non-blocking open, at most FIFO_READER_WAIT_MS. Returns that open's
+ * descriptor, to be closed only once the blocking open that follows (which finds the reader there and
+ * returns at once) holds the pipe: closing the last writer first would give the reader its end of file.
  */
-function awaitFifoReader(path: string): void {
+function awaitFifoReader(path: string): number | undefined {
   let isFifo = false;
   try {
     isFifo = statSync(path).isFIFO();
   } catch {
-    return; // Not there: the open creates a regular file.
+    return undefined; // Not there: the open creates a regular file.
   }
-  if (!isFifo) return;
+  if (!isFifo) return undefined;
   const deadline = Date.now() + FIFO_READER_WAIT_MS;
   const nap = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     try {
-      closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
-      return;
+      return openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENXIO') throw e;
     }
@@ -70,8 +70,13 @@ function awaitFifoReader(path: string): void {
 
 /** Opens `path` for writing as a private file (see makePrivate); returns the descriptor. */
 export function openPrivateFileSync(path: string): number {
-  awaitFifoReader(path);
-  const fd = openSync(path, OUTPUT_FLAGS, PRIVATE_FILE_MODE);
+  const waited = awaitFifoReader(path);
+  let fd: number;
+  try {
+    fd = openSync(path, OUTPUT_FLAGS, PRIVATE_FILE_MODE);
+  } finally {
+    if (waited !== undefined) closeSync(waited);
+  }
   try {
     makePrivate(fd, path);
   } catch (e) {
