@@ -1,5 +1,6 @@
 import { readSync, writeSync } from 'node:fs';
 import type { Sink } from '../drain/sink.js';
+import { pauseThread } from './pause-thread.js';
 
 /** How long a write waits for a full socket buffer before trying again. */
 const RETRY_WAIT_MS = 2;
@@ -19,7 +20,6 @@ export const READER_STALL_MS = 30_000;
 
 /** The session fails (and frees its memory) instead of writing into the void. */
 const READER_GONE = 'the reader closed the connection';
-const pause = new Int32Array(new SharedArrayBuffer(4));
 
 function code(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException)?.code;
@@ -70,7 +70,7 @@ export class FdSink implements Sink {
       } else if (performance.now() - lastProgress >= READER_STALL_MS) {
         throw new Error(`the reader took nothing for ${READER_STALL_MS / 1000} s`);
       } else {
-        Atomics.wait(pause, 0, 0, RETRY_WAIT_MS);
+        pauseThread(RETRY_WAIT_MS);
       }
     }
   }

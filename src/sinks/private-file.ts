@@ -1,6 +1,7 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { pauseThread } from './pause-thread.js';
 
 /**
  * How tracepipe creates every file it writes. Traces hold argv, the working directory and URLs; heap
@@ -56,7 +57,6 @@ function awaitFifoReader(path: string): number | undefined {
   }
   if (!isFifo) return undefined;
   const deadline = Date.now() + FIFO_READER_WAIT_MS;
-  const nap = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     try {
       return openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
@@ -64,7 +64,7 @@ function awaitFifoReader(path: string): number | undefined {
       if ((e as NodeJS.ErrnoException).code !== 'ENXIO') throw e;
     }
     if (Date.now() >= deadline) throw new Error(`${path} is a FIFO that no process opened for reading within ${FIFO_READER_WAIT_MS / 1000} s`);
-    Atomics.wait(nap, 0, 0, FIFO_POLL_MS);
+    pauseThread(FIFO_POLL_MS);
   }
 }
 
