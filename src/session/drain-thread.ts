@@ -7,6 +7,13 @@ const OPTIONS: WorkerOptions = { execArgv: [], stdout: false, stderr: false };
 /** A drain thread started before the session that will use it is known (warmDrainThread). */
 let warm: Worker | undefined;
 
+/** A new drain thread, known as tracepipe's own (Runtime.Process's rundown names its role). */
+function spawn(options: WorkerOptions): Worker {
+  const worker = new Worker(ENTRY, options);
+  markServiceWorker(worker, 'tracepipe-drain');
+  return worker;
+}
+
 /**
  * Starts a drain thread now for a session about to start (the startup session, as `tracepipe/register`
  * loads): its isolate boots and loads its code on its own thread while this one loads the session
@@ -15,8 +22,7 @@ let warm: Worker | undefined;
  */
 export function warmDrainThread(): void {
   if (warm) return;
-  const worker = new Worker(ENTRY, OPTIONS);
-  markServiceWorker(worker, 'tracepipe-drain');
+  const worker = spawn(OPTIONS);
   // A warm thread that fails or ends before a session takes it is never given one: the session starts
   // its own thread and reports that one's errors, not an exit whose cause went unheard.
   const unusable = (): void => {
@@ -32,11 +38,7 @@ export function warmDrainThread(): void {
 export function drainThread(data: object): Worker {
   const worker = warm;
   warm = undefined;
-  if (!worker) {
-    const fresh = new Worker(ENTRY, { ...OPTIONS, workerData: data });
-    markServiceWorker(fresh, 'tracepipe-drain');
-    return fresh;
-  }
+  if (!worker) return spawn({ ...OPTIONS, workerData: data });
   worker.ref();
   worker.postMessage(data);
   return worker;
