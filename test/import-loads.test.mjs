@@ -69,6 +69,19 @@ test("import 'tracepipe' loads none of the worker machinery, parseArgs, the MIME
   assert.deepEqual(added.filter((m) => unwanted.some((u) => m === `NativeModule ${u}`)), []);
 });
 
+// The session's header holds the process's id seed: drawn through node:crypto it compiled ~15 of
+// Node's modules (7-13 ms, ~400 KB of garbage) before a session's first event.
+test("a session to a file loads none of node:crypto's modules", { timeout: 90_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'tracepipe-crypto-'));
+  try {
+    const added = await builtinsLoadedBy(`const t = await import('tracepipe'); const s = await t.startSession({ providers: 'Runtime.GC', output: ${JSON.stringify(join(dir, 'f.tptrace'))} }); await s.stop()`);
+    assert.ok(added.includes('NativeModule module'), added.join(' '));
+    assert.deepEqual(added.filter((m) => /crypto/.test(m)), []);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 // Every span's begin/end/run/fail are code generated per span; the built-in providers define spans
 // nobody may ever begin, so each span's code is compiled on the first call of one of them.
 test('import and defineProvider compile no span code; the first call of a span method does, once, and the methods work', { timeout: 90_000 }, async () => {
