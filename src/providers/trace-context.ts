@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
 import { isMainThread } from 'node:worker_threads';
 import { idHex, OtlpIds } from '../otlp/otlp-ids.js';
 import { currentSpanId, SAMPLED_OUT } from '../schema/span-context.js';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { processIdSeed } from '../session/id-seed.js';
 
 /** What a caller's `traceparent` and `tracestate` headers said (W3C Trace Context, level 1). */
@@ -59,6 +59,15 @@ export function enterTrace(rootSpan: number, incoming: IncomingContext | undefin
 let ids: OtlpIds | undefined;
 
 /**
+ * `bytes` random bytes in hex, for a request head sampling left out. node:crypto loads on the first:
+ * imported as an ES module with the provider it would read every export, whose lazy ones load Web
+ * Crypto, before any request is sampled out.
+ */
+function randomHex(bytes: number): string {
+  return (requireBuiltin('node:crypto') as typeof import('node:crypto')).randomBytes(bytes).toString('hex');
+}
+
+/**
  * The `traceparent` (and `tracestate`) an outgoing request made here carries: the trace the OTLP
  * export gives its client span (`client`, the span the callee's server span becomes the child of),
  * derived from the process's id seed as otlp-ids.ts derives the file's. A request left out by head
@@ -71,8 +80,8 @@ export function outgoingContext(client: number): { traceparent: string; tracesta
   const root = roots.getStore();
   if (current === SAMPLED_OUT) {
     let traceId = root?.incoming?.traceId;
-    if (traceId === undefined && root !== undefined) traceId = root.untracedId ??= randomBytes(16).toString('hex');
-    return { traceparent: `00-${traceId ?? randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`, tracestate: root?.incoming?.traceState ?? '' };
+    if (traceId === undefined && root !== undefined) traceId = root.untracedId ??= randomHex(16);
+    return { traceparent: `00-${traceId ?? randomHex(16)}-${randomHex(8)}-00`, tracestate: root?.incoming?.traceState ?? '' };
   }
   // The id seed is the main thread's (the session's header holds it); a worker's copy of this module would draw its own.
   if (client <= 0 || !isMainThread) return undefined;
