@@ -25,7 +25,9 @@ test('process-warning’s own test suite: the same tests pass traced (every runt
   assert.deepEqual(tally(traced.outcomes), tally(untraced.outcomes));
   assert.equal(traced.code, untraced.code, 'the runner exits with the same code');
   assert.equal(traced.stderr, untraced.stderr, 'the runner: tracing writes nothing to stderr');
-  assert.deepEqual(stderrDifferences(untraced, traced), [], 'test files whose stderr differs (stack frames aside)');
+  const differing = stderrDifferences(untraced, traced);
+  const shown = differing.map((f) => `${f}:\n--- untraced\n${untraced.fileStderr.get(f) ?? ''}\n--- traced\n${traced.fileStderr.get(f) ?? ''}`).join('\n');
+  assert.deepEqual(differing, [], `test files whose stderr differs (stack frames aside):\n${shown}`);
 
   // One trace per process: the runner, each test file's process and the children they start.
   const traces = readdirSync(traceDir).filter((f) => f.endsWith('.tptrace'));

@@ -1,11 +1,12 @@
-import { constants } from 'node:os';
-import { join } from 'node:path';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { parseBufferSizeMB, type RingCapacity } from '../buffers/session-memory.js';
 import type { DumpResult } from '../session/drain-protocol.js';
 import type { ProviderRequest } from '../session/provider-spec.js';
 import { SessionError, type SessionResult, startSession, type TraceSession } from '../session/session.js';
 import { threadSessions } from '../session/thread-sessions.js';
 import { findProfile } from '../session/trace-profiles.js';
+const { constants } = requireBuiltin('node:os') as typeof import('node:os');
+const { join } = requireBuiltin('node:path') as typeof import('node:path');
 
 export interface FlightRecorderOptions {
   /** Provider spec or list; default: the runtime providers at Informational (the 'default' profile). */

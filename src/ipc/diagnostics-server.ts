@@ -5,13 +5,14 @@
  * first connection: what `--import tracepipe/register` loads stays small enough that an idle
  * process's heap does not grow by the megabyte that earns it a V8 memory-reducer collection.
  */
-import net from 'node:net';
 import type { DiagnosticRequests } from './diagnostics-requests.js';
 import { removeOnSignalExit } from './exit-flush.js';
 import { onProcessExit } from '../session/process-exit.js';
 import { endpointPath, listenPrivately, processKey, removeEndpoint } from './ipc-transport.js';
-import { isMainThread } from '../schema/this-thread.js';
+import type { Server as NetServer, Socket as NetSocket } from 'node:net';
+import { isMainThread, requireBuiltin } from '../schema/this-thread.js';
 import { loadDiagnosticRequests } from '../machinery.js';
+const net = requireBuiltin('node:net') as typeof import('node:net');
 
 export interface DiagnosticServer {
   /** The socket (or pipe) clients connect to. */
@@ -45,7 +46,7 @@ class Server implements DiagnosticServer {
 
   private constructor(
     readonly path: string,
-    private readonly server: net.Server,
+    private readonly server: NetServer,
   ) {}
 
   static async start(): Promise<Server> {
@@ -61,7 +62,7 @@ class Server implements DiagnosticServer {
     return s;
   }
 
-  private accept(socket: net.Socket): void {
+  private accept(socket: NetSocket): void {
     socket.unref();
     socket.on('error', () => socket.destroy());
     // Until the requests are loaded the connection's bytes wait in its buffer (nothing reads them yet).

@@ -18,11 +18,12 @@
  * signal kills the process exactly as untraced, and the stream ends at the drain's last pass, readable
  * without its end-of-stream block (docs/IPC.md).
  */
-import { constants } from 'node:os';
 import { Ctl, SessionState } from '../buffers/session-memory.js';
 import { loadNativeAddon } from '../providers/native-addon.js';
 import { onProcessExit } from '../session/process-exit.js';
 import type { SessionWatcher, TraceSession } from '../session/session.js';
+import { requireBuiltin } from '../schema/this-thread.js';
+const { constants } = requireBuiltin('node:os') as typeof import('node:os');
 
 /** What the flush needs of the sessions module, which the holder has loaded. */
 export interface SessionsForSignals {

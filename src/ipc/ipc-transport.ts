@@ -4,10 +4,12 @@
  * key is the process start time, so an endpoint left by a dead process never matches a new one that
  * reuses its pid.
  */
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { Server, Socket } from 'node:net';
+import { requireBuiltin } from '../schema/this-thread.js';
+const { chmodSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync } = requireBuiltin('node:fs') as typeof import('node:fs');
+const net = requireBuiltin('node:net') as typeof import('node:net');
+const { tmpdir } = requireBuiltin('node:os') as typeof import('node:os');
+const { join } = requireBuiltin('node:path') as typeof import('node:path');
 
 const isWindows = process.platform === 'win32';
 const PIPE_DIR = '\\\\.\\pipe\\';
@@ -61,9 +63,9 @@ export function listEndpoints(): Endpoint[] {
 }
 
 /** net.Server's setup of a listening handle, which listen() ends in (Node's name for it since its early days). */
-type SetupListenHandle = (this: net.Server, address: string, port: number, addressType: number) => void;
+type SetupListenHandle = (this: Server, address: string, port: number, addressType: number) => void;
 
-function listen(server: net.Server, path: string): Promise<void> {
+function listen(server: Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.once('listening', () => {
@@ -85,7 +87,7 @@ function listen(server: net.Server, path: string): Promise<void> {
  * Listens on `path` with no moment at which another user could connect: the socket is created in a
  * fresh 0700 directory, made 0600, then renamed into place (a bound socket keeps working when renamed).
  */
-export async function listenPrivately(server: net.Server, path: string): Promise<void> {
+export async function listenPrivately(server: Server, path: string): Promise<void> {
   if (isWindows) return listen(server, path);
   const dir = mkdtempSync(join(tmpdir(), 'tracepipe-'));
   const staged = join(dir, 'diag.sock');
@@ -111,7 +113,7 @@ export function removeEndpoint(path: string): void {
   }
 }
 
-export function connectEndpoint(path: string, timeoutMs: number): Promise<net.Socket> {
+export function connectEndpoint(path: string, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ path, allowHalfOpen: true });
     const timer = setTimeout(() => {
@@ -136,7 +138,7 @@ export function connectEndpoint(path: string, timeoutMs: number): Promise<net.So
  * caller destroys the socket once that thread is done. Undefined where there is no descriptor
  * (Windows named pipes).
  */
-export function takeDescriptor(socket: net.Socket): number | undefined {
+export function takeDescriptor(socket: Socket): number | undefined {
   const handle = (socket as unknown as { _handle?: { fd?: unknown; reading?: boolean; readStop?: () => number } })._handle;
   if (!handle || typeof handle.fd !== 'number' || handle.fd < 0 || typeof handle.readStop !== 'function') return undefined;
   socket.removeAllListeners('data');

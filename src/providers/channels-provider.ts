@@ -1,7 +1,6 @@
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { requireBuiltin } from '../schema/this-thread.js';
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import { elapsedMs } from '../schema/milliseconds.js';
 import { attachCallbacks, type EnableContext } from '../schema/provider.js';
 import { currentSpanId, enterSpan, enterSpanSynchronously, nextSpanId, SAMPLED_OUT } from '../schema/span-context.js';
@@ -9,6 +8,8 @@ import { ProviderSessions } from './provider-sessions.js';
 import { enterTrace, type IncomingContext, outgoingContext, parseTraceparent } from './trace-context.js';
 import { TracingChannelBridge } from './tracing-channel-bridge.js';
 import { nodeChannels } from './definitions/channels.js';
+const { subscribe, unsubscribe } = requireBuiltin('node:diagnostics_channel') as typeof import('node:diagnostics_channel');
+const { performance } = requireBuiltin('node:perf_hooks') as typeof import('node:perf_hooks');
 
 type Handler = (message: unknown, name: string | symbol) => void;
 

@@ -1,4 +1,4 @@
-import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { attachCallbacks,  } from '../schema/provider.js';
 import { onMarkCompact } from './gc-hook.js';
 import { onGcPause } from './gc-pause-source.js';
@@ -6,6 +6,7 @@ import { everyInterval, type Ticking } from './interval-ticker.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { isServiceThread } from '../session/service-thread.js';
 import { runtimeGCHeap } from './definitions/gc-heap.js';
+const { getHeapSpaceStatistics, getHeapStatistics } = requireBuiltin('node:v8') as typeof import('node:v8');
 
 function sample(reason: string): void {
   const h = getHeapStatistics();

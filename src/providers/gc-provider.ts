@@ -1,6 +1,6 @@
-import { isMainThread, threadId } from 'node:worker_threads';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { threadOriginNs } from '../buffers/clock.js';
-import { attachCallbacks,  } from '../schema/provider.js';
+import { attachCallbacks } from '../schema/provider.js';
 import { gcHookLoaded, gcHookMissing, onGcHook, recordGcPauses, threadGcRing } from './gc-hook.js';
 import { flushGcPauses, gcKindName, type GcPause, onGcPause } from './gc-pause-source.js';
 import type { GcRing } from './gc-ring.js';
@@ -10,6 +10,7 @@ import { ProviderSessions } from './provider-sessions.js';
 import { isServiceThread } from '../session/service-thread.js';
 import { setWatchdogDuty } from './event-loop/stall-watchdog.js';
 import { runtimeGC } from './definitions/gc.js';
+const { isMainThread, threadId } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 const origin = Number(threadOriginNs());
 /**

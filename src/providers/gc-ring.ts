@@ -1,5 +1,6 @@
-import { threadId } from 'node:worker_threads';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { GcPauseTally, TALLY_BYTES } from './gc-pause-tally.js';
+const { threadId } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /**
  * One thread's GC pauses as its GC hook recorded them (native/gc-hook/gc_hook.cc writes, this side

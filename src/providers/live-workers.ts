@@ -1,5 +1,7 @@
-import { subscribe } from 'node:diagnostics_channel';
-import { isMainThread, type Worker } from 'node:worker_threads';
+import { requireBuiltin } from '../schema/this-thread.js';
+import type { Worker } from 'node:worker_threads';
+const { subscribe } = requireBuiltin('node:diagnostics_channel') as typeof import('node:diagnostics_channel');
+const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /**
  * Worker threads alive now, for Runtime.Process's rundown. Node announces a new Worker only on the

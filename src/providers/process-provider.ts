@@ -1,10 +1,12 @@
-import { isMainThread, type Worker } from 'node:worker_threads';
+import { requireBuiltin } from '../schema/this-thread.js';
+import type { Worker } from 'node:worker_threads';
 import { attachCallbacks, type EnableContext } from '../schema/provider.js';
 import { workerRole } from '../session/service-workers.js';
 import { tracepipeVersion } from '../session/version.js';
 import { isServiceThread } from '../session/service-thread.js';
 import { runtimeProcess } from './definitions/process.js';
 import { liveWorkers } from './live-workers.js';
+const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /** Node ≥ 24.6 names threads; on older versions a worker's name is ''. */
 function threadName(worker: Worker): string {

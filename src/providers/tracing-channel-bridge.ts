@@ -1,6 +1,7 @@
-import { tracingChannel } from 'node:diagnostics_channel';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { currentSpanId, spanStore } from '../schema/span-context.js';
 import type { TraceSpanType } from '../schema/span-type.js';
+const { tracingChannel } = requireBuiltin('node:diagnostics_channel') as typeof import('node:diagnostics_channel');
 
 /** The span one TracingChannel operation's messages share; its context object carries `result` or `error` once it ends. */
 interface OperationContext {

@@ -1,7 +1,8 @@
-import { BroadcastChannel, getEnvironmentData, isMainThread, setEnvironmentData } from 'node:worker_threads';
+import { requireBuiltin } from '../schema/this-thread.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { threadSessions } from './thread-sessions.js';
 import { CONTROL_CHANNEL as CHANNEL, SESSIONS_ENV_KEY as ENV_KEY } from './control-names.js';
+const { BroadcastChannel, getEnvironmentData, isMainThread, setEnvironmentData } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /**
  * How worker threads learn about sessions the main thread owns: workers created after a session

@@ -1,5 +1,8 @@
-import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { requireBuiltin } from '../schema/this-thread.js';
+import type { WorkerOptions } from 'node:worker_threads';
 import { markServiceWorker } from './service-workers.js';
+const { Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+type Worker = import('node:worker_threads').Worker;
 
 const ENTRY = new URL('../workers/drain-worker.js', import.meta.url);
 const OPTIONS: WorkerOptions = { execArgv: [], stdout: false, stderr: false };

@@ -1,4 +1,5 @@
-import { isMainThread, workerData } from 'node:worker_threads';
+import { requireBuiltin } from '../schema/this-thread.js';
+const { isMainThread, workerData } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /** workerData key marking tracepipe's own helper threads (the stall watchdog). */
 export const SERVICE_THREAD_KEY = 'tracepipe:service-thread';

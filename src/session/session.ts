@@ -1,7 +1,7 @@
-import { hostname } from 'node:os';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { processIdSeed } from './id-seed.js';
 import { checkOtlpOutput, type OtlpOutput } from './otlp-output.js';
-import { isMainThread, MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { BufferingMode, type BufferingModeName, capacityOf, Ctl, type MemoryLayout, planLayout, type RingCapacity, SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { FairQueue } from '../buffers/fair-queue.js';
 import type { HeaderInfo } from '../format/stream-header.js';
@@ -16,6 +16,9 @@ import { onProcessExit } from './process-exit.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { SessionError, SessionLimitError } from './session-error.js';
 import { providerRegistry } from '../schema/provider.js';
+const { hostname } = requireBuiltin('node:os') as typeof import('node:os');
+const { isMainThread, MessageChannel, receiveMessageOnPort, Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+type Worker = import('node:worker_threads').Worker;
 
 /** What every session takes; SessionOptions adds its output (a ring has none). */
 export interface SessionSettings {

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { requireBuiltin } from '../schema/this-thread.js';
+const { closeSync, openSync, readlinkSync, readSync } = requireBuiltin('node:fs') as typeof import('node:fs');
 
 /**
  * One reading of a thread's Linux scheduler statistics (`/proc/.../schedstat`): how long it has been

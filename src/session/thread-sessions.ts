@@ -1,5 +1,5 @@
-import diagnosticsChannel from 'node:diagnostics_channel';
-import { threadId, type Worker } from 'node:worker_threads';
+import { requireBuiltin } from '../schema/this-thread.js';
+import type { Worker } from 'node:worker_threads';
 import { threadOriginNs } from '../buffers/clock.js';
 import { SessionMemory, SessionState } from '../buffers/session-memory.js';
 import { ThreadBuffer } from '../buffers/thread-buffer.js';
@@ -11,6 +11,8 @@ import { errorMessage } from '../schema/error-message.js';
 import { onProcessExit } from './process-exit.js';
 import { thisOsThreadId } from './thread-schedstat.js';
 import { isServiceThread } from './service-thread.js';
+const diagnosticsChannel = requireBuiltin('node:diagnostics_channel') as typeof import('node:diagnostics_channel');
+const { threadId } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 interface LiveSession {
   readonly desc: SessionDescriptor;

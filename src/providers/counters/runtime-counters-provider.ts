@@ -1,5 +1,4 @@
-import { getHeapSpaceStatistics } from 'node:v8';
-import { isMainThread } from 'node:worker_threads';
+import { requireBuiltin } from '../../schema/this-thread.js';
 import { attachCallbacks, providerRegistry } from '../../schema/provider.js';
 import { sessionMachineryIfLoaded } from '../../machinery.js';
 import { type LoopInterval, useLoopIntervals } from '../event-loop/delay-monitor.js';
@@ -9,6 +8,8 @@ import { ProviderSessions } from '../provider-sessions.js';
 import { isServiceThread } from '../../session/service-thread.js';
 import { type CounterKind, gcCounter, RUNTIME_COUNTERS, RUNTIME_SPACES, spaceCounter } from './runtime-counter-catalog.js';
 import { runtimeCounters } from '../definitions/runtime-counters.js';
+const { getHeapSpaceStatistics } = requireBuiltin('node:v8') as typeof import('node:v8');
+const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 interface Baseline {
   readonly atMs: number;

@@ -1,5 +1,6 @@
-import { Session } from 'node:inspector';
+import { requireBuiltin } from '../../schema/this-thread.js';
 import { SampleWriter, StackTable } from './sample-writer.js';
+const { Session } = requireBuiltin('node:inspector') as typeof import('node:inspector');
 
 /** How often the fallback stops and restarts its profile: each restart is cold (see below). */
 export const INSPECTOR_ROTATE_SEC = 1;

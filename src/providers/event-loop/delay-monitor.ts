@@ -1,10 +1,12 @@
-import { type EventLoopUtilization, performance } from 'node:perf_hooks';
-import { isMainThread } from 'node:worker_threads';
+import { requireBuiltin } from '../../schema/this-thread.js';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { elapsedMs } from '../../schema/milliseconds.js';
 import { everyInterval, type Ticking } from '../interval-ticker.js';
 import { WatchdogDuty } from './heartbeat.js';
 import { loopCanRest, takeLoopDelay, useLoopSampler } from './loop-sampler.js';
 import { setWatchdogDuty } from './stall-watchdog.js';
+const { performance } = requireBuiltin('node:perf_hooks') as typeof import('node:perf_hooks');
+const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /** The loop sampler's period for delay: what perf_hooks' monitorEventLoopDelay defaults to. */
 const RESOLUTION_MS = 10;

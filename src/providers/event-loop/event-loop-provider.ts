@@ -1,11 +1,12 @@
-import { isMainThread } from 'node:worker_threads';
-import { attachCallbacks,  } from '../../schema/provider.js';
+import { requireBuiltin } from '../../schema/this-thread.js';
+import { attachCallbacks } from '../../schema/provider.js';
 import { ProviderSessions } from '../provider-sessions.js';
 import { isServiceThread } from '../../session/service-thread.js';
 import { WatchdogDuty } from './heartbeat.js';
 import { type LoopInterval, useLoopIntervals } from './delay-monitor.js';
 import { setWatchdogDuty } from './stall-watchdog.js';
 import { runtimeEventLoop } from '../definitions/event-loop.js';
+const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 function writeDelay(i: LoopInterval): void {
   runtimeEventLoop.Delay.write(i.p50Ms, i.p99Ms, i.maxMs, i.meanMs, i.utilization, i.intervalMs, i.samples);

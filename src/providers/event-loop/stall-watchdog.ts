@@ -1,10 +1,11 @@
-import { Worker } from 'node:worker_threads';
+import { requireBuiltin } from '../../schema/this-thread.js';
 import { markServiceWorker } from '../../session/service-workers.js';
 import { threadGcRing } from '../gc-hook.js';
 import { SERVICE_THREAD_KEY } from '../../session/service-thread.js';
 import { Heartbeat, STALL_DUTIES, WatchdogDuty, type WatchdogCounters } from './heartbeat.js';
 import { useLoopSampler, watchLoopSampler } from './loop-sampler.js';
 import { mainRestRoute, type RestRoute } from './rest-clock.js';
+const { Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /** How often the watched loop beats while it has work: often enough to time a stall to within a tenth of its threshold. */
 export function beatIntervalMs(stallMs: number): number {
