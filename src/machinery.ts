@@ -13,6 +13,8 @@
  *
  * Nothing here imports the public entry: the entry and the diagnostics server both come here.
  */
+import { canRequireModules, trackImport } from './schema/this-thread.js';
+
 /** Sessions and what they need to run: the session layer; each built-in provider's machinery loads when a session first enables it. */
 export interface SessionMachinery {
   readonly session: typeof import('./session/session.js');
@@ -34,8 +36,8 @@ const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-provide
 /** Loads the session machinery (once). */
 export function loadSessionMachinery(): Promise<SessionMachinery> {
   loading ??= (async () => {
-    for (const m of BEFORE_SESSIONS) await import(m);
-    const [session, providerSpec] = await Promise.all([import('./session/session.js'), import('./session/provider-spec.js')]);
+    for (const m of BEFORE_SESSIONS) await trackImport(import(m));
+    const [session, providerSpec] = await Promise.all([trackImport(import('./session/session.js')), trackImport(import('./session/provider-spec.js'))]);
     loaded = { session, providerSpec };
     return loaded;
   })();
@@ -50,7 +52,7 @@ export function loadSessionMachinery(): Promise<SessionMachinery> {
  */
 export function loadSessionMachineryNow(): SessionMachinery | undefined {
   if (loaded) return loaded;
-  if (loading || !(process.features as { require_module?: boolean }).require_module) return undefined;
+  if (loading || !canRequireModules()) return undefined;
   // Through the process rather than an import of node:module, which would load with `import 'tracepipe'`.
   const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);
   for (const m of BEFORE_SESSIONS) require(m);
@@ -69,10 +71,10 @@ export function loadedSessionMachinery(): Promise<SessionMachinery> | undefined 
   return loading;
 }
 
-export const loadDiagnosticsServer = (): Promise<typeof import('./ipc/diagnostics-server.js')> => import('./ipc/diagnostics-server.js');
-export const loadDiagnosticRequests = (): Promise<typeof import('./ipc/diagnostics-requests.js')> => import('./ipc/diagnostics-requests.js');
-export const loadDiagnosticsClient = (): Promise<typeof import('./ipc/diagnostics-client.js')> => import('./ipc/diagnostics-client.js');
+export const loadDiagnosticsServer = (): Promise<typeof import('./ipc/diagnostics-server.js')> => trackImport(import('./ipc/diagnostics-server.js'));
+export const loadDiagnosticRequests = (): Promise<typeof import('./ipc/diagnostics-requests.js')> => trackImport(import('./ipc/diagnostics-requests.js'));
+export const loadDiagnosticsClient = (): Promise<typeof import('./ipc/diagnostics-client.js')> => trackImport(import('./ipc/diagnostics-client.js'));
 // Both start sessions: the machinery (the host, the built-in providers' callbacks) first.
-export const loadStartupSession = async (): Promise<typeof import('./ipc/startup-session.js')> => (await loadSessionMachinery(), import('./ipc/startup-session.js'));
-export const loadFlightRecorder = async (): Promise<typeof import('./api/flight-recorder.js')> => (await loadSessionMachinery(), import('./api/flight-recorder.js'));
-export const loadTraceReader = (): Promise<typeof import('./format/trace-reader.js')> => import('./format/trace-reader.js');
+export const loadStartupSession = async (): Promise<typeof import('./ipc/startup-session.js')> => (await loadSessionMachinery(), trackImport(import('./ipc/startup-session.js')));
+export const loadFlightRecorder = async (): Promise<typeof import('./api/flight-recorder.js')> => (await loadSessionMachinery(), trackImport(import('./api/flight-recorder.js')));
+export const loadTraceReader = (): Promise<typeof import('./format/trace-reader.js')> => trackImport(import('./format/trace-reader.js'));

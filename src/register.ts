@@ -7,7 +7,7 @@
  * Without a session asked for, only the server loads: the session machinery (~2 MB of heap, which
  * would earn the idle process a V8 memory-reducer collection) loads on a client's first request.
  */
-import { isMainThread } from './schema/this-thread.js';
+import { isMainThread, trackImport } from './schema/this-thread.js';
 import { loadDiagnosticsServer, loadFlightRecorder, loadSessionMachinery, loadSessionMachineryNow, loadStartupSession } from './machinery.js';
 
 /**
@@ -22,7 +22,7 @@ const SERVER_DELAY_MS = 100;
 
 async function startServer(warn: (what: string, e: unknown) => boolean): Promise<void> {
   const { startDiagnosticServer } = await loadDiagnosticsServer();
-  const { foreignHost } = await import('./schema/provider-host.js');
+  const { foreignHost } = await trackImport(import('./schema/provider-host.js'));
   // Another copy of tracepipe that hosts this thread already runs its server: the same one.
   const host = foreignHost as { startDiagnosticServer?: typeof startDiagnosticServer } | undefined;
   await (host?.startDiagnosticServer ?? startDiagnosticServer)().catch((e: unknown) => warn('diagnostics server not started', e));
@@ -35,20 +35,23 @@ if (isMainThread()) {
   const recorder = !['', '0', undefined].includes(process.env.TRACEPIPE_FLIGHT_RECORDER?.trim());
   // First, before loading the rest: the collections tracepipe's own loading causes wait in the GC ring
   // for the sessions asked for (docs/PROVIDERS.md, "Collections before the session").
-  const releaseGcPauses = enable || recorder ? (await import('./providers/gc-hook.js')).holdGcPauses() : undefined;
+  const releaseGcPauses = enable || recorder ? (await trackImport(import('./providers/gc-hook.js'))).holdGcPauses() : undefined;
   const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
-  setTimeout(() => void startServer(warn), SERVER_DELAY_MS).unref();
+  // Once the sessions asked for have started: the server's modules, loading meanwhile, would make
+  // the machinery load through import() (see trackImport), a round trip per module later.
+  const startServerLater = (): void => void setTimeout(() => void startServer(warn), SERVER_DELAY_MS).unref();
+  if (!enable && !recorder) startServerLater();
   // Asked for: the main thread's CPU profiler made now, so that a sampler attached later starts warm
   // and names the functions V8 inlined before it (docs/PROVIDERS.md, "Names of optimized code").
   if (process.env.TRACEPIPE_CPU_READY === '1') {
-    const { loadNativeAddon } = await import('./providers/native-addon.js');
+    const { loadNativeAddon } = await trackImport(import('./providers/native-addon.js'));
     loadNativeAddon<{ prepare(): void }>('cpu_sampler').addon?.prepare();
   }
   if (enable || recorder) {
     // The session's drain thread boots on its own thread while this one loads the machinery (after
     // the list of live workers, which Runtime.Process's rundown names it from, has begun).
-    await import('./providers/live-workers.js');
-    const { warmDrainThread, discardWarmDrainThread } = await import('./session/drain-thread.js');
+    await trackImport(import('./providers/live-workers.js'));
+    const { warmDrainThread, discardWarmDrainThread } = await trackImport(import('./session/drain-thread.js'));
     warmDrainThread();
     // The machinery defines the built-in providers first: sessions naming them then get their events.
     // If it cannot load, tracing steps aside and the application starts as it would untraced.
@@ -70,5 +73,6 @@ if (isMainThread()) {
     }
     discardWarmDrainThread();
     releaseGcPauses?.();
+    startServerLater();
   }
 }

@@ -3,7 +3,10 @@
 // only once the drain runs (issue 3's contract), and nothing parks before there is a drain.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { defineProvider, readTrace, startSession } from '../dist/index.js';
 import { tempDir } from './helpers/temp-dir.mjs';
 
@@ -73,4 +76,17 @@ test('a session whose drain cannot start leaves nothing enabled, and what was wr
   early.Mark.write(7);
   await session.stop();
   assert.deepEqual(await marks(file), [7]);
+});
+
+// Node's require() of an ES module that an import() under way has reached but not evaluated throws
+// ("reading 'getStatus'"): a session started while the diagnostics server's modules still loaded
+// failed (a startup session did, whenever loading took register past the server's 100 ms). Every
+// number of loop turns between the two, so that some fall inside the server's load on any machine.
+test('a session started while the diagnostics server is still loading starts', { timeout: 120_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const fixture = fileURLToPath(new URL('./fixtures/server-then-session.mjs', import.meta.url));
+  const run = async (ticks) => (await promisify(execFile)(process.execPath, [fixture, String(ticks), join(dir, `s${ticks}.tptrace`)], { timeout: 60_000 })).stdout.trim();
+  const outcomes = [];
+  for (let ticks = 0; ticks <= 16; ticks += 2) outcomes.push(...(await Promise.all([run(ticks), run(ticks + 1)])));
+  assert.deepEqual(outcomes.filter((o) => o !== 'started'), []);
 });

@@ -1,12 +1,12 @@
-import { requireBuiltin } from './this-thread.js';
+import { canRequireModules, requireBuiltin, trackImport } from './this-thread.js';
 
 /**
- * Loads the ES module at `url` (a file: URL): synchronously where Node can require() ES modules (20.19
- * and later), so that what it sets up exists when this returns, and returns undefined; elsewhere with
- * import(), and the promise settles once it has loaded.
+ * Loads the ES module at `url` (a file: URL): synchronously where it can (canRequireModules), so that
+ * what it sets up exists when this returns, and returns undefined; elsewhere with import(), and the
+ * promise settles once it has loaded.
  */
 export function loadModule(url: string): Promise<unknown> | undefined {
-  if (!(process.features as { require_module?: boolean }).require_module) return import(url);
+  if (!canRequireModules()) return trackImport(import(url));
   // Not imports of node:module and node:url, which would load with `import 'tracepipe'`.
   const { createRequire } = requireBuiltin('node:module') as typeof import('node:module');
   const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');

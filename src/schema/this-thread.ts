@@ -40,3 +40,26 @@ export function isMainThread(): boolean {
 export function threadId(): number {
   return isMainThread() ? 0 : workerThreads().threadId;
 }
+
+let importsInFlight = 0;
+
+/**
+ * Counts `loading`, an import() of tracepipe's own modules just made, until it settles. Node's
+ * require() of an ES module that an import() under way has reached but not yet evaluated throws
+ * ("Cannot read properties of undefined (reading 'getStatus')", Node 20.19+): a startup session
+ * failed to start whenever the diagnostics server's import was still loading (a loaded machine).
+ * While any is in flight, loading goes through import() too.
+ */
+export function trackImport<T>(loading: Promise<T>): Promise<T> {
+  importsInFlight++;
+  const settled = (): void => {
+    importsInFlight--;
+  };
+  loading.then(settled, settled);
+  return loading;
+}
+
+/** Whether this thread may load an ES module with require() now: Node can (20.19 and later) and no import() of ours is under way. */
+export function canRequireModules(): boolean {
+  return importsInFlight === 0 && (process.features as { require_module?: boolean }).require_module === true;
+}

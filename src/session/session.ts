@@ -16,6 +16,7 @@ import { onProcessExit } from './process-exit.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { SessionError, SessionLimitError } from './session-error.js';
 import { providerRegistry } from '../schema/provider.js';
+import { trackImport } from '../schema/this-thread.js';
 const { hostname } = requireBuiltin('node:os') as typeof import('node:os');
 const { isMainThread, MessageChannel, receiveMessageOnPort, Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 type Worker = import('node:worker_threads').Worker;
@@ -525,7 +526,7 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
   const originNs = BigInt(descriptor.originNs);
   const prologue = typeof output === 'object' && 'fd' in output ? output.prologue?.(id) : undefined;
   // The listener's parser loads only for a listener, before the drain exists (its first bytes need it).
-  const listener = typeof output === 'object' && 'onEvent' in output ? (await import('./listener-consumer.js')).ListenerConsumer : undefined;
+  const listener = typeof output === 'object' && 'onEvent' in output ? (await trackImport(import('./listener-consumer.js'))).ListenerConsumer : undefined;
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
   const worker = drainThread({
     sab: memory.sab,
