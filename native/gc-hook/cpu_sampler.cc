@@ -294,7 +294,8 @@ void NewProfiler(ThreadSampler* s) {
   // A prepared profiler has logged code all along: it starts warm, and knows what was inlined.
   s->profiler = s->prepared != nullptr ? s->prepared : v8::CpuProfiler::New(s->isolate, v8::kDebugNaming, v8::kLazyLogging);
   s->profiler->SetSamplingInterval(s->intervalUs);
-  // V8's sampler thread busy-waits for exact intervals unless told otherwise; it sleeps instead.
+  // On Windows V8's sampler thread busy-waits for exact intervals unless told otherwise; it sleeps
+  // instead. Elsewhere V8 reads no such flag: its thread always waits on a timed condition variable.
   s->profiler->SetUsePreciseSampling(false);
   s->hasCurrent = StartProfile(s, &s->current);
 }
