@@ -394,12 +394,11 @@ export class DrainLoop implements RecordVisitor {
           this.pass(false);
           const seq = this.scanner.progress().reduce((sum, p) => (p.open && !p.dead ? sum + p.nextSeq : sum), 0);
           const now = performance.now();
-          const busy = running.anyRunning(
-            open.map((p) => p.osThreadId),
-            now,
-          );
-          if (seq !== openSeq) quietSince = now;
-          else if (now - quietSince >= (busy ? RUNNING_QUIET_MS : OPEN_QUIET_MS)) return;
+          const tids = open.map((p) => p.osThreadId);
+          if (seq !== openSeq) {
+            quietSince = now;
+            running.mark(tids, now);
+          } else if (now - quietSince >= (running.anyRunning(tids, now) ? RUNNING_QUIET_MS : OPEN_QUIET_MS)) return;
           openSeq = seq;
         }
         queue.wakeAll();

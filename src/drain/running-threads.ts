@@ -1,46 +1,55 @@
 import { SchedSample, ThreadSchedStat } from '../session/thread-schedstat.js';
 
 /**
+ * A thread's schedstat counts its wait for a CPU only once it gets one, and on a loaded machine that
+ * wait can be tens of ms: over a few ms a thread that never stopped running can show nothing. So the
+ * verdict is over the whole time since `mark`, a quiet period's start, and a quarter of it runnable
+ * is running (a thread asleep in epoll or Atomics.wait adds microseconds).
+ */
+const RUNNING_SHARE = 0.25;
+
+/**
  * Asks the kernel whether producing threads still run: on a CPU, or ready and waiting for one. A
  * stopping drain must not take its final count while such a thread may be between a write's check and
  * its commit (descheduled on a loaded machine, it can be quiet for hundreds of ms and then commit),
  * or computing towards its rundown. A thread asleep (its event loop idle, blocked in Atomics.wait)
  * cannot commit until it wakes. Linux only: elsewhere no thread is known to run.
  */
-/**
- * The kernel adds a running thread's CPU time at its scheduler ticks (every 1-4 ms), so a look over a
- * few ms can see none: each verdict covers at least this long.
- */
-const LOOK_MS = 20;
-
 export class RunningThreads {
   private readonly stats = new Map<number, ThreadSchedStat | undefined>();
-  private readonly last = new Map<number, number>();
+  private readonly marks = new Map<number, number>();
   private readonly sample = new SchedSample();
-  private lastLookMs = -Infinity;
-  private running = false;
+  private markMs = 0;
+
+  /** Starts a period: what `tids` have been runnable so far. */
+  mark(tids: readonly number[], nowMs: number): void {
+    this.markMs = nowMs;
+    this.marks.clear();
+    for (const tid of tids) {
+      const ns = this.runnableNs(tid);
+      if (ns !== undefined) this.marks.set(tid, ns);
+    }
+  }
 
   /**
-   * Whether any of `tids` was runnable for at least half of the time since the previous look (which
-   * the first look only starts); looks less than LOOK_MS apart give the previous verdict. A thread
-   * whose file cannot be read has ended.
+   * Whether any of `tids` was runnable (on a CPU, or ready and waiting for one) for at least
+   * RUNNING_SHARE of the time since `mark`. A thread whose file cannot be read has ended.
    */
   anyRunning(tids: readonly number[], nowMs: number): boolean {
-    if (nowMs - this.lastLookMs < LOOK_MS) return this.running;
-    const elapsedNs = (nowMs - this.lastLookMs) * 1e6;
-    this.lastLookMs = nowMs;
-    let running = false;
+    const elapsedNs = (nowMs - this.markMs) * 1e6;
     for (const tid of tids) {
-      if (tid === 0) continue;
-      if (!this.stats.has(tid)) this.stats.set(tid, ThreadSchedStat.ofThread(tid));
-      const stat = this.stats.get(tid);
-      if (stat === undefined || !stat.read(this.sample)) continue;
-      const before = this.last.get(tid);
-      this.last.set(tid, this.sample.runnableNs);
-      if (before !== undefined && this.sample.runnableNs - before >= elapsedNs / 2) running = true;
+      const before = this.marks.get(tid);
+      const ns = before === undefined ? undefined : this.runnableNs(tid);
+      if (ns !== undefined && ns - before! >= elapsedNs * RUNNING_SHARE) return true;
     }
-    this.running = running;
-    return running;
+    return false;
+  }
+
+  private runnableNs(tid: number): number | undefined {
+    if (tid === 0) return undefined;
+    if (!this.stats.has(tid)) this.stats.set(tid, ThreadSchedStat.ofThread(tid));
+    const stat = this.stats.get(tid);
+    return stat !== undefined && stat.read(this.sample) ? this.sample.runnableNs : undefined;
   }
 
   close(): void {
