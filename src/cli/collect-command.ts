@@ -62,6 +62,8 @@ function plan(values: OptionValues<typeof COLLECT_OPTIONS>): Plan {
 
 /** How often the collected stream's OTLP batches are looked at (they go out at least every second). */
 const OTLP_POLL_MS = 250;
+/** How long collect waits, at its end, for its OTLP sender to post what is queued: a tool that no process exit hurries. */
+const TOOL_CLOSE_WAIT_MS = 10_000;
 
 function otlpSpec(endpoint: string): OtlpSinkSpec {
   try {
@@ -123,7 +125,7 @@ async function attach(pid: number, p: Plan): Promise<number> {
     return targetFailure(e);
   }
   // The target streams its binary trace here, and this process makes the OTLP requests: the target pays nothing for them.
-  const otlp = p.otlp ? new OtlpSink(p.otlp) : undefined;
+  const otlp = p.otlp ? new OtlpSink(p.otlp, TOOL_CLOSE_WAIT_MS) : undefined;
   const batches = otlp ? setInterval(() => otlp.poll(), OTLP_POLL_MS) : undefined;
   const progress = new CollectProgress(process.stderr, p.quiet);
   const until = p.durationMs === undefined ? 'Ctrl-C stops' : `stops after ${(p.durationMs / 1000).toFixed(1)} s or on Ctrl-C`;

@@ -16,7 +16,7 @@ export const DEFAULT_MAX_QUEUE_BYTES = 8 << 20;
 /** What has been paired and counted goes out at least this often (and in batches of MAX_BATCH_SPANS spans, MAX_BATCH_ITEMS other items). */
 const BATCH_MS = 1000;
 /** At the session's end, how long the drain waits for the sender to post what is queued (within the 3 s flush at a process's exit). */
-const CLOSE_WAIT_MS = 2000;
+export const CLOSE_WAIT_MS = 2000;
 
 /**
  * zlib's fastest level: on the spans of a loaded HTTP server it makes requests 0.8 % larger than the
@@ -46,7 +46,11 @@ export class OtlpSink implements Sink {
   private lastBatchMs = performance.now();
   private finished = false;
 
-  constructor(private readonly options: OtlpSinkSpec) {
+  /** `closeWaitMs`: how long the end waits for the sender (a tool, which no process exit hurries, waits longer). */
+  constructor(
+    private readonly options: OtlpSinkSpec,
+    private readonly closeWaitMs = CLOSE_WAIT_MS,
+  ) {
     const config: OtlpSenderConfig = { endpoint: options.endpoint, headers: options.headers ?? {}, json: options.json === true, sab: this.state.sab };
     this.sender = new Worker(new URL('../workers/otlp-sender.js', import.meta.url), { workerData: config });
     this.sender.unref();
@@ -110,7 +114,7 @@ export class OtlpSink implements Sink {
   }
 
   /**
-   * The rest goes out (spans still open as unfinished); the sender gets up to CLOSE_WAIT_MS to post
+   * The rest goes out (spans still open as unfinished); the sender gets up to closeWaitMs to post
    * it, and what it has not posted by then is counted as dropped: the counts are final.
    */
   finishExport(): OtlpExportStats {
@@ -128,7 +132,7 @@ export class OtlpSink implements Sink {
     this.signals?.finish();
     this.sender.postMessage({ type: 'end' });
     const s = this.state;
-    Atomics.wait(s.i32, OtlpCounter.Finished, 0, CLOSE_WAIT_MS);
+    Atomics.wait(s.i32, OtlpCounter.Finished, 0, this.closeWaitMs);
     if (s.get(OtlpCounter.Finished) !== 0) return;
     // What is still queued is given up: counted as dropped, like a request that found the queue full.
     s.settle(() => {
