@@ -172,7 +172,7 @@ for (let i = 0; i < 3; i++) p.Work.run(() => undefined, i);`;
     });
     assert.equal(r.code, 0, r.stderr);
     const spans = spansOf(receiver.received.traces);
-    assert.deepEqual(spans.map((s) => s.attrs.n).sort(), ['0', '1', '2']);
+    assert.deepEqual(spans.map((s) => s.attrs.n).sort(), ['0', '1', '2'], `stderr: ${r.stderr}; requests: ${receiver.attempts.map((a) => a.signal)}`);
     assert.equal(spans[0].resource['service.name'], 'startup-svc');
     assert.equal(receiver.attempts[0].headers.authorization, 'Bearer abc');
     assert.equal(receiver.attempts[0].headers['x-team'], 'core');
