@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cli, run } from './helpers/convert-helpers.mjs';
-import { decodeOtlpFile, spansOf } from './helpers/otlp-decode.mjs';
+import { attributesOf, decodeOtlpFile, spansOf } from './helpers/otlp-decode.mjs';
 import { startReceiver } from './helpers/otlp-receiver.mjs';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/otlp-trace.mjs', import.meta.url));
@@ -66,6 +66,27 @@ function assertAccounted(otlp, offline) {
   assert.ok(otlp.itemsSent + otlp.itemsDropped >= least, `items sent ${otlp.itemsSent} + dropped ${otlp.itemsDropped} < ${least}`);
 }
 
+/**
+ * What the metric requests carry, whatever requests they were cut into: every gauge point once, and
+ * the GC pauses counted per kind (each flush's histogram holds the pauses since the last one).
+ */
+function metricPoints(requests) {
+  const gauges = [];
+  const pauses = {};
+  for (const r of requests) {
+    for (const s of r.resourceMetrics.flatMap((rm) => rm.scopeMetrics)) {
+      for (const m of s.metrics) {
+        for (const p of m.gauge?.dataPoints ?? []) gauges.push(`${s.scope?.name}/${m.name}@${p.timeUnixNano}=${p.asDouble ?? p.asInt}`);
+        for (const p of m.histogram?.dataPoints ?? []) {
+          const kind = attributesOf(p.attributes).kind;
+          pauses[kind] = (pauses[kind] ?? 0) + Number(p.count);
+        }
+      }
+    }
+  }
+  return { gauges: gauges.sort(), pauses };
+}
+
 const spanKey = (s) => JSON.stringify([s.traceId, s.spanId, s.parentSpanId, s.name, s.kind, s.startTimeUnixNano, s.endTimeUnixNano, s.attrs, s.status ?? {}, s.events ?? []]);
 
 test('live export: the same spans, ids and timing as converting the file the session wrote, gzip protobuf, the resource named', async () => {
@@ -84,6 +105,8 @@ test('live export: the same spans, ids and timing as converting the file the ses
     const received = Object.entries(receiver.received).reduce((sum, [signal, list]) => sum + list.reduce((n, req) => n + itemsOf(signal, req), 0), 0);
     assert.deepEqual(result.otlp, { requestsSent: receiver.attempts.length, itemsSent: received, requestsDropped: 0, itemsDropped: 0, spansSent: live.length, spansDropped: 0 });
     assertAccounted(result.otlp, offline);
+    // Nothing was dropped, so the metrics arrived whole: the same points as the file's, however cut.
+    assert.deepEqual(metricPoints(receiver.received.metrics), metricPoints(offline.filter((o) => o.signal === 'metrics').map((o) => o.request)));
   } finally {
     await receiver.close();
   }
