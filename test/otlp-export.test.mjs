@@ -111,8 +111,11 @@ test('live export: the same spans, ids and timing as converting the file the ses
     const received = Object.entries(receiver.received).reduce((sum, [signal, list]) => sum + list.reduce((n, req) => n + itemsOf(signal, req), 0), 0);
     assert.deepEqual(result.otlp, { requestsSent: receiver.attempts.length, itemsSent: received, requestsDropped: 0, itemsDropped: 0, spansSent: live.length, spansDropped: 0 });
     assertAccounted(result.otlp, offline);
-    // Nothing was dropped, so the metrics arrived whole: the same points as the file's, however cut.
-    assert.deepEqual(metricPoints(receiver.received.metrics), metricPoints(offline.filter((o) => o.signal === 'metrics').map((o) => o.request)));
+    // Nothing was dropped, so the metrics and log records arrived whole: the file's, however cut.
+    const fromFileOf = (signal) => offline.filter((o) => o.signal === signal).map((o) => o.request);
+    assert.deepEqual(metricPoints(receiver.received.metrics), metricPoints(fromFileOf('metrics')));
+    const logKeys = (requests) => requests.flatMap((r) => r.resourceLogs.flatMap((rl) => rl.scopeLogs.flatMap((sl) => sl.logRecords))).map((l) => JSON.stringify(l)).sort();
+    assert.deepEqual(logKeys(receiver.received.logs), logKeys(fromFileOf('logs')));
   } finally {
     await receiver.close();
   }
