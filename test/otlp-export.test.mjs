@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cli, run } from './helpers/convert-helpers.mjs';
-import { decodeOtlpFile, spansOf } from './helpers/otlp-decode.mjs';
+import { attributesOf, decodeOtlpFile, spansOf } from './helpers/otlp-decode.mjs';
 import { startReceiver } from './helpers/otlp-receiver.mjs';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/otlp-trace.mjs', import.meta.url));
@@ -66,12 +66,39 @@ function assertAccounted(otlp, offline) {
   assert.ok(otlp.itemsSent + otlp.itemsDropped >= least, `items sent ${otlp.itemsSent} + dropped ${otlp.itemsDropped} < ${least}`);
 }
 
+/**
+ * What the metric requests carry, whatever requests they were cut into: every gauge point once, and
+ * the GC pauses counted per kind (each flush's histogram holds the pauses since the last one).
+ */
+function metricPoints(requests) {
+  const gauges = [];
+  const pauses = {};
+  for (const r of requests) {
+    for (const s of r.resourceMetrics.flatMap((rm) => rm.scopeMetrics)) {
+      for (const m of s.metrics) {
+        for (const p of m.gauge?.dataPoints ?? []) gauges.push(`${s.scope?.name}/${m.name}@${p.timeUnixNano}=${p.asDouble ?? p.asInt}`);
+        for (const p of m.histogram?.dataPoints ?? []) {
+          const kind = attributesOf(p.attributes).kind;
+          pauses[kind] = (pauses[kind] ?? 0) + Number(p.count);
+        }
+      }
+    }
+  }
+  return { gauges: gauges.sort(), pauses };
+}
+
+/**
+ * For the tests that need requests through: the fixture starts its work once the export's first
+ * request has settled, so what the stop's 2 s must carry is the rest, through a sender already warm.
+ */
+const WARM = { OTLP_TEST_WARM: '1' };
+
 const spanKey = (s) => JSON.stringify([s.traceId, s.spanId, s.parentSpanId, s.name, s.kind, s.startTimeUnixNano, s.endTimeUnixNano, s.attrs, s.status ?? {}, s.events ?? []]);
 
 test('live export: the same spans, ids and timing as converting the file the session wrote, gzip protobuf, the resource named', async () => {
   const receiver = await startReceiver();
   try {
-    const { result, offline } = await traced(receiver.url);
+    const { result, offline } = await traced(receiver.url, { env: WARM });
     assert.equal(result.status, 'stopped');
     const live = spansOf(receiver.received.traces);
     const fromFile = spansOf(offline.filter((o) => o.signal === 'traces').map((o) => o.request));
@@ -84,6 +111,11 @@ test('live export: the same spans, ids and timing as converting the file the ses
     const received = Object.entries(receiver.received).reduce((sum, [signal, list]) => sum + list.reduce((n, req) => n + itemsOf(signal, req), 0), 0);
     assert.deepEqual(result.otlp, { requestsSent: receiver.attempts.length, itemsSent: received, requestsDropped: 0, itemsDropped: 0, spansSent: live.length, spansDropped: 0 });
     assertAccounted(result.otlp, offline);
+    // Nothing was dropped, so the metrics and log records arrived whole: the file's, however cut.
+    const fromFileOf = (signal) => offline.filter((o) => o.signal === signal).map((o) => o.request);
+    assert.deepEqual(metricPoints(receiver.received.metrics), metricPoints(fromFileOf('metrics')));
+    const logKeys = (requests) => requests.flatMap((r) => r.resourceLogs.flatMap((rl) => rl.scopeLogs.flatMap((sl) => sl.logRecords))).map((l) => JSON.stringify(l)).sort();
+    assert.deepEqual(logKeys(receiver.received.logs), logKeys(fromFileOf('logs')));
   } finally {
     await receiver.close();
   }
@@ -92,7 +124,7 @@ test('live export: the same spans, ids and timing as converting the file the ses
 test('503 and 429 answers are retried with backoff: everything arrives, nothing dropped', async () => {
   const receiver = await startReceiver({ answer: ({ n: i }) => ({ status: i <= 2 ? 503 : i === 3 ? 429 : 200 }) });
   try {
-    const { result, offline } = await traced(receiver.url);
+    const { result, offline } = await traced(receiver.url, { env: WARM });
     assert.equal(result.otlp.itemsDropped, 0);
     assert.equal(result.otlp.spansSent, totalSpans(offline));
     assertAccounted(result.otlp, offline);
@@ -138,7 +170,7 @@ test('the trace file holds the export\'s drops: a collector down from the start 
 test('collector gone mid-way, and a slow one: what was not taken is counted as dropped, sent + dropped = all', async () => {
   const receiver = await startReceiver({ answer: ({ n: i }) => (i === 1 ? { status: 200 } : { status: 200, delayMs: 30_000 }) });
   try {
-    const { result, offline } = await traced(receiver.url);
+    const { result, offline } = await traced(receiver.url, { env: WARM });
     assert.equal(result.status, 'stopped');
     assert.ok(result.otlp.itemsSent > 0, 'the first request went through');
     assert.ok(result.otlp.itemsDropped > 0, 'the ones that hung were given up');
@@ -172,7 +204,7 @@ for (let i = 0; i < 3; i++) p.Work.run(() => undefined, i);`;
     });
     assert.equal(r.code, 0, r.stderr);
     const spans = spansOf(receiver.received.traces);
-    assert.deepEqual(spans.map((s) => s.attrs.n).sort(), ['0', '1', '2']);
+    assert.deepEqual(spans.map((s) => s.attrs.n).sort(), ['0', '1', '2'], `stderr: ${r.stderr}; requests: ${receiver.attempts.map((a) => a.signal)}`);
     assert.equal(spans[0].resource['service.name'], 'startup-svc');
     assert.equal(receiver.attempts[0].headers.authorization, 'Bearer abc');
     assert.equal(receiver.attempts[0].headers['x-team'], 'core');
