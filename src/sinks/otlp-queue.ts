@@ -26,7 +26,10 @@ export const OtlpCounter = {
   QueuedSpans: 12,
 } as const;
 const COUNTERS = 13;
-const SPIN_LIMIT = 1_000_000;
+/** Tries at the lock before waiting for it. */
+const SPIN_LIMIT = 1000;
+/** How long one side waits for the other to let go of the lock before settling without it. */
+const LOCK_WAIT_MS = 1000;
 
 export class OtlpQueueState {
   readonly i32: Int32Array;
@@ -45,15 +48,26 @@ export class OtlpQueueState {
 
   /**
    * Runs `fn` holding the lock, unless the drain has abandoned the queue. Each side holds the lock for
-   * a few additions only, so waiting for it is a short spin; bounded all the same (a sender that died
-   * holding it must not hold the drain): past SPIN_LIMIT tries the counts are settled without it.
+   * a few additions only, so it is nearly always free after a short spin; a side descheduled while it
+   * holds it (a loaded machine) is waited for, up to LOCK_WAIT_MS, and only a side that died holding
+   * it (which must not hold the other forever) is settled past: without the lock, and without
+   * releasing what the other side holds.
    */
   settle(fn: () => void): void {
-    for (let i = 0; i < SPIN_LIMIT && Atomics.compareExchange(this.i32, OtlpCounter.Lock, 0, 1) !== 0; i++);
+    const take = (): boolean => Atomics.compareExchange(this.i32, OtlpCounter.Lock, 0, 1) === 0;
+    let held = false;
+    for (let i = 0; i < SPIN_LIMIT && !(held = take()); i++);
+    for (const deadline = performance.now() + LOCK_WAIT_MS; !held && performance.now() < deadline; ) {
+      Atomics.wait(this.i32, OtlpCounter.Lock, 1, 1);
+      held = take();
+    }
     try {
       if (Atomics.load(this.i32, OtlpCounter.Abandoned) === 0) fn();
     } finally {
-      Atomics.store(this.i32, OtlpCounter.Lock, 0);
+      if (held) {
+        Atomics.store(this.i32, OtlpCounter.Lock, 0);
+        Atomics.notify(this.i32, OtlpCounter.Lock);
+      }
     }
   }
 }
