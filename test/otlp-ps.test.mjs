@@ -31,16 +31,21 @@ test('ps: an OTLP export refused by its collector shows its items dropped', asyn
   await target.exit();
 });
 
+/** `tracepipe collect --pid` of the target's Test.Other for 1 s, to `file` and to the collector at `url`. */
+function collectOtlp(target, file, url) {
+  return new Promise((resolve) =>
+    execFile(process.execPath, [CLI, 'collect', '--pid', String(target.pid), '--providers', 'Test.Other', '--duration', '1s', '--otlp', url, '-o', file, '-q'], { env: { ...process.env, TMPDIR: dir }, timeout: 60_000 }, (err, out, errOut) =>
+      resolve({ code: err ? err.code : 0, out, errOut }),
+    ),
+  );
+}
+
 test('collect --pid N --otlp URL: the file, and every event of it at the collector', async (t) => {
   const receiver = await startReceiver();
   t.after(() => receiver.close());
   const target = await startTarget(t, dir, {});
   const file = join(dir, 'collected.tptrace');
-  const r = await new Promise((resolve) =>
-    execFile(process.execPath, [CLI, 'collect', '--pid', String(target.pid), '--providers', 'Test.Other', '--duration', '1s', '--otlp', receiver.url, '-o', file, '-q'], { env: { ...process.env, TMPDIR: dir }, timeout: 60_000 }, (err, out, errOut) =>
-      resolve({ code: err ? err.code : 0, out, errOut }),
-    ),
-  );
+  const r = await collectOtlp(target, file, receiver.url);
   assert.equal(r.code, 0, r.errOut);
   const dump = await dumpJsonl(file);
   const pings = dump.events.filter((e) => e.name === 'Ping').length;
@@ -60,11 +65,7 @@ test('collect --otlp waits at its end for a slow collector: every event arrives,
   t.after(() => receiver.close());
   const target = await startTarget(t, dir, {});
   const file = join(dir, 'slow.tptrace');
-  const r = await new Promise((resolve) =>
-    execFile(process.execPath, [CLI, 'collect', '--pid', String(target.pid), '--providers', 'Test.Other', '--duration', '1s', '--otlp', receiver.url, '-o', file, '-q'], { env: { ...process.env, TMPDIR: dir }, timeout: 60_000 }, (err, out, errOut) =>
-      resolve({ code: err ? err.code : 0, out, errOut }),
-    ),
-  );
+  const r = await collectOtlp(target, file, receiver.url);
   assert.equal(r.code, 0, r.errOut);
   assert.match(r.errOut, new RegExp(`exported to ${receiver.url}: [\\d,]+ items sent \\(0 spans\\), 0 items dropped`));
   const pings = (await dumpJsonl(file)).events.filter((e) => e.name === 'Ping').length;
