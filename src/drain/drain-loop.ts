@@ -99,9 +99,10 @@ export class DrainLoop implements RecordVisitor {
   /** Per slot: events left out because their type would take the stream past a reader's limits (reason too-large). */
   private readonly refusedTypes: number[] = [];
   private lastSequencePointNs = -Infinity;
-  private maxLatenessNs = 0;
+  /** Doubles from the start (reset in the constructor): see TraceWriter.prevTs. */
+  private maxLatenessNs = 0.5;
   private eventsWritten = 0;
-  private lastEventNs = 0;
+  private lastEventNs = 0.5;
   /** Ctl.SampleHandOvers as the last pass that read events saw it, and whether that pass read a sample. */
   private sampleHandOvers = 0;
   private readSample = false;
@@ -116,6 +117,8 @@ export class DrainLoop implements RecordVisitor {
     /** This thread's performance.now() origin relative to the trace origin, in ns. */
     private readonly clockDeltaNs: number,
   ) {
+    this.maxLatenessNs = 0;
+    this.lastEventNs = 0;
     this.scanner = new ChunkScanner(memory);
     if (sink.live) memory.liveReader = true;
     this.writer.header(header);
@@ -172,8 +175,8 @@ export class DrainLoop implements RecordVisitor {
       this.refusedTimes[slot] = (this.refusedTimes[slot] ?? 0) + 1;
       return;
     }
-    const late = this.lastSequencePointNs - tsNs;
-    if (late > this.maxLatenessNs) this.maxLatenessNs = late;
+    // Math.max, not a branch: the first late event would meet optimised code that never stored one.
+    this.maxLatenessNs = Math.max(this.maxLatenessNs, this.lastSequencePointNs - tsNs);
     const thread = this.threadIds[slot]!;
     this.writer.event(typeId, thread, seq, tsNs, u8, start, len);
     if (seq !== this.expectedSeq[slot]) {
@@ -182,7 +185,7 @@ export class DrainLoop implements RecordVisitor {
     }
     this.expectedSeq[slot] = seq + 1;
     this.eventsWritten++;
-    if (tsNs > this.lastEventNs) this.lastEventNs = tsNs;
+    this.lastEventNs = Math.max(this.lastEventNs, tsNs);
     if (this.writer.pendingBytes > FLUSH_BYTES) this.flush();
   }
 
