@@ -107,7 +107,7 @@ export class TraceWriter {
   /** Appends one event; its payload is copied from `src[start, start+len)`. The drain's hot path. */
   event(typeId: number, threadId: number, seq: number, tsNs: number, src: Uint8Array, start: number, len: number): void {
     const o = this.out;
-    // One call for every rare case, taken by the first event: optimised code has seen it run.
+    // One call for every rare case: a single site in the hot path that optimised code may reach first.
     if (this.blockStart < 0 || o.pos - this.blockStart > this.maxEventBlock || o.pos + 48 + len > o.buf.length) this.makeRoom(tsNs, len);
     const b = o.buf;
     let p = o.pos;
