@@ -179,13 +179,20 @@ export class DrainLoop implements RecordVisitor {
     this.maxLatenessNs = Math.max(this.maxLatenessNs, this.lastSequencePointNs - tsNs);
     const thread = this.threadIds[slot]!;
     this.writer.event(typeId, thread, seq, tsNs, u8, start, len);
-    if (seq !== this.expectedSeq[slot]) {
-      this.loss.note(thread, this.expectedSeq[slot]!);
-      this.loss.observe(thread, seq);
-    }
+    const expected = this.expectedSeq[slot]!;
     this.expectedSeq[slot] = seq + 1;
     this.eventsWritten++;
     this.lastEventNs = Math.max(this.lastEventNs, tsNs);
+    // One call for both rare cases: each cold site optimised code reaches first costs a deopt.
+    if (seq !== expected || this.writer.pendingBytes > FLUSH_BYTES) this.afterEvent(thread, expected, seq);
+  }
+
+  /** After an event: the gap before it (it has `seq` where `expected` was due), and a flush once enough is pending. */
+  private afterEvent(thread: number, expected: number, seq: number): void {
+    if (seq !== expected) {
+      this.loss.note(thread, expected);
+      this.loss.observe(thread, seq);
+    }
     if (this.writer.pendingBytes > FLUSH_BYTES) this.flush();
   }
 
