@@ -234,7 +234,8 @@ export class SessionMemory {
    * chunks are reused before untouched ones), at most half of WAKE_WINDOW_BYTES.
    */
   get wakeThreshold(): number {
-    return Math.floor(Math.min(this.i32[Ctl.ResidentChunks]!, this.wakeWindow) / 2);
+    // A shift, not Math.floor(x / 2): an odd count would deoptimise code that saw only even ones.
+    return Math.min(this.i32[Ctl.ResidentChunks]!, this.wakeWindow) >> 1;
   }
 
   static create(layout: MemoryLayout, mode: number, blockTimeoutMs = 0): SessionMemory {

@@ -99,9 +99,10 @@ export class DrainLoop implements RecordVisitor {
   /** Per slot: events left out because their type would take the stream past a reader's limits (reason too-large). */
   private readonly refusedTypes: number[] = [];
   private lastSequencePointNs = -Infinity;
-  private maxLatenessNs = 0;
+  /** Doubles from the start (reset in the constructor): see TraceWriter.prevTs. */
+  private maxLatenessNs = 0.5;
   private eventsWritten = 0;
-  private lastEventNs = 0;
+  private lastEventNs = 0.5;
   /** Ctl.SampleHandOvers as the last pass that read events saw it, and whether that pass read a sample. */
   private sampleHandOvers = 0;
   private readSample = false;
@@ -116,6 +117,8 @@ export class DrainLoop implements RecordVisitor {
     /** This thread's performance.now() origin relative to the trace origin, in ns. */
     private readonly clockDeltaNs: number,
   ) {
+    this.maxLatenessNs = 0;
+    this.lastEventNs = 0;
     this.scanner = new ChunkScanner(memory);
     if (sink.live) memory.liveReader = true;
     this.writer.header(header);
@@ -172,17 +175,24 @@ export class DrainLoop implements RecordVisitor {
       this.refusedTimes[slot] = (this.refusedTimes[slot] ?? 0) + 1;
       return;
     }
-    const late = this.lastSequencePointNs - tsNs;
-    if (late > this.maxLatenessNs) this.maxLatenessNs = late;
+    // Math.max, not a branch: the first late event would meet optimised code that never stored one.
+    this.maxLatenessNs = Math.max(this.maxLatenessNs, this.lastSequencePointNs - tsNs);
     const thread = this.threadIds[slot]!;
     this.writer.event(typeId, thread, seq, tsNs, u8, start, len);
-    if (seq !== this.expectedSeq[slot]) {
-      this.loss.note(thread, this.expectedSeq[slot]!);
-      this.loss.observe(thread, seq);
-    }
+    const expected = this.expectedSeq[slot]!;
     this.expectedSeq[slot] = seq + 1;
     this.eventsWritten++;
-    if (tsNs > this.lastEventNs) this.lastEventNs = tsNs;
+    this.lastEventNs = Math.max(this.lastEventNs, tsNs);
+    // One call for both rare cases: each cold site optimised code reaches first costs a deopt.
+    if (seq !== expected || this.writer.pendingBytes > FLUSH_BYTES) this.afterEvent(thread, expected, seq);
+  }
+
+  /** After an event: the gap before it (it has `seq` where `expected` was due), and a flush once enough is pending. */
+  private afterEvent(thread: number, expected: number, seq: number): void {
+    if (seq !== expected) {
+      this.loss.note(thread, expected);
+      this.loss.observe(thread, seq);
+    }
     if (this.writer.pendingBytes > FLUSH_BYTES) this.flush();
   }
 

@@ -43,11 +43,17 @@ export interface StreamTotals {
 export class TraceWriter {
   private readonly out = new ByteWriter(256 * 1024);
   private blockStart = -1;
-  private prevTs = 0;
+  /**
+   * Doubles from the start (NaN: none yet; the first event of every block sets both): timestamps are
+   * ns past 2^31, and a field that starts as a small integer changes representation when it gets one,
+   * deoptimising every function optimised for the old one.
+   */
+  private prevTs = NaN;
   private prevThread = -1;
   private prevType = -1;
-  private prevSeq = 0;
-  private src: Uint8Array | undefined;
+  private prevSeq = NaN;
+  /** An empty array, not undefined: the field keeps one type. */
+  private src: Uint8Array = new Uint8Array(0);
   private src32: Int32Array<ArrayBufferLike> = new Int32Array(0);
   bytesTaken = 0;
 
@@ -86,8 +92,8 @@ export class TraceWriter {
     this.closeBlock();
   }
 
-  /** Appends one event; its payload is copied from `src[start, start+len)`. The drain's hot path. */
-  event(typeId: number, threadId: number, seq: number, tsNs: number, src: Uint8Array, start: number, len: number): void {
+  /** Before an event: a new events block if none is open or the open one is full, and room for the event. */
+  private makeRoom(tsNs: number, len: number): void {
     const o = this.out;
     if (this.blockStart < 0 || o.pos - this.blockStart > this.maxEventBlock) {
       this.closeBlock();
@@ -95,7 +101,14 @@ export class TraceWriter {
       o.varint(zigzag(tsNs));
       this.prevTs = tsNs;
     }
-    if (o.pos + 48 + len > o.buf.length) o.ensure(48 + len);
+    o.ensure(48 + len);
+  }
+
+  /** Appends one event; its payload is copied from `src[start, start+len)`. The drain's hot path. */
+  event(typeId: number, threadId: number, seq: number, tsNs: number, src: Uint8Array, start: number, len: number): void {
+    const o = this.out;
+    // One call for every rare case: a single site in the hot path that optimised code may reach first.
+    if (this.blockStart < 0 || o.pos - this.blockStart > this.maxEventBlock || o.pos + 48 + len > o.buf.length) this.makeRoom(tsNs, len);
     const b = o.buf;
     let p = o.pos;
     const flagsAt = p++;
