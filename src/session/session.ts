@@ -1,4 +1,4 @@
-import { requireBuiltin } from '../schema/this-thread.js';
+import { requireBuiltin, trackImport } from '../schema/this-thread.js';
 import { processIdSeed } from './id-seed.js';
 import { checkOtlpOutput, type OtlpOutput } from './otlp-output.js';
 import type { MessagePort } from 'node:worker_threads';
@@ -16,7 +16,6 @@ import { onProcessExit } from './process-exit.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { SessionError, SessionLimitError } from './session-error.js';
 import { providerRegistry } from '../schema/provider.js';
-import { trackImport } from '../schema/this-thread.js';
 const { hostname } = requireBuiltin('node:os') as typeof import('node:os');
 const { isMainThread, MessageChannel, receiveMessageOnPort, Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 type Worker = import('node:worker_threads').Worker;

@@ -16,7 +16,7 @@ export const DEFAULT_MAX_QUEUE_BYTES = 8 << 20;
 /** What has been paired and counted goes out at least this often (and in batches of MAX_BATCH_SPANS spans, MAX_BATCH_ITEMS other items). */
 const BATCH_MS = 1000;
 /** At the session's end, how long the drain waits for the sender to post what is queued (within the 3 s flush at a process's exit). */
-export const CLOSE_WAIT_MS = 2000;
+const CLOSE_WAIT_MS = 2000;
 
 /**
  * zlib's fastest level: on the spans of a loaded HTTP server it makes requests 0.8 % larger than the
