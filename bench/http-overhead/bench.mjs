@@ -29,56 +29,12 @@ import { REGIME_HEADER, regimeColumns, regimeOf, saturationCheck } from '../supp
 import { SLICED_TIMING, slicedRound } from '../support/sliced-rounds.mjs';
 import { median, narrow, signedMicros, signedPercent, timesText, withInterval } from '../support/stats.mjs';
 import { wholeFromEnv } from '../support/whole-from-env.mjs';
+import { CHANNELS, countChecks, EVENT, finishServer, OFF, OTEL, PARTS, TARGET_EVENT_US, TARGET_OTEL_RATIO, VARIANTS } from '../support/http-variants.mjs';
 
 // BENCH_HTTP_ROUNDS: more rounds narrow the median where single rounds differ by ±10 % (a shared machine).
 const ROUNDS = wholeFromEnv('BENCH_HTTP_ROUNDS', 8);
 const { warmupS: WARMUP_S, measuredS: MEASURED_S, slices: SLICES, settleMs: SETTLE_MS } = SLICED_TIMING;
-const TARGET_REQ_PERCENT = 5;
-const TARGET_CPU_SHARE = 15;
-const TARGET_OTEL_RATIO = 15;
-const TARGET_EVENT_US = 1;
 const TARGET_INTERVAL = 0.25;
-const RUNTIME = 'Runtime.GC,Runtime.GCHeap,Runtime.EventLoop,Runtime.Process';
-const HTTP_EVENT = 'Node.Channels/HttpServerRequest';
-
-const OFF = 0;
-const HOOKS = 1;
-const EVENT = 2;
-const SPANS = 3;
-const CHANNELS = 4;
-const FULL = 5;
-const OTEL = 6;
-const VARIANTS = [
-  { name: 'off', server: 'plain' },
-  { name: "Node's hooks, empty handlers", server: 'node-hooks' },
-  { name: 'request event alone (0x1)', server: 'plain', providers: 'Node.Channels:0x1' },
-  { name: '+ span events, context=sync', server: 'plain', providers: 'Node.Channels:0x11:5:context=sync' },
-  { name: '+ context across await (Node.Channels)', server: 'plain', providers: 'Node.Channels' },
-  { name: '+ Runtime.*', server: 'plain', providers: `${RUNTIME},Node.Channels` },
-  { name: 'OpenTelemetry http, BatchSpanProcessor', server: 'opentelemetry' },
-];
-/** Each part: what one variant adds to the one before it (in the same round). */
-const PARTS = [
-  { name: "Node's hooks with empty handlers", of: HOOKS, over: OFF },
-  { name: 'the request event', of: EVENT, over: HOOKS },
-  { name: "the span's two events (current in the handler)", of: SPANS, over: EVENT },
-  { name: 'the span context across await', of: CHANNELS, over: SPANS },
-  { name: 'Runtime.* on top', of: FULL, over: CHANNELS },
-  { name: 'all of Node.Channels with spans', of: CHANNELS, over: OFF },
-  { name: 'OpenTelemetry', of: OTEL, over: OFF },
-];
-
-export const description = 'issues 14, 29: server CPU per request of a pinned HTTP server, split into its parts, per Node.js version: tracepipe vs OpenTelemetry vs off';
-
-/** What a stopped server of `variant` served, and what its tracer recorded. */
-async function finishServer(variant, server, traceFile) {
-  const { served, handled, spans } = await server.stop();
-  if (!variant.providers) return { served, handled, spans: spans?.exported };
-  const { readTrace } = await import('../../dist/index.js');
-  const s = await readTrace(traceFile).summary();
-  if (!s.complete) throw new Error(`${traceFile}: incomplete trace (${s.error?.message})`);
-  return { served, httpEvents: s.byEvent[HTTP_EVENT] ?? 0, events: s.events, dropped: s.dropped };
-}
 
 /**
  * One round (support/sliced-rounds.mjs): a fresh server per cell, the cells taking turns in short
@@ -144,8 +100,6 @@ function reportNode(node, results, pin) {
     console.log(`    OpenTelemetry / Node.Channels with spans, per round  ${withInterval(ratios, timesText)}`);
   const event = part(PARTS.find((p) => p.of === EVENT));
 
-  // Every request must have been recorded, or a tracer's cost would be understated.
-  const total = (i, f) => results[i].reduce((a, res) => a + f(res), 0);
   const checks = [
     saturationCheck(node, results[OFF]),
     {
@@ -167,16 +121,7 @@ function reportNode(node, results, pin) {
       met: narrow(channels, TARGET_INTERVAL),
     },
   ];
-  for (const [i, v] of VARIANTS.entries()) {
-    if (!v.providers) continue;
-    const exact = results[i].every((res) => res.httpEvents === res.served && res.dropped === 0);
-    console.log(`  ${v.name}: ${total(i, (res) => res.httpEvents)} ${HTTP_EVENT} events for ${total(i, (res) => res.served)} requests served; ${total(i, (res) => res.events)} events, ${total(i, (res) => res.dropped)} dropped`);
-    checks.push({ check: `Node ${node.version}, ${v.name}: one ${HTTP_EVENT} per request served, none dropped`, value: exact ? 'exact' : 'not exact', target: 'exact in every round', met: exact });
-  }
-  // OpenTelemetry also ends the span of a request whose connection closed before its response finished.
-  const spansExact = results[OTEL].every((res) => res.spans >= res.served && res.spans <= res.handled);
-  console.log(`  OpenTelemetry: ${total(OTEL, (res) => res.spans)} spans serialised for ${total(OTEL, (res) => res.served)} requests served`);
-  checks.push({ check: `Node ${node.version}, OpenTelemetry: one span exported per request served (or handled, answered or not)`, value: spansExact ? 'exact' : 'not exact', target: 'exact in every round', met: spansExact });
+  checks.push(...countChecks(node, results));
   return checks;
 }
 

@@ -81,13 +81,13 @@ export function httpLoad() {
   return { ...load, text: `autocannon -c ${load.connections}${load.pipelining > 1 ? ` -p ${load.pipelining}` : ''}` };
 }
 
-/** The load generator (pinned to `pin.load`): `run(url, seconds)` is one autocannon run of `load` (httpLoad()). */
+/** The load generator (pinned to `pin.load`): `run(url, seconds, amount?)` is one autocannon run of `load` (httpLoad()), for `seconds` or `amount` requests. */
 export function startLoader(pin, { connections, pipelining }) {
   const child = spawnPinned(pin.load, [LOAD], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   return {
-    async run(url, seconds) {
-      child.stdin.write(`${JSON.stringify({ url, seconds, connections, pipelining })}\n`);
+    async run(url, seconds, amount) {
+      child.stdin.write(`${JSON.stringify({ url, seconds, amount, connections, pipelining })}\n`);
       const { value, done } = await bounded(child, `load of ${url}`, lines.next());
       if (done) throw new Error(`load of ${url}: no result`);
       return JSON.parse(value);

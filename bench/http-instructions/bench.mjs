@@ -1,0 +1,221 @@
+// Issue 29's parts of a traced request counted in instructions, the measure a shared machine cannot
+// move: the HTTP server of http-overhead, each variant in a fresh process under Valgrind's callgrind,
+// which counts every instruction the process's threads execute in user space (the main thread, the
+// drain and watchdog, V8's compiler and GC threads, libuv's pool). The server warms up uninstrumented
+// (Valgrind's core alone), then counting is switched on from outside (`callgrind_control`) for a fixed
+// number of requests and dumped. Repeated runs of one variant agree within about 1 %, where CPU time per
+// request moves ±15 % between fresh processes here (BENCHMARKS.md §6), so 6 rounds split parts of a
+// few thousand instructions. Each thread is counted on its own: the main thread's count repeats within
+// 0.1 % (it serves every request), the other threads' (V8 compiling and collecting in the background,
+// tracepipe's drain) move by tens of percent, as V8 decides when to compile. What it does not count:
+// the kernel's work (system calls, page faults, wake-ups), which CPU time includes; so http-overhead
+// stays the measure of time and this one of work.
+// The µs beside each count are an estimate: the count scaled by the untraced server's CPU time per
+// request over its instructions per request, timed outside Valgrind in the same run.
+// Needs `valgrind` (Debian: valgrind). Run alone: `node bench/run.mjs http-instructions`;
+// BENCH_NODES as in http-overhead adds Node.js versions.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { nodesToMeasure, startJsonServer, startLoader } from '../support/pinned-http.mjs';
+import { median, narrow, timesText, withInterval } from '../support/stats.mjs';
+import { wholeFromEnv } from '../support/whole-from-env.mjs';
+import { CHANNELS, countChecks, EVENT, finishServer, OFF, OTEL, PARTS, TARGET_EVENT_US, TARGET_OTEL_RATIO, VARIANTS } from '../support/http-variants.mjs';
+
+// BENCH_INSTR_ROUNDS: 6 is the fewest that give a 95 % interval of the median.
+const ROUNDS = wholeFromEnv('BENCH_INSTR_ROUNDS', 6);
+// Counts do not depend on the CPU time others take, so servers run side by side (BENCH_INSTR_JOBS).
+const JOBS = wholeFromEnv('BENCH_INSTR_JOBS', Math.max(1, cpus().length));
+const WARMUP_REQUESTS = 3000;
+const MEASURED_REQUESTS = 2000;
+/** After the load, before the count stops: work a tracer defers (a drain pass) is counted with its requests. */
+const SETTLE_MS = 500;
+// One request in flight per connection: how many requests a loop turn finds depends less on timing than with pipelining.
+const LOAD = { connections: 10, pipelining: 1 };
+const TARGET_INTERVAL = 0.25;
+
+export const description = "issue 29: instructions per request of the pinned HTTP server's variants under Valgrind (no other process can move them), split into parts, per Node.js version";
+
+function valgrindMissing() {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['-h'], { stdio: 'ignore' });
+    return undefined;
+  } catch (e) {
+    return `valgrind or callgrind_control cannot run (${e.code ?? e.message}); install valgrind (Debian: apt-get install valgrind)`;
+  }
+}
+
+const control = (pid, ...args) => execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore', timeout: 60_000 });
+
+/**
+ * The instructions of the dump callgrind wrote for `pid` (its first: the measured window), of the main
+ * thread (callgrind's thread 1) and of all threads.
+ */
+function dumpedInstructions(dir, pid) {
+  const files = readdirSync(dir).filter((f) => f.startsWith(`cg.${pid}.1-`));
+  if (!files.some((f) => f.endsWith('-01'))) throw new Error(`callgrind wrote no dump of the main thread of process ${pid} (its log: ${join(dir, `vg.${pid}.log`)})`);
+  let main = 0;
+  let all = 0;
+  for (const f of files) {
+    const m = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'));
+    if (!m) throw new Error(`${f}: no instruction total`);
+    all += Number(m[1]);
+    if (f.endsWith('-01')) main = Number(m[1]);
+  }
+  return { main, all };
+}
+
+/** One variant on one Node.js in a fresh process under callgrind: instructions per request served in the measured window. */
+async function countCell(dir, loader, { node, variant }, id) {
+  const vg = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--dump-instr=no', '--dump-line=no', `--callgrind-out-file=${join(dir, 'cg.%p')}`, `--log-file=${join(dir, 'vg.%p.log')}`];
+  const traceFile = join(dir, `http-${id}.tptrace`);
+  const env = variant.providers ? { TRACEPIPE_OUTPUT: traceFile } : {};
+  const server = await startJsonServer({ name: variant.name, kind: variant.server, node, pin: { server: vg }, providers: variant.providers, env });
+  const pid = server.child.pid;
+  try {
+    await loader.run(server.url, undefined, WARMUP_REQUESTS);
+    control(pid, '--instr=on');
+    await server.ask('mark');
+    await loader.run(server.url, undefined, MEASURED_REQUESTS);
+    await sleep(SETTLE_MS);
+    const { served } = await server.ask('measured');
+    control(pid, '--dump');
+    control(pid, '--instr=off');
+    const finished = await finishServer(variant, server, traceFile);
+    const { main, all } = dumpedInstructions(dir, pid);
+    return { ...finished, main: main / served, all: all / served };
+  } finally {
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    rmSync(traceFile, { force: true });
+  }
+}
+
+/** The untraced server's CPU time per request outside Valgrind: the pace that turns its instructions into µs. */
+async function untracedCpuPerRequest(loader, node) {
+  const server = await startJsonServer({ name: 'off (timed)', kind: 'plain', node, pin: {} });
+  try {
+    await loader.run(server.url, 1);
+    await server.ask('mark');
+    await loader.run(server.url, 2);
+    const { cpuUs, served } = await server.ask('measured');
+    await server.stop();
+    return cpuUs / served;
+  } finally {
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  }
+}
+
+/** Runs `tasks` (functions returning promises), at most `jobs` at once, results in order. */
+async function pool(tasks, jobs) {
+  const results = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      results[i] = await tasks[i]();
+    }
+  }));
+  return results;
+}
+
+const signedIr = (x) => `${x >= 0 ? '+' : ''}${Math.round(x).toLocaleString('en-US')}`;
+const irText = (x) => Math.round(x).toLocaleString('en-US');
+const MEASURES = [
+  { key: 'main', name: "the main thread (the application's)" },
+  { key: 'all', name: 'all threads (tracepipe\'s drain and watchdog, V8\'s compiler and GC threads too)' },
+];
+
+function reportNode(node, results, nsPerIr) {
+  const checks = [];
+  for (const { key, name } of MEASURES) {
+    console.log(`\n  Node ${node.version} (${node.bin}), ${name}: instructions per request, median over ${ROUNDS} rounds (min, max); ≈ µs at ${nsPerIr.toFixed(3)} ns an instruction`);
+    for (const [i, v] of VARIANTS.entries()) {
+      const irs = results[i].map((r) => r[key]);
+      console.log(`    ${v.name.padEnd(42)} ${irText(median(irs)).padStart(9)} (${irText(Math.min(...irs))}, ${irText(Math.max(...irs))})  ≈ ${((median(irs) * nsPerIr) / 1000).toFixed(2)} µs`);
+    }
+    const part = (p) => results[p.of].map((r, k) => r[key] - results[p.over][k][key]);
+    console.log('  extra instructions per request, median over rounds (95 % interval), ≈ µs:');
+    for (const p of PARTS) console.log(`    ${p.name.padEnd(48)} ${withInterval(part(p), signedIr).padEnd(34)} ≈ ${((median(part(p)) * nsPerIr) / 1000).toFixed(2)} µs`);
+    const channels = part(PARTS.find((p) => p.of === CHANNELS && p.over === OFF));
+    const ratios = part(PARTS.find((p) => p.of === OTEL)).map((o, k) => o / channels[k]);
+    const eventUs = part(PARTS.find((p) => p.of === EVENT)).map((ir) => (ir * nsPerIr) / 1000);
+    console.log(`    OpenTelemetry / Node.Channels with spans, per round  ${withInterval(ratios, timesText)}`);
+    checks.push(
+      {
+        check: `Node ${node.version}, ${key === 'main' ? 'main thread' : 'all threads'}: OpenTelemetry's extra instructions per request / Node.Channels with spans'`,
+        value: withInterval(ratios, timesText),
+        target: `>= ${TARGET_OTEL_RATIO}×`,
+        met: median(ratios) >= TARGET_OTEL_RATIO,
+      },
+      {
+        check: `Node ${node.version}, ${key === 'main' ? 'main thread' : 'all threads'}: the request event over Node's hooks with empty handlers (instructions at the untraced server's pace)`,
+        value: withInterval(eventUs, (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} µs`),
+        target: `<= ${TARGET_EVENT_US} µs`,
+        met: median(eventUs) <= TARGET_EVENT_US,
+      },
+      {
+        check: `Node ${node.version}, ${key === 'main' ? 'main thread' : 'all threads'}: 95 % interval of Node.Channels with spans' extra instructions per request`,
+        value: withInterval(channels, signedIr),
+        target: `within ±${100 * TARGET_INTERVAL}% of the median`,
+        met: narrow(channels, TARGET_INTERVAL),
+      },
+    );
+  }
+  return [...checks, ...countChecks(node, results)];
+}
+
+export async function run() {
+  const missing = valgrindMissing();
+  if (missing) throw new Error(missing);
+  const nodes = nodesToMeasure();
+  const cells = nodes.flatMap((node) => VARIANTS.map((variant) => ({ node, variant })));
+  console.log(
+    `${ROUNDS} rounds; in each, a fresh server per variant and Node.js (${nodes.map((n) => n.version).join(', ')}) under callgrind, ${JOBS} at a time: ` +
+      `${WARMUP_REQUESTS} requests uncounted, then ${MEASURED_REQUESTS} counted (autocannon -c ${LOAD.connections} -p ${LOAD.pipelining}) and ${SETTLE_MS} ms after them`,
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-instructions-'));
+  const loaders = Array.from({ length: JOBS }, () => startLoader({}, LOAD));
+  const free = [...loaders];
+  const results = cells.map(() => []);
+  try {
+    // Timed first, alone on the machine: the pace per Node.js (fresh processes, median of 3).
+    const pace = [];
+    for (const node of nodes) {
+      const us = [];
+      for (let k = 0; k < 3; k++) us.push(await untracedCpuPerRequest(loaders[0], node));
+      pace.push(median(us));
+    }
+    for (let r = 0; r < ROUNDS; r++) {
+      const tasks = cells.map((cell, i) => async () => {
+        const loader = free.pop();
+        try {
+          return await countCell(dir, loader, cell, `${r}-${i}`);
+        } finally {
+          free.push(loader);
+        }
+      });
+      for (const [i, res] of (await pool(tasks, JOBS)).entries()) results[i].push(res);
+      for (const [n, node] of nodes.entries()) {
+        const line = (key) => VARIANTS.map((_, v) => irText(results[n * VARIANTS.length + v][r][key])).join(' | ');
+        console.log(`  round ${r + 1}  Node ${node.version}  main thread ${line('main')}; all threads ${line('all')} instructions a request  (load average ${loadavg()[0].toFixed(2)})`);
+      }
+    }
+    for (const l of loaders) await l.close();
+    return nodes.flatMap((node, n) => {
+      const res = results.slice(n * VARIANTS.length, (n + 1) * VARIANTS.length);
+      const nsPerIr = (pace[n] * 1000) / median(res[OFF].map((x) => x.all));
+      return reportNode(node, res, nsPerIr);
+    });
+  } finally {
+    for (const l of loaders) l.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const c of await run()) console.log(`${c.met === null ? 'info' : c.met ? 'met' : 'MISSED'}: ${c.check}: ${c.value} (target ${c.target})`);
+}
