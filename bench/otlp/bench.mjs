@@ -102,7 +102,7 @@ function cpuBetween(start, end) {
 }
 
 /** The collector, pinned with the load generator: `counts()` is what it decoded so far, per service. */
-async function startReceiver(pin) {
+export async function startReceiver(pin) {
   const child = spawnPinned(pin.load, [RECEIVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const reply = (what) => bounded(child, `the OTLP receiver, ${what}`, once(child, 'message').then(([m]) => m));
   const { port } = await reply('start');
