@@ -16,8 +16,9 @@
 // Valgrind in the same run.
 // Needs `valgrind` (Debian: valgrind). Run alone: `node bench/run.mjs http-instructions`;
 // BENCH_NODES as in http-overhead adds Node.js versions.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,12 +26,14 @@ import { fileURLToPath } from 'node:url';
 import { nodesToMeasure, startJsonServer, startLoader } from '../support/pinned-http.mjs';
 import { median, narrow, timesText, withInterval } from '../support/stats.mjs';
 import { wholeFromEnv } from '../support/whole-from-env.mjs';
+import { shuffled } from '../support/sliced-rounds.mjs';
 import { CHANNELS, countChecks, EVENT, finishServer, FULL, OFF, OTEL, PARTS, SPANS, TARGET_EVENT_US, TARGET_OTEL_RATIO, VARIANTS as HTTP_VARIANTS } from '../support/http-variants.mjs';
 import { startReceiver } from '../otlp/bench.mjs';
 
 // BENCH_INSTR_ROUNDS: 6 is the fewest that give a 95 % interval of the median.
 const ROUNDS = wholeFromEnv('BENCH_INSTR_ROUNDS', 6);
-// Counts do not depend on the CPU time others take, so servers run side by side (BENCH_INSTR_JOBS).
+// Servers run side by side (BENCH_INSTR_JOBS), in a new seeded order each round: a server's count moved
+// by 0.5 % with another one beside it (how many requests a loop turn finds depends a little on its pace).
 const JOBS = wholeFromEnv('BENCH_INSTR_JOBS', Math.max(1, cpus().length));
 const WARMUP_REQUESTS = 3000;
 const MEASURED_REQUESTS = 2000;
@@ -62,44 +65,60 @@ function valgrindMissing() {
   }
 }
 
-const control = (pid, ...args) => execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore', timeout: 60_000 });
+const execFileAsync = promisify(execFile);
+/** A callgrind_control command to process `pid` (it says nothing of a failure: the dump's counts are checked instead). */
+const control = (dir, pid, ...args) => execFileAsync('callgrind_control', [`--vgdb-prefix=${join(dir, 'vgdb')}`, ...args, String(pid)], { timeout: 60_000 });
+
+/** The end of a Valgrind log, for an error message (the run's directory goes when it ends). */
+function logTail(dir, pid) {
+  try {
+    return readFileSync(join(dir, `vg.${pid}.log`), 'utf8').trim().split('\n').slice(-5).join(' | ');
+  } catch {
+    return 'no log';
+  }
+}
 
 /**
  * The instructions of the dump callgrind wrote for `pid` (its first: the measured window), of the main
  * thread (callgrind's thread 1) and of all threads.
  */
 function dumpedInstructions(dir, pid) {
-  const files = readdirSync(dir).filter((f) => f.startsWith(`cg.${pid}.1-`));
-  if (!files.some((f) => f.endsWith('-01'))) throw new Error(`callgrind wrote no dump of the main thread of process ${pid} (its log: ${join(dir, `vg.${pid}.log`)})`);
+  const files = readdirSync(dir).filter((f) => f.startsWith(`cg.${pid}.`) || f.startsWith(`cg.${pid}-`));
+  if (!files.some((f) => f === `cg.${pid}.1-01`)) throw new Error(`callgrind wrote no dump of the main thread of process ${pid} (its log: ${logTail(dir, pid)})`);
   let main = 0;
   let all = 0;
   for (const f of files) {
-    const m = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'));
+    const text = readFileSync(join(dir, f), 'utf8');
+    rmSync(join(dir, f));
+    // Only the first dump is the measured window (the one at exit is not).
+    if (!f.startsWith(`cg.${pid}.1-`)) continue;
+    const m = /^(?:summary|totals): (\d+)/m.exec(text);
     if (!m) throw new Error(`${f}: no instruction total`);
     all += Number(m[1]);
     if (f.endsWith('-01')) main = Number(m[1]);
   }
+  // callgrind_control reports no failure: counting that never started shows here.
+  if (main === 0) throw new Error(`process ${pid}: the main thread counted no instructions (counting not switched on? ${logTail(dir, pid)})`);
   return { main, all };
 }
 
 /** One variant on one Node.js in a fresh process under callgrind: instructions per request served in the measured window. */
 async function countCell(dir, loader, receiverUrl, { node, variant }, id) {
-  const vg = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--dump-instr=no', '--dump-line=no', `--callgrind-out-file=${join(dir, 'cg.%p')}`, `--log-file=${join(dir, 'vg.%p.log')}`];
+  const vg = ['valgrind', '--tool=callgrind', `--vgdb-prefix=${join(dir, 'vgdb')}`, '--instr-atstart=no', '--separate-threads=yes', '--dump-instr=no', '--dump-line=no', `--callgrind-out-file=${join(dir, 'cg.%p')}`, `--log-file=${join(dir, 'vg.%p.log')}`];
   const traceFile = join(dir, `http-${id}.tptrace`);
   const env = variant.otlp ? { TRACEPIPE_OTLP_ENDPOINT: receiverUrl } : variant.server === 'opentelemetry-otlp' ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl } : variant.providers ? { TRACEPIPE_OUTPUT: traceFile } : {};
   const server = await startJsonServer({ name: variant.name, kind: variant.server, node, pin: { server: vg }, providers: variant.providers, env });
   const pid = server.child.pid;
   try {
     await loader.run(server.url, undefined, WARMUP_REQUESTS);
-    control(pid, '--instr=on');
+    await control(dir, pid, '--instr=on');
     await server.ask('mark');
     await loader.run(server.url, undefined, MEASURED_REQUESTS);
     await sleep(SETTLE_MS);
     const { served } = await server.ask('measured');
-    control(pid, '--dump');
-    control(pid, '--instr=off');
-    // An OTLP session has no file to check: its drops are in what it says when it stops.
-    const finished = variant.otlp ? otlpFinished(await server.stop()) : await finishServer(variant, server, traceFile);
+    await control(dir, pid, '--dump');
+    await control(dir, pid, '--instr=off');
+    const finished = variant.otlp || variant.server === 'opentelemetry-otlp' ? otlpFinished(variant, await server.stop()) : await finishServer(variant, server, traceFile);
     const { main, all } = dumpedInstructions(dir, pid);
     return { ...finished, main: main / served, all: all / served };
   } finally {
@@ -108,8 +127,19 @@ async function countCell(dir, loader, receiverUrl, { node, variant }, id) {
   }
 }
 
-function otlpFinished({ served, session }) {
-  if (session.eventsDropped !== 0 || session.otlp?.spansDropped) throw new Error(`tracepipe → OTLP dropped ${session.eventsDropped} events, ${session.otlp?.spansDropped ?? 0} spans`);
+/**
+ * An OTLP variant's export, checked by what its exporter says it sent (the otlp benchmark also decodes
+ * what the collector received): every request served has its span sent, none dropped or failed.
+ */
+function otlpFinished(variant, { served, handled, spans, session }) {
+  if (variant.otlp) {
+    const o = session?.otlp;
+    if (!o || session.eventsDropped !== 0 || o.spansDropped !== 0 || o.itemsDropped !== 0 || o.spansSent < served || o.spansSent > handled) {
+      throw new Error(`${variant.name}: ${o ? `${o.spansSent} spans sent, ${o.spansDropped} dropped, ${o.itemsDropped} items dropped` : 'no OTLP export figures'}, ${session?.eventsDropped} events dropped, for ${served} requests served`);
+    }
+  } else if (spans.failed !== 0 || spans.exported < served || spans.exported > handled) {
+    throw new Error(`${variant.name}: ${spans.exported} spans exported, ${spans.failed} failed, for ${served} requests served`);
+  }
   return { served };
 }
 
@@ -129,16 +159,24 @@ async function untracedCpuPerRequest(loader, node) {
   }
 }
 
-/** Runs `tasks` (functions returning promises), at most `jobs` at once, results in order. */
-async function pool(tasks, jobs) {
+/** Runs `tasks` (functions returning promises) in `order`, at most `jobs` at once; results by task. After a failure no task starts, and it is thrown once the running ones end. */
+async function pool(tasks, order, jobs) {
   const results = new Array(tasks.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      results[i] = await tasks[i]();
+  let failed = false;
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
+    while (next < order.length && !failed) {
+      const i = order[next++];
+      try {
+        results[i] = await tasks[i]();
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
     }
   }));
+  const error = settled.find((r) => r.status === 'rejected');
+  if (error) throw error.reason;
   return results;
 }
 
@@ -202,19 +240,23 @@ function reportNode(node, results, nsPerIr) {
 
 export async function run() {
   const missing = valgrindMissing();
-  if (missing) throw new Error(missing);
+  if (missing) return [{ check: 'http-instructions', value: `not run: ${missing}`, target: 'report it', met: null }];
+  if (ROUNDS < 6) throw new Error(`BENCH_INSTR_ROUNDS=${ROUNDS}: a 95 % interval of the median needs at least 6 rounds`);
   const nodes = nodesToMeasure();
   const cells = nodes.flatMap((node) => VARIANTS.map((variant) => ({ node, variant })));
   console.log(
-    `${ROUNDS} rounds; in each, a fresh server per variant and Node.js (${nodes.map((n) => n.version).join(', ')}) under callgrind, ${JOBS} at a time: ` +
+    `${ROUNDS} rounds; in each, a fresh server per variant and Node.js (${nodes.map((n) => n.version).join(', ')}) under callgrind, ${JOBS} at a time in a new order each round: ` +
       `${WARMUP_REQUESTS} requests uncounted, then ${MEASURED_REQUESTS} counted (autocannon -c ${LOAD.connections} -p ${LOAD.pipelining}) and ${SETTLE_MS} ms after them`,
   );
-  const dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-instructions-'));
-  const loaders = Array.from({ length: JOBS }, () => startLoader({}, LOAD));
-  const free = [...loaders];
   const results = cells.map(() => []);
-  const receiver = await startReceiver({});
+  let dir;
+  let receiver;
+  const loaders = [];
   try {
+    dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-instructions-'));
+    for (let j = 0; j < JOBS; j++) loaders.push(startLoader({}, LOAD));
+    const free = [...loaders];
+    receiver = await startReceiver({});
     // Timed first, alone on the machine: the pace per Node.js (fresh processes, median of 3).
     const pace = [];
     for (const node of nodes) {
@@ -231,7 +273,7 @@ export async function run() {
           free.push(loader);
         }
       });
-      for (const [i, res] of (await pool(tasks, JOBS)).entries()) results[i].push(res);
+      for (const [i, res] of (await pool(tasks, shuffled(cells.length, r), JOBS)).entries()) results[i].push(res);
       for (const [n, node] of nodes.entries()) {
         const line = (key) => VARIANTS.map((_, v) => irText(results[n * VARIANTS.length + v][r][key])).join(' | ');
         console.log(`  round ${r + 1}  Node ${node.version}  main thread ${line('main')}; all threads ${line('all')} instructions a request  (load average ${loadavg()[0].toFixed(2)})`);
@@ -246,8 +288,8 @@ export async function run() {
     });
   } finally {
     for (const l of loaders) l.kill();
-    receiver.kill();
-    rmSync(dir, { recursive: true, force: true });
+    receiver?.kill();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -36,6 +36,8 @@ const ROUNDS = wholeFromEnv('BENCH_HTTP_ROUNDS', 8);
 const { warmupS: WARMUP_S, measuredS: MEASURED_S, slices: SLICES, settleMs: SETTLE_MS } = SLICED_TIMING;
 const TARGET_INTERVAL = 0.25;
 
+export const description = 'issues 14, 29: server CPU per request of a pinned HTTP server, split into its parts, per Node.js version: tracepipe vs OpenTelemetry vs off';
+
 /**
  * One round (support/sliced-rounds.mjs): a fresh server per cell, the cells taking turns in short
  * slices. Idle servers wait meanwhile; tracepipe's idle cost (BENCHMARKS.md §16) is ~0.2 % of a CPU.

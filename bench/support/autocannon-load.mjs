@@ -10,7 +10,8 @@ for await (const line of createInterface({ input: process.stdin })) {
   const { url, seconds, amount, connections, pipelining } = JSON.parse(line);
   const cpu = process.cpuUsage();
   // Samples every 100 ms, so a run ends within 100 ms of `seconds` (autocannon's default is 1 s); with
-  // `amount`, after that many requests, each given a minute (a server under Valgrind runs ~50× slower).
+  // `amount`, after that many requests, none timed out before the caller's bound on the whole run (a
+  // server under Valgrind answers ~50× slower than autocannon's 10 s default expects).
   const r = await autocannon({ url, connections, pipelining, ...(amount ? { amount, timeout: 60 } : { duration: seconds }), sampleInt: 100 });
   const used = process.cpuUsage(cpu);
   if (r.errors > 0 || r.non2xx > 0) throw new Error(`${url}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);

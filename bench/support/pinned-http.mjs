@@ -116,7 +116,14 @@ export async function startJsonServer({ name, kind, node, pin, providers, env = 
     child.send(message);
     return reply(`'${message}'`);
   };
-  const { port } = await reply('start');
+  let port;
+  try {
+    ({ port } = await reply('start'));
+  } catch (e) {
+    // Nothing else would end a server that never said it started.
+    if (alive(child)) child.kill('SIGKILL');
+    throw e;
+  }
   return {
     child,
     url: `http://127.0.0.1:${port}/api/items`,

@@ -7,7 +7,7 @@ import { median } from './stats.mjs';
 import { alive } from './pinned-http.mjs';
 
 /** 0 … n-1 in an order drawn from `seed` (a Fisher–Yates shuffle driven by a 32-bit LCG). */
-function shuffled(n, seed) {
+export function shuffled(n, seed) {
   const order = Array.from({ length: n }, (_, i) => i);
   let x = (seed * 2654435761 + 1) >>> 0;
   for (let i = n - 1; i > 0; i--) {
