@@ -197,17 +197,19 @@ function reportNode(node, results, nsPerIr) {
       console.log(`    ${v.name.padEnd(42)} ${irText(median(irs)).padStart(9)} (${irText(Math.min(...irs))}, ${irText(Math.max(...irs))})${main ? `  ${us(median(irs))}` : ''}`);
     }
     if (!main) continue;
-    const part = (p) => results[p.of].map((r, k) => r.main - results[p.over][k].main);
+    /** Per round, the main thread's extra instructions per request of variant `of` over `base`. */
+    const over = (of, base = OFF) => results[of].map((r, k) => r.main - results[base][k].main);
+    const part = (p) => over(p.of, p.over);
+    const ratio = (a, b) => a.map((x, k) => x / b[k]);
     console.log('  extra instructions per request on the main thread, median over rounds (95 % interval):');
     for (const p of PARTS) console.log(`    ${p.name.padEnd(48)} ${withInterval(part(p), signedIr).padEnd(34)} ${us(median(part(p)))}${p.of === FULL ? " (mostly its samplers' timers, inflated here)" : ''}`);
-    const channels = part(PARTS.find((p) => p.of === CHANNELS && p.over === OFF));
-    const ratios = part(PARTS.find((p) => p.of === OTEL)).map((o, k) => o / channels[k]);
+    const channels = over(CHANNELS);
+    const ratios = ratio(over(OTEL), channels);
     const eventUs = part(PARTS.find((p) => p.of === EVENT)).map((ir) => (ir * nsPerIr) / 1000);
-    const sync = results[SPANS].map((r, k) => results[OTEL][k].main - results[OFF][k].main).map((o, k) => o / (results[SPANS][k].main - results[OFF][k].main));
+    const sync = ratio(over(OTEL), over(SPANS));
     console.log(`    OpenTelemetry / Node.Channels with spans, per round  ${withInterval(ratios, timesText)}; with context=sync ${withInterval(sync, timesText)}`);
-    const otlp = (i) => results[i].map((r, k) => r.main - results[OFF][k].main);
-    const otlpRatios = otlp(OTLP_OTEL).map((o, k) => o / otlp(OTLP_TRACEPIPE)[k]);
-    console.log(`    exporting every span over OTLP: tracepipe ${withInterval(otlp(OTLP_TRACEPIPE), signedIr)}, OpenTelemetry ${withInterval(otlp(OTLP_OTEL), signedIr)}; OpenTelemetry / tracepipe ${withInterval(otlpRatios, timesText)}`);
+    const otlpRatios = ratio(over(OTLP_OTEL), over(OTLP_TRACEPIPE));
+    console.log(`    exporting every span over OTLP: tracepipe ${withInterval(over(OTLP_TRACEPIPE), signedIr)}, OpenTelemetry ${withInterval(over(OTLP_OTEL), signedIr)}; OpenTelemetry / tracepipe ${withInterval(otlpRatios, timesText)}`);
     checks.push(
       {
         check: `Node ${node.version}, main thread: OpenTelemetry's extra instructions per request / Node.Channels with spans'`,
