@@ -2,15 +2,17 @@
 // processes on a shared machine cannot move: the HTTP server of http-overhead, each variant in a fresh
 // process under Valgrind's callgrind, which counts the instructions each thread executes in user space.
 // The server warms up uninstrumented (Valgrind's core alone), then counting is switched on from outside
-// (`callgrind_control`) for a fixed number of requests and dumped.
-// The figure is the main thread's, the one that serves every request and runs the application: one
-// variant's count moves 1–4 % between fresh processes (V8 compiles at other moments), where its CPU time
-// per request moves ±15 % here (BENCHMARKS.md §6). What it does not measure, and why http-overhead stays
-// the measure of time: the kernel's work (system calls, wake-ups); and work paced by the clock rather
-// than by requests (a drain pass, a sampler's timer, V8 compiling in the background), which Valgrind's
-// ~50× slower requests inflate per request. So the other threads' counts are printed for what they are
-// (the drain's passes, V8's compiler threads) and checked against nothing, and `Runtime.*` on top is
-// mostly its samplers' timers here.
+// (`callgrind_control`) for a fixed number of requests and dumped. Both loads go over the same keep-alive
+// connections, and V8 runs on the main thread alone with fixed seeds (NODE_FLAGS): the count of a
+// variant is then the same in every fresh process within ~0.2 %, where new connections for the measured
+// window and V8's background threads moved it by 1–4 % (BENCHMARKS.md §6).
+// The figure is the main thread's, the one that serves every request and runs the application (and
+// here V8's compiling and collecting for it), where its CPU time per request moves ±15 % between fresh
+// processes (BENCHMARKS.md §6). What it does not measure, and why http-overhead stays the measure of
+// time: the kernel's work (system calls, wake-ups); and work paced by the clock rather than by requests
+// (a drain pass, a sampler's timer), which Valgrind's ~50× slower requests inflate per request. So the
+// other threads' counts are printed for what they are (the drain's passes) and checked against nothing,
+// and `Runtime.*` on top is mostly its samplers' timers here.
 // The µs beside a count are an upper estimate: the count at the untraced server's pace, its main thread's
 // CPU time per request (the kernel's share included) over its instructions per request, timed outside
 // Valgrind in the same run.
@@ -23,11 +25,12 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { nodesToMeasure, startJsonServer, startLoader } from '../support/pinned-http.mjs';
+import { nodesToMeasure, startJsonServer } from '../support/pinned-http.mjs';
+import { keepAliveLoad } from '../support/keep-alive-load.mjs';
 import { median, narrow, timesText, withInterval } from '../support/stats.mjs';
 import { wholeFromEnv } from '../support/whole-from-env.mjs';
 import { shuffled } from '../support/sliced-rounds.mjs';
-import { CHANNELS, countChecks, EVENT, finishServer, FULL, OFF, OTEL, PARTS, SPANS, TARGET_EVENT_US, TARGET_OTEL_RATIO, VARIANTS as HTTP_VARIANTS } from '../support/http-variants.mjs';
+import { CHANNELS, countChecks, EVENT, finishServer, FULL, HOOKS, OFF, OTEL, PARTS, SPANS, TARGET_EVENT_US, TARGET_OTEL_RATIO, VARIANTS as HTTP_VARIANTS } from '../support/http-variants.mjs';
 import { startReceiver } from '../otlp/bench.mjs';
 
 // BENCH_INSTR_ROUNDS: 6 is the fewest that give a 95 % interval of the median.
@@ -35,22 +38,36 @@ const ROUNDS = wholeFromEnv('BENCH_INSTR_ROUNDS', 6);
 // Servers run side by side (BENCH_INSTR_JOBS), in a new seeded order each round: a server's count moved
 // by 0.5 % with another one beside it (how many requests a loop turn finds depends a little on its pace).
 const JOBS = wholeFromEnv('BENCH_INSTR_JOBS', Math.max(1, cpus().length));
-const WARMUP_REQUESTS = 3000;
+// Enough for V8 to have optimised what a request runs before the count starts.
+const WARMUP_REQUESTS = 10000;
 const MEASURED_REQUESTS = 2000;
 /** After the load, before the count stops: work a tracer defers (a drain pass) is counted with its requests. */
 const SETTLE_MS = 500;
 // One request in flight per connection: how many requests a loop turn finds depends less on timing than with pipelining.
-const LOAD = { connections: 10, pipelining: 1 };
+const CONNECTIONS = 10;
+/** Bounds a load of the server under Valgrind: ≥ 20 requests a second. */
+const LOAD_TIMEOUT_S = WARMUP_REQUESTS / 20;
+/**
+ * V8's compiler and collector on the main thread, with seeded hashes and random numbers: what a request
+ * makes V8 do (compile, collect) is counted with it, on the thread the count is of, and no longer depends
+ * on when a background thread finished.
+ */
+const NODE_FLAGS = ['--single-threaded', '--random-seed=1', '--hash-seed=1'];
 const TARGET_INTERVAL = 0.25;
 // Issue 28's comparison, counted the same way: every span exported over OTLP/HTTP protobuf to a local
 // collector (otlp/receiver.mjs), by tracepipe's drain thread or by OpenTelemetry's SDK and exporter.
 const TARGET_OTLP_MAIN_RATIO = 10;
 const OTLP_TRACEPIPE = HTTP_VARIANTS.length;
 const OTLP_OTEL = OTLP_TRACEPIPE + 1;
+// The request event's cost split in two: loading tracepipe into the process at all (its modules' objects
+// pass through Node's shared code, EventEmitter's for one, whose optimised code V8 then makes less
+// specific), and the event's own work with a session running.
+const LOADED = OTLP_TRACEPIPE + 2;
 const VARIANTS = [
   ...HTTP_VARIANTS,
   { name: 'tracepipe → OTLP (Node.Channels)', server: 'plain', providers: 'Node.Channels', otlp: true },
   { name: 'OpenTelemetry SDK → OTLP', server: 'opentelemetry-otlp' },
+  { name: "Node's hooks, tracepipe/register loaded, no session", server: 'node-hooks', register: true },
 ];
 
 export const description = "issues 29, 28: instructions per request of the pinned HTTP server's variants under Valgrind (no other process can move them), split into parts, per Node.js version";
@@ -103,25 +120,29 @@ function dumpedInstructions(dir, pid) {
 }
 
 /** One variant on one Node.js in a fresh process under callgrind: instructions per request served in the measured window. */
-async function countCell(dir, loader, receiverUrl, { node, variant }, id) {
+async function countCell(dir, receiverUrl, { node, variant }, id) {
   const vg = ['valgrind', '--tool=callgrind', `--vgdb-prefix=${join(dir, 'vgdb')}`, '--instr-atstart=no', '--separate-threads=yes', '--dump-instr=no', '--dump-line=no', `--callgrind-out-file=${join(dir, 'cg.%p')}`, `--log-file=${join(dir, 'vg.%p.log')}`];
   const traceFile = join(dir, `http-${id}.tptrace`);
   const env = variant.otlp ? { TRACEPIPE_OTLP_ENDPOINT: receiverUrl } : variant.server === 'opentelemetry-otlp' ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl } : variant.providers ? { TRACEPIPE_OUTPUT: traceFile } : {};
-  const server = await startJsonServer({ name: variant.name, kind: variant.server, node, pin: { server: vg }, providers: variant.providers, env });
+  const server = await startJsonServer({ name: variant.name, kind: variant.server, node, pin: { server: vg }, providers: variant.providers, env, nodeFlags: NODE_FLAGS, register: variant.register });
   const pid = server.child.pid;
+  let load;
   try {
-    await loader.run(server.url, undefined, WARMUP_REQUESTS);
+    load = await keepAliveLoad(server.url, { connections: CONNECTIONS, timeoutS: LOAD_TIMEOUT_S });
+    await load.run(WARMUP_REQUESTS);
     await control(dir, pid, '--instr=on');
     await server.ask('mark');
-    await loader.run(server.url, undefined, MEASURED_REQUESTS);
+    await load.run(MEASURED_REQUESTS);
     await sleep(SETTLE_MS);
     const { served } = await server.ask('measured');
     await control(dir, pid, '--dump');
     await control(dir, pid, '--instr=off');
+    load.close();
     const finished = variant.otlp || variant.server === 'opentelemetry-otlp' ? otlpFinished(variant, await server.stop()) : await finishServer(variant, server, traceFile);
     const { main, all } = dumpedInstructions(dir, pid);
     return { ...finished, main: main / served, all: all / served };
   } finally {
+    load?.close();
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
     rmSync(traceFile, { force: true });
   }
@@ -144,17 +165,21 @@ function otlpFinished(variant, { served, handled, spans, session }) {
 }
 
 /** The untraced server's main-thread CPU time per request outside Valgrind: the pace that turns its instructions into µs. */
-async function untracedCpuPerRequest(loader, node) {
-  const server = await startJsonServer({ name: 'off (timed)', kind: 'plain', node, pin: {} });
+async function untracedCpuPerRequest(node) {
+  const server = await startJsonServer({ name: 'off (timed)', kind: 'plain', node, pin: {}, nodeFlags: NODE_FLAGS });
+  let load;
   try {
-    await loader.run(server.url, 1);
+    load = await keepAliveLoad(server.url, { connections: CONNECTIONS });
+    await load.run(WARMUP_REQUESTS);
     await server.ask('mark');
-    await loader.run(server.url, 2);
+    await load.run(4 * MEASURED_REQUESTS);
     const { main, served } = await server.ask('measured');
+    load.close();
     await server.stop();
     if (main.runUs === null) throw new Error("the untraced server cannot read its main thread's CPU time (no /proc/thread-self/schedstat)");
     return main.runUs / served;
   } finally {
+    load?.close();
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
   }
 }
@@ -206,6 +231,7 @@ function reportNode(node, results, nsPerIr) {
     const channels = over(CHANNELS);
     const ratios = ratio(over(OTEL), channels);
     const eventUs = part(PARTS.find((p) => p.of === EVENT)).map((ir) => (ir * nsPerIr) / 1000);
+    console.log(`    of the request event: tracepipe/register loaded, no session ${withInterval(over(LOADED, HOOKS), signedIr)}; the event with its session over that ${withInterval(over(EVENT, LOADED), signedIr)}`);
     const sync = ratio(over(OTEL), over(SPANS));
     console.log(`    OpenTelemetry / Node.Channels with spans, per round  ${withInterval(ratios, timesText)}; with context=sync ${withInterval(sync, timesText)}`);
     const otlpRatios = ratio(over(OTLP_OTEL), over(OTLP_TRACEPIPE));
@@ -248,40 +274,29 @@ export async function run() {
   const cells = nodes.flatMap((node) => VARIANTS.map((variant) => ({ node, variant })));
   console.log(
     `${ROUNDS} rounds; in each, a fresh server per variant and Node.js (${nodes.map((n) => n.version).join(', ')}) under callgrind, ${JOBS} at a time in a new order each round: ` +
-      `${WARMUP_REQUESTS} requests uncounted, then ${MEASURED_REQUESTS} counted (autocannon -c ${LOAD.connections} -p ${LOAD.pipelining}) and ${SETTLE_MS} ms after them`,
+      `${WARMUP_REQUESTS} requests uncounted, then ${MEASURED_REQUESTS} counted over the same ${CONNECTIONS} keep-alive connections, one request in flight on each, and ${SETTLE_MS} ms after them; node ${NODE_FLAGS.join(' ')}`,
   );
   const results = cells.map(() => []);
   let dir;
   let receiver;
-  const loaders = [];
   try {
     dir = mkdtempSync(join(tmpdir(), 'tracepipe-http-instructions-'));
-    for (let j = 0; j < JOBS; j++) loaders.push(startLoader({}, LOAD));
-    const free = [...loaders];
     receiver = await startReceiver({});
     // Timed first, alone on the machine: the pace per Node.js (fresh processes, median of 3).
     const pace = [];
     for (const node of nodes) {
       const us = [];
-      for (let k = 0; k < 3; k++) us.push(await untracedCpuPerRequest(loaders[0], node));
+      for (let k = 0; k < 3; k++) us.push(await untracedCpuPerRequest(node));
       pace.push(median(us));
     }
     for (let r = 0; r < ROUNDS; r++) {
-      const tasks = cells.map((cell, i) => async () => {
-        const loader = free.pop();
-        try {
-          return await countCell(dir, loader, receiver.url, cell, `${r}-${i}`);
-        } finally {
-          free.push(loader);
-        }
-      });
+      const tasks = cells.map((cell, i) => () => countCell(dir, receiver.url, cell, `${r}-${i}`));
       for (const [i, res] of (await pool(tasks, shuffled(cells.length, r), JOBS)).entries()) results[i].push(res);
       for (const [n, node] of nodes.entries()) {
         const line = (key) => VARIANTS.map((_, v) => irText(results[n * VARIANTS.length + v][r][key])).join(' | ');
         console.log(`  round ${r + 1}  Node ${node.version}  main thread ${line('main')}; all threads ${line('all')} instructions a request  (load average ${loadavg()[0].toFixed(2)})`);
       }
     }
-    for (const l of loaders) await l.close();
     await receiver.close();
     return nodes.flatMap((node, n) => {
       const res = results.slice(n * VARIANTS.length, (n + 1) * VARIANTS.length);
@@ -289,7 +304,6 @@ export async function run() {
       return reportNode(node, res, nsPerIr);
     });
   } finally {
-    for (const l of loaders) l.kill();
     receiver?.kill();
     if (dir) rmSync(dir, { recursive: true, force: true });
   }

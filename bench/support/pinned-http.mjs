@@ -107,9 +107,10 @@ export function startLoader(pin, { connections, pipelining }) {
  * loaded with `--import tracepipe/register` as a user does. `ask(message)` is one IPC exchange;
  * `stop()` ends the server and says what it served (and what its tracer counted).
  */
-export async function startJsonServer({ name, kind, node, pin, providers, env = {} }) {
+/** `register`: load tracepipe/register (as a traced server does) with no session, for what loading it costs. */
+export async function startJsonServer({ name, kind, node, pin, providers, env = {}, nodeFlags = [], register = Boolean(providers) }) {
   const traced = providers ? { TRACEPIPE_ENABLE: '1', TRACEPIPE_PROVIDERS: providers } : {};
-  const nodeArgs = providers ? [`--import=${pathToFileURL(join(node.tree, 'dist/register.js')).href}`] : [];
+  const nodeArgs = [...nodeFlags, ...(register ? [`--import=${pathToFileURL(join(node.tree, 'dist/register.js')).href}`] : [])];
   const child = spawnPinned(pin.server, [...nodeArgs, SERVER, kind], { env: { ...process.env, ...traced, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }, node.bin);
   const what = `${name} server (Node ${node.version})`;
   const reply = (about) => bounded(child, `${what}, ${about}`, once(child, 'message').then(([m]) => m));
