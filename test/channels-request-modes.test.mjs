@@ -92,8 +92,7 @@ for (const [mode, spec] of [
       assert.equal(requestOf(spans, q)?.begin.url, `/${owner}`, `${q.begin.sql} descends from its own request`);
     }
     for (const r of requests) assert.equal(r.begin.parentSpanId, 0n, 'a served request is a root');
-    const served = events.filter((e) => e.name === 'HttpServerRequest');
-    assert.equal(served.length, kept.size, 'the request event follows the span: kept or left out with its tree');
+    assert.equal(events.filter((e) => e.name === 'HttpServerRequest').length, 0, 'a session that records the HttpServer span gets no duplicate request event');
     const sampling = events.filter((e) => e.name === 'RequestSampling').map((e) => ({ ...e.fields }));
     if (mode === 'sample=0.5') assert.deepEqual(sampling, [{ rate: 0.5, requests: 0, kept: 0 }, { rate: 0.5, requests: N, kept: kept.size }], 'the rate as the session began, the counts as it stopped');
     else assert.deepEqual(sampling, [], 'nothing sampled, nothing said');
@@ -133,9 +132,19 @@ test('TRACEPIPE_SAMPLE=0 leaves every request out, counted; report and explain s
   }
 });
 
+test('sample=0.5 without spans (http 0x1): a request event for each request kept, as RequestSampling counts them', { timeout: 60_000 }, async (t) => {
+  const { events } = await traceRequests(t, 'Node.Channels:0x1:5:sample=0.5');
+  const { requests, kept } = events.findLast((e) => e.name === 'RequestSampling').fields;
+  assert.equal(requests, N);
+  assert.ok(kept >= 10 && kept <= 90, `${kept} of ${N} requests kept at 0.5`);
+  const served = events.filter((e) => e.name === 'HttpServerRequest');
+  assert.equal(served.length, kept, 'the request event follows head sampling: kept or left out with its tree');
+  assert.equal(new Set(served.map((e) => e.fields.url)).size, kept, 'one event per kept request');
+});
+
 test('sample=0.5 in report: span counts of the kept requests, with the estimate for all of them', { timeout: 60_000 }, async (t) => {
   const { events, file } = await traceRequests(t, 'Node.Channels:*:5:sample=0.5,Test.RequestModes');
-  const kept = events.filter((e) => e.name === 'HttpServerRequest').length;
+  const kept = events.filter((e) => eventRole(e)?.kind === 'span-begin' && eventRole(e).span === 'HttpServer').length;
   const r = spawnSync(process.execPath, [CLI, 'report', file], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, new RegExp(`requests sampled: ${kept} of 100 kept \\(rate 0\\.5; [^)]*\\); counts of requests' spans are of the kept ones, ×${(100 / kept).toFixed(2)} for all`));
@@ -148,7 +157,7 @@ test('a sample= that is not a rate, a context= that is no mode, or a propagate= 
   process.on('warning', onWarning);
   t.after(() => process.off('warning', onWarning));
   const { events } = await traceRequests(t, 'Node.Channels:*:5:sample=2;context=synch;propagate=b3,Test.RequestModes');
-  assert.equal(events.filter((e) => e.name === 'HttpServerRequest').length, N);
+  assert.equal(events.filter((e) => eventRole(e)?.kind === 'span-begin' && eventRole(e).span === 'HttpServer').length, N);
   const spans = spansOf(events);
   const inner = [...spans.values()].filter((s) => s.name === 'Test.RequestModes/Query' && s.begin.sql.endsWith('/inner'));
   assert.ok(inner.length === N && inner.every((q) => requestOf(spans, q)?.begin.url === `/${q.begin.sql.split('/')[0]}`), 'the context across await');

@@ -1,6 +1,7 @@
 // `tracepipe collect --pid N --profile all --duration ...` against a real framework server from npm
 // (fastify) under load, as a user traces a production server: every request the server says it
-// served is one Node.Channels/HttpServerRequest event, with the exact bytes the client received for
+// served is one Node.Channels/HttpServer span (the profile records spans, so no HttpServerRequest event
+// repeats it), with the exact bytes the client received for
 // it on the wire, and nothing is dropped. The client speaks HTTP/1.1 over raw sockets, so the bytes it
 // counts are independent of Node's http stack; one connection pipelines its requests.
 import { after, test } from 'node:test';
@@ -9,7 +10,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processInfo, readTrace } from '../dist/index.js';
+import { eventRole, processInfo, readTrace } from '../dist/index.js';
 import { startCli, startTarget, useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
 
 const FASTIFY = fileURLToPath(new URL('./fixtures/fastify-server.mjs', import.meta.url));
@@ -120,7 +121,7 @@ async function load(port) {
   return connections;
 }
 
-test('collect --profile all --duration against a fastify server under load: one HttpServerRequest per request served, exact bytes, nothing dropped', async (t) => {
+test('collect --profile all --duration against a fastify server under load: one HttpServer span per request served, exact bytes, nothing dropped', async (t) => {
   const server = await startTarget(t, dir, { script: FASTIFY });
   const port = Number(server.ready.split(' ')[1]);
   const file = join(dir, 'fastify.tptrace');
@@ -145,12 +146,17 @@ test('collect --profile all --duration against a fastify server under load: one 
   assert.match(s.header.session.providers, /Node\.Channels/);
 
   const requests = new Map();
+  const begun = new Map();
   const sockets = new Map();
   for await (const e of readTrace(file)) {
     if (e.provider !== 'Node.Channels') continue;
-    if (e.name === 'HttpServerRequest') {
-      assert.equal(requests.has(e.fields.url), false, `two events for ${e.fields.url}`);
-      requests.set(e.fields.url, e.fields);
+    assert.notEqual(e.name, 'HttpServerRequest', 'the span is the request: no duplicate event');
+    const role = eventRole(e);
+    if (role?.span === 'HttpServer' && role.kind === 'span-begin') begun.set(e.fields.spanId, e.fields);
+    else if (role?.span === 'HttpServer' && role.kind === 'span-end') {
+      const { method, url } = begun.get(e.fields.spanId);
+      assert.equal(requests.has(url), false, `two spans for ${url}`);
+      requests.set(url, { method, status: e.fields.status, bytes: e.fields.bytes });
     } else if (e.name === 'NetSocket' && e.fields.side === 'server') sockets.set(e.fields.remotePort, e.fields);
   }
 
@@ -158,11 +164,11 @@ test('collect --profile all --duration against a fastify server under load: one 
   const sent = connections.flatMap((c) => c.responses);
   assert.equal(sent.length, CONNECTIONS * REQUESTS_PER_CONNECTION + PIPELINED_BATCHES * PIPELINE_DEPTH);
   assert.deepEqual(served.map((q) => `${q.method} ${q.url} ${q.status}`).sort(), sent.map((q) => `${q.method} ${q.url} ${q.status}`).sort());
-  // One event per request served, with its method, status and the exact bytes that reached the client.
+  // One span per request served, with its method, status and the exact bytes that reached the client.
   assert.equal(requests.size, served.length);
   for (const q of sent) {
     const e = requests.get(q.url);
-    assert.ok(e, `no HttpServerRequest for ${q.method} ${q.url}`);
+    assert.ok(e, `no HttpServer span for ${q.method} ${q.url}`);
     assert.deepEqual({ method: e.method, status: e.status, bytes: e.bytes }, { method: q.method, status: q.status, bytes: q.bytes }, q.url);
   }
   // Each connection's server socket: every byte the client sent and received.

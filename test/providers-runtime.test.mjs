@@ -5,7 +5,7 @@ import http from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { readTrace, startSession } from '../dist/index.js';
+import { eventRole, readTrace, startSession } from '../dist/index.js';
 import { tempDir } from './helpers/temp-dir.mjs';
 
 const INDEX = new URL('../dist/index.js', import.meta.url).href;
@@ -100,7 +100,8 @@ test('Node.Channels: http server and client, fetch and sockets become events, su
   t.after(() => server.close());
   const base = `http://127.0.0.1:${server.address().port}`;
   assert.equal(hasSubscribers('http.server.request.start'), false, 'nothing listens before a session');
-  const session = await startSession({ providers: 'Node.Channels', output: file });
+  // The events without the spans: a session that records the HttpServer span gets no HttpServerRequest (below).
+  const session = await startSession({ providers: 'Node.Channels:0x7', output: file });
   assert.equal(hasSubscribers('http.server.request.start'), true);
   await new Promise((resolve, reject) => http.get(`${base}/plain`, { agent: false }, (res) => res.resume().on('end', resolve)).on('error', reject));
   const res = await fetch(`${base}/fetched?x=1`);
@@ -124,33 +125,53 @@ test('Node.Channels: http server and client, fetch and sockets become events, su
   assert.ok(sockets.some((e) => e.fields.side === 'client' && e.fields.remotePort === server.address().port));
 });
 
-test('Node.Channels: pipelined requests on one keep-alive socket each get their own url, duration and exact bytes', { timeout: 30_000 }, async (t) => {
-  const file = join(await tempDir(t), 'pipelined.tptrace');
-  const bodies = { '/a': 'a'.repeat(10), '/b': 'b'.repeat(5000), '/c': 'c' };
-  // The second answer waits, so the third request is parsed while the first two are still open.
-  const server = http.createServer((req, res) => setTimeout(() => res.end(bodies[req.url]), req.url === '/b' ? 50 : 0));
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  t.after(() => server.close());
-  const session = await startSession({ providers: 'Node.Channels', output: file });
-  const socket = connect(server.address().port, '127.0.0.1');
-  let text = '';
-  socket.setEncoding('latin1');
-  socket.on('data', (d) => (text += d));
-  socket.write(Object.keys(bodies).map((path) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
-  // /c answers last, so its one-byte body ends the stream.
-  await new Promise((resolve) => socket.on('data', () => text.endsWith('\r\n\r\nc') && resolve()));
-  const received = text.length;
-  socket.destroy();
-  await session.stop();
-  const served = (await eventsOf(file)).filter((e) => e.name === 'HttpServerRequest');
-  assert.deepEqual(served.map((e) => e.fields.url), ['/a', '/b', '/c']);
-  assert.equal(served.reduce((n, e) => n + e.fields.bytes, 0), received, 'every byte the socket wrote is counted once');
-  for (const e of served) {
-    const headers = e.fields.bytes - bodies[e.fields.url].length;
-    assert.ok(headers > 40 && headers < 400, `${e.fields.url}: ${e.fields.bytes} bytes for a ${bodies[e.fields.url].length}-byte body`);
+/**
+ * The served requests of a trace as { url, bytes, durationMs }: its HttpServerRequest events, or its
+ * HttpServer spans (url as they began, bytes as they ended, the time between), never both.
+ */
+function servedRequests(events) {
+  const asEvents = events.filter((e) => e.name === 'HttpServerRequest').map((e) => ({ url: e.fields.url, bytes: e.fields.bytes, durationMs: e.fields.durationMs }));
+  const begun = new Map();
+  const asSpans = [];
+  for (const e of events) {
+    const role = eventRole(e);
+    if (role?.span !== 'HttpServer') continue;
+    if (role.kind === 'span-begin') begun.set(e.fields.spanId, e);
+    else asSpans.push({ url: begun.get(e.fields.spanId).fields.url, bytes: e.fields.bytes, durationMs: Number(e.timestampNs - begun.get(e.fields.spanId).timestampNs) / 1e6 });
   }
-  assert.ok(served[1].fields.durationMs >= served[0].fields.durationMs, 'the delayed answer took longer than the first');
-});
+  assert.ok(asEvents.length === 0 || asSpans.length === 0, `${asEvents.length} request events and ${asSpans.length} request spans: each request once`);
+  return asEvents.length > 0 ? asEvents : asSpans.sort((a, b) => a.url.localeCompare(b.url));
+}
+
+for (const [mode, providers] of [['the request event (http 0x1)', 'Node.Channels:0x1'], ['the HttpServer span, no request event (default)', 'Node.Channels']]) {
+  test(`Node.Channels, ${mode}: pipelined requests on one keep-alive socket each get their own url, duration and exact bytes`, { timeout: 30_000 }, async (t) => {
+    const file = join(await tempDir(t), 'pipelined.tptrace');
+    const bodies = { '/a': 'a'.repeat(10), '/b': 'b'.repeat(5000), '/c': 'c' };
+    // The second answer waits, so the third request is parsed while the first two are still open.
+    const server = http.createServer((req, res) => setTimeout(() => res.end(bodies[req.url]), req.url === '/b' ? 50 : 0));
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    t.after(() => server.close());
+    const session = await startSession({ providers, output: file });
+    const socket = connect(server.address().port, '127.0.0.1');
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d) => (text += d));
+    socket.write(Object.keys(bodies).map((path) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
+    // /c answers last, so its one-byte body ends the stream.
+    await new Promise((resolve) => socket.on('data', () => text.endsWith('\r\n\r\nc') && resolve()));
+    const received = text.length;
+    socket.destroy();
+    await session.stop();
+    const served = servedRequests(await eventsOf(file));
+    assert.deepEqual(served.map((e) => e.url), ['/a', '/b', '/c']);
+    assert.equal(served.reduce((n, e) => n + e.bytes, 0), received, 'every byte the socket wrote is counted once');
+    for (const e of served) {
+      const headers = e.bytes - bodies[e.url].length;
+      assert.ok(headers > 40 && headers < 400, `${e.url}: ${e.bytes} bytes for a ${bodies[e.url].length}-byte body`);
+    }
+    assert.ok(served[1].durationMs >= served[0].durationMs, 'the delayed answer took longer than the first');
+  });
+}
 
 test('runtime providers in a worker thread describe that thread; a bad argument warns and falls back', { timeout: 30_000 }, async (t) => {
   const file = join(await tempDir(t), 'worker.tptrace');
