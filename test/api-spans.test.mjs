@@ -212,8 +212,34 @@ test('bad span and counter definitions fail with a clear message', () => {
     [{ counters: { C: { id: 1, unit: '' } } }, /needs a non-empty unit/],
     [{ spans: { S: { id: 1, endFields: [['x', 'u128']] } } }, /bad field/],
     [{ spans: { spans: { id: 1 } } }, /clashes with a provider member/],
+    [{ events: { E: { id: 1, replacedBy: 'Nope' } }, spans: { S: { id: 2 } } }, /'Bad.Span\d+\/E' is replacedBy 'Nope', which is no span of the provider/],
   ];
   cases.forEach(([def, pattern], k) => assert.throws(() => defineProvider(`Bad.Span${k}`, def), (e) => e.message.startsWith('tracepipe: ') && pattern.test(e.message), String(pattern)));
+});
+
+test('an event replacedBy a span: a session that records the span does not get the event as well, one that does not record it does', async (t) => {
+  const p = defineProvider('Test.Replaced', {
+    keywords: { done: 0x1n, spans: 0x2n },
+    events: { Done: { id: 1, keywords: ['done'], fields: [['n', 'u32']], replacedBy: 'Work' } },
+    spans: { Work: { id: 2, keywords: ['spans'], fields: [['n', 'u32']] } },
+  });
+  const dir = await tempDir(t);
+  const names = async (file) => {
+    const seen = [];
+    for await (const e of readTrace(file)) if (e.provider === 'Test.Replaced') seen.push(e.name);
+    return seen;
+  };
+  const both = await startSession({ providers: 'Test.Replaced', output: join(dir, 'both.tptrace') });
+  const doneOnly = await startSession({ providers: 'Test.Replaced:0x1', output: join(dir, 'done.tptrace') });
+  const id = p.Work.begin(7);
+  p.Work.end(id);
+  p.Done.write(7);
+  await doneOnly.stop();
+  assert.equal(p.Done.enabled, false, 'with only the session that records the span left, the event is off');
+  p.Done.write(8);
+  await both.stop();
+  assert.deepEqual(await names(join(dir, 'both.tptrace')), ['Work.Begin', 'Work.End']);
+  assert.deepEqual(await names(join(dir, 'done.tptrace')), ['Done']);
 });
 
 test('a span whose end never comes (a crash, a promise that never settles) is in the trace and reported as unfinished', { timeout: 60_000 }, async (t) => {

@@ -154,6 +154,7 @@ test('collect --profile all --duration against a fastify server under load: one 
     const role = eventRole(e);
     if (role?.span === 'HttpServer' && role.kind === 'span-begin') begun.set(e.fields.spanId, e.fields);
     else if (role?.span === 'HttpServer' && role.kind === 'span-end') {
+      assert.ok(begun.has(e.fields.spanId), `span ${e.fields.spanId} ends without its begin`);
       const { method, url } = begun.get(e.fields.spanId);
       assert.equal(requests.has(url), false, `two spans for ${url}`);
       requests.set(url, { method, status: e.fields.status, bytes: e.fields.bytes });

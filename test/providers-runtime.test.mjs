@@ -126,10 +126,11 @@ test('Node.Channels: http server and client, fetch and sockets become events, su
 });
 
 /**
- * The served requests of a trace as { url, bytes, durationMs }: its HttpServerRequest events, or its
- * HttpServer spans (url as they began, bytes as they ended, the time between), never both.
+ * The served requests of a trace as { url, bytes, durationMs }: its HttpServerRequest events (`form`
+ * 'event'), or its HttpServer spans (url as they began, bytes as they ended, the time between; 'span'),
+ * with none of the other form.
  */
-function servedRequests(events) {
+function servedRequests(events, form) {
   const asEvents = events.filter((e) => e.name === 'HttpServerRequest').map((e) => ({ url: e.fields.url, bytes: e.fields.bytes, durationMs: e.fields.durationMs }));
   const begun = new Map();
   const asSpans = [];
@@ -139,11 +140,26 @@ function servedRequests(events) {
     if (role.kind === 'span-begin') begun.set(e.fields.spanId, e);
     else asSpans.push({ url: begun.get(e.fields.spanId).fields.url, bytes: e.fields.bytes, durationMs: Number(e.timestampNs - begun.get(e.fields.spanId).timestampNs) / 1e6 });
   }
-  assert.ok(asEvents.length === 0 || asSpans.length === 0, `${asEvents.length} request events and ${asSpans.length} request spans: each request once`);
-  return asEvents.length > 0 ? asEvents : asSpans.sort((a, b) => a.url.localeCompare(b.url));
+  assert.equal((form === 'event' ? asSpans : asEvents).length, 0, `${asEvents.length} request events and ${asSpans.length} request spans: each request once, as its ${form}`);
+  return form === 'event' ? asEvents : asSpans.sort((a, b) => a.url.localeCompare(b.url));
 }
 
-for (const [mode, providers] of [['the request event (http 0x1)', 'Node.Channels:0x1'], ['the HttpServer span, no request event (default)', 'Node.Channels']]) {
+test('Node.Channels in two sessions at once, with and without spans: each records every served request once, as its span or as its event', { timeout: 30_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const server = http.createServer((req, res) => res.end(`hello ${req.url}`));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  const spans = await startSession({ providers: 'Node.Channels', output: join(dir, 'spans.tptrace') });
+  const plain = await startSession({ providers: 'Node.Channels:0x1', output: join(dir, 'events.tptrace') });
+  for (const path of ['/a', '/b', '/c']) await (await fetch(`http://127.0.0.1:${server.address().port}${path}`)).text();
+  server.closeAllConnections();
+  await plain.stop();
+  await spans.stop();
+  assert.deepEqual(servedRequests(await eventsOf(join(dir, 'spans.tptrace')), 'span').map((r) => r.url), ['/a', '/b', '/c']);
+  assert.deepEqual(servedRequests(await eventsOf(join(dir, 'events.tptrace')), 'event').map((r) => r.url), ['/a', '/b', '/c']);
+});
+
+for (const [mode, providers, form] of [['the request event (http 0x1)', 'Node.Channels:0x1', 'event'], ['the HttpServer span, no request event (default)', 'Node.Channels', 'span']]) {
   test(`Node.Channels, ${mode}: pipelined requests on one keep-alive socket each get their own url, duration and exact bytes`, { timeout: 30_000 }, async (t) => {
     const file = join(await tempDir(t), 'pipelined.tptrace');
     const bodies = { '/a': 'a'.repeat(10), '/b': 'b'.repeat(5000), '/c': 'c' };
@@ -162,7 +178,7 @@ for (const [mode, providers] of [['the request event (http 0x1)', 'Node.Channels
     const received = text.length;
     socket.destroy();
     await session.stop();
-    const served = servedRequests(await eventsOf(file));
+    const served = servedRequests(await eventsOf(file), form);
     assert.deepEqual(served.map((e) => e.url), ['/a', '/b', '/c']);
     assert.equal(served.reduce((n, e) => n + e.bytes, 0), received, 'every byte the socket wrote is counted once');
     for (const e of served) {

@@ -3,16 +3,19 @@
 // process under Valgrind's callgrind, which counts the instructions each thread executes in user space.
 // The server warms up uninstrumented (Valgrind's core alone), then counting is switched on from outside
 // (`callgrind_control`) for a fixed number of requests and dumped. Both loads go over the same keep-alive
-// connections, and V8 runs on the main thread alone with fixed seeds (NODE_FLAGS): the count of a
-// variant is then the same in every fresh process within ~0.2 %, where new connections for the measured
-// window and V8's background threads moved it by 1–4 % (BENCHMARKS.md §6).
-// The figure is the main thread's, the one that serves every request and runs the application (and
-// here V8's compiling and collecting for it), where its CPU time per request moves ±15 % between fresh
-// processes (BENCHMARKS.md §6). What it does not measure, and why http-overhead stays the measure of
-// time: the kernel's work (system calls, wake-ups); and work paced by the clock rather than by requests
-// (a drain pass, a sampler's timer), which Valgrind's ~50× slower requests inflate per request. So the
-// other threads' counts are printed for what they are (the drain's passes) and checked against nothing,
-// and `Runtime.*` on top is mostly its samplers' timers here.
+// connections, and V8's hashes and random numbers are seeded (NODE_FLAGS): the count of a variant is then
+// the same in every fresh process within ~0.3 %, where new connections for the measured window (V8
+// deoptimising and recompiling Node's http code in it) moved it by 1–4 % (BENCHMARKS.md §6).
+// V8 compiles and collects partly on its own threads, so the main thread's count leaves out the part
+// done there; `--single-threaded` would count it on the main thread but made Node 24's V8 recompile
+// without end (~190,000 instructions a request of TurboFan in the window, against ~600 without it).
+// The figure is the main thread's, the one that serves every request and runs the application, where
+// its CPU time per request moves ±15 % between fresh processes (BENCHMARKS.md §6). What it does not
+// measure, and why http-overhead stays the measure of time: the kernel's work (system calls, wake-ups);
+// and work paced by the clock rather than by requests (a drain pass, a sampler's timer), which
+// Valgrind's ~50× slower requests inflate per request. So the other threads' counts are printed for
+// what they are (the drain's passes, V8's compiler threads) and checked against nothing, and
+// `Runtime.*` on top is mostly its samplers' timers here.
 // The µs beside a count are an upper estimate: the count at the untraced server's pace, its main thread's
 // CPU time per request (the kernel's share included) over its instructions per request, timed outside
 // Valgrind in the same run.
@@ -47,12 +50,8 @@ const SETTLE_MS = 500;
 const CONNECTIONS = 10;
 /** Bounds a load of the server under Valgrind: ≥ 20 requests a second. */
 const LOAD_TIMEOUT_S = WARMUP_REQUESTS / 20;
-/**
- * V8's compiler and collector on the main thread, with seeded hashes and random numbers: what a request
- * makes V8 do (compile, collect) is counted with it, on the thread the count is of, and no longer depends
- * on when a background thread finished.
- */
-const NODE_FLAGS = ['--single-threaded', '--random-seed=1', '--hash-seed=1'];
+/** Seeded hashes and random numbers: a fresh process lays out its hash tables and draws its ids the same way. */
+const NODE_FLAGS = ['--random-seed=1', '--hash-seed=1'];
 const TARGET_INTERVAL = 0.25;
 // Issue 28's comparison, counted the same way: every span exported over OTLP/HTTP protobuf to a local
 // collector (otlp/receiver.mjs), by tracepipe's drain thread or by OpenTelemetry's SDK and exporter.

@@ -104,10 +104,10 @@ export function startLoader(pin, { connections, pipelining }) {
 /**
  * A fresh json-server.mjs of `kind` (plain, node-hooks, opentelemetry, opentelemetry-otlp) on `node`,
  * pinned to `pin.server`; with `providers`, a startup session of them (and `env`'s TRACEPIPE_* settings)
- * loaded with `--import tracepipe/register` as a user does. `ask(message)` is one IPC exchange;
- * `stop()` ends the server and says what it served (and what its tracer counted).
+ * loaded with `--import tracepipe/register` as a user does (`register: true` loads it with no session,
+ * for what loading it costs); `nodeFlags` go before it. `ask(message)` is one IPC exchange; `stop()`
+ * ends the server and says what it served (and what its tracer counted).
  */
-/** `register`: load tracepipe/register (as a traced server does) with no session, for what loading it costs. */
 export async function startJsonServer({ name, kind, node, pin, providers, env = {}, nodeFlags = [], register = Boolean(providers) }) {
   const traced = providers ? { TRACEPIPE_ENABLE: '1', TRACEPIPE_PROVIDERS: providers } : {};
   const nodeArgs = [...nodeFlags, ...(register ? [`--import=${pathToFileURL(join(node.tree, 'dist/register.js')).href}`] : [])];

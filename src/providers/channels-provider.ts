@@ -2,7 +2,7 @@ import { requireBuiltin } from '../schema/this-thread.js';
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { elapsedMs } from '../schema/milliseconds.js';
-import { attachCallbacks, type EnableContext, eventEnabledFor } from '../schema/provider.js';
+import { attachCallbacks, type EnableContext } from '../schema/provider.js';
 import { currentSpanId, enterSpan, enterSpanSynchronously, nextSpanId, SAMPLED_OUT } from '../schema/span-context.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { enterTrace, type IncomingContext, outgoingContext, parseTraceparent } from './trace-context.js';
@@ -169,7 +169,7 @@ const http: Record<string, Handler> = {
     if (span === SAMPLED_OUT) return;
     const t = now();
     const c = nodeChannels;
-    if (requestEvent && c.HttpServerRequest.enabled) c.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, bytes, elapsedMs(started, t));
+    if (c.HttpServerRequest.enabled) c.HttpServerRequest.writeAt(t, request.method ?? '', request.url ?? '', response.statusCode, bytes, elapsedMs(started, t));
     if (span !== 0 && c.HttpServer.enabled) c.HttpServer.endType.writeAt(t, span, false, '', response.statusCode, bytes);
   },
   'http.client.request.start': (m) => {
@@ -320,13 +320,6 @@ function toggle(group: Record<string, Handler>, on: boolean): void {
 
 const tracing = new TracingChannelBridge(() => nodeChannels.TracingChannel);
 
-/**
- * Some session records HttpServerRequest without the HttpServer span. A session that records the span
- * gets no request event as well: the span has the same fields (method and url as it begins, status and
- * bytes as it ends, the duration between), and a served request's cost and bytes are paid once
- * (BENCHMARKS.md §6, issue 29).
- */
-let requestEvent = true;
 /** propagate=w3c in some session: outgoing requests carry traceparent. */
 let propagate = false;
 /** context=sync in every session: the request span is current only in the handler's synchronous run. */
@@ -347,7 +340,6 @@ const sessions = new ProviderSessions('Node.Channels', (s) => {
   toggle(undici, on && (c.UndiciRequest.enabled || c.Fetch.enabled));
   toggle(net, on && c.NetSocket.enabled);
   tracing.set(on && c.TracingChannel.enabled ? s.listed('tracing') : new Set());
-  requestEvent = s.some((ctx) => eventEnabledFor(c.HttpServerRequest, ctx) && !eventEnabledFor(c.HttpServer.beginType, ctx));
   acrossAwait = s.notAllSay('context', 'sync', ['sync', 'async']);
   propagate = on && s.someSays('propagate', 'w3c', ['w3c', 'none']);
   toggle(httpCreated, propagate && (c.HttpClient.enabled || c.HttpClientRequest.enabled));

@@ -30,12 +30,6 @@ export class ProviderSessions {
     this.apply(this);
   };
 
-  /** Whether some session's enablement satisfies `test`. */
-  some(test: (session: EnableContext) => boolean): boolean {
-    for (const ctx of this.active.values()) if (test(ctx)) return true;
-    return false;
-  }
-
   /**
    * The smallest value any session asked for with `key=value` (finer wins), or `fallback`. A value
    * that is not a number in [min, max] is reported once as a warning and ignored: a typo in a

@@ -60,6 +60,8 @@ export class EventType implements TraceEventType {
   write: (...args: any[]) => void = firstWrite;
   writeAt: (timestampMs: number, ...args: any[]) => void = firstWriteAt;
   #made = false;
+  /** The begin type of a span that records all this event says: a session that records it gets no event (EventSpec.replacedBy). */
+  replacedBy: EventType | undefined = undefined;
   /** Objects that call this type's writers as their own (tracepipe-host.ts): bound to the writers once made. */
   readonly #writerMirrors: WriterMirror[] = [];
 

@@ -17,6 +17,11 @@ export interface EventSpec<KW extends string = string> {
   readonly keywords?: readonly KW[];
   readonly fields?: readonly FieldSpec[];
   readonly doc?: string;
+  /**
+   * A span of the same provider that records all this event says: a session that records the span
+   * does not get the event as well (Node.Channels' HttpServerRequest and its HttpServer span).
+   */
+  readonly replacedBy?: string;
 }
 
 /** What a provider's enable/disable callback learns about the session that turned it on or off. */
@@ -382,6 +387,12 @@ function addMembers(provider: ProviderImpl, def: ProviderDefinition<Record<strin
     provider.events.push(span.beginType, span.endType);
     provider.spans.push(span);
     (provider as unknown as Record<string, unknown>)[spanName] = span;
+  }
+  for (const [evName, spec] of entries<EventSpec>(def.events)) {
+    if (spec.replacedBy === undefined) continue;
+    const span = provider.spans.find((s) => s.name === spec.replacedBy);
+    if (span === undefined) throw new Error(`tracepipe: event '${name}/${evName}' is replacedBy '${String(spec.replacedBy)}', which is no span of the provider`);
+    provider.events.find((e) => e.name === evName)!.replacedBy = span.beginType;
   }
   for (const [counterName, spec] of entries<CounterSpec>(def.counters)) {
     const m = member('counter', counterName, spec, [COUNTER_SUFFIX]);

@@ -190,7 +190,7 @@ class ThreadSessions {
     if (wanting.length > 0 || p.membersMade) for (const ev of p.events) {
       const targets: RecordTarget[] = [];
       for (const { s, ctx } of wanting) {
-        if (!eventEnabledFor(ev, ctx)) continue;
+        if (!eventEnabledFor(ev, ctx) || (ev.replacedBy !== undefined && eventEnabledFor(ev.replacedBy, ctx))) continue;
         const b = this.bufferFor(s);
         if (b) targets.push(b);
       }

@@ -17,7 +17,9 @@ export const nodeChannels = defineBuiltinProvider('Node.Channels', {
       level: Level.Informational,
       keywords: ['http'],
       fields: [['method', 'string'], ['url', 'string'], ['status', 'u16'], ['bytes', 'f64'], ['durationMs', 'f64']],
-      doc: 'An http server request, written when its response finished; bytes were written to the socket for it.',
+      doc: 'An http server request, written when its response finished; bytes were written to the socket for it. Not to a session that records the HttpServer span, which has the same fields.',
+      // A served request recorded once: its cost and its bytes paid once (BENCHMARKS.md §6, issue 29).
+      replacedBy: 'HttpServer',
     },
     HttpClientRequest: {
       id: 2,
