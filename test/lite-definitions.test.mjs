@@ -171,3 +171,13 @@ test('members named after a provider\'s internals (keywordMask, current, mirrors
     after: 0,
   });
 });
+
+test('replacedBy naming no span of the provider is refused by both, with the same error; naming one is accepted by both', async () => {
+  const bad = { events: { E: { id: 1, replacedBy: 'Nope' } }, spans: { S: { id: 2 } } };
+  const refusal = { error: 'Error', message: "tracepipe: event 'Replaced.Bad/E' is replacedBy 'Nope', which is no span of the provider" };
+  assert.deepEqual(inLite('Replaced.Bad', bad), refusal);
+  assert.deepEqual(await inTracepipe('Replaced.Bad', bad), refusal);
+  const good = { events: { E: { id: 1, replacedBy: 'S' } }, spans: { S: { id: 2 } } };
+  assert.deepEqual(inLite('Replaced.Good', good), { accepted: ['E', 'S'] });
+  assert.deepEqual(await inTracepipe('Replaced.Good', good), { accepted: ['E', 'S'] });
+});

@@ -35,6 +35,8 @@ interface MemberSpec<KW extends string> {
 }
 export interface EventSpec<KW extends string = string> extends MemberSpec<KW> {
   readonly fields?: readonly FieldSpec[];
+  /** A span of the same provider that records all the event says: a session recording it gets no event. */
+  readonly replacedBy?: string;
 }
 export interface SpanSpec<KW extends string = string> extends MemberSpec<KW> {
   readonly fields?: readonly FieldSpec[];
@@ -289,6 +291,10 @@ export function defineProvider<
     fieldList(m, spec.fields, SPAN_BEGIN_FIELDS);
     fieldList(m, spec.endFields, SPAN_END_FIELDS);
     add(m, new SpanObject(name, m));
+  }
+  for (const [m, spec] of Object.entries((def.events ?? {}) as Record<string, EventSpec>)) {
+    const span = spec.replacedBy;
+    if (span !== undefined && (typeof span !== 'string' || !Object.hasOwn(def.spans ?? {}, span))) clash(`event '${name}/${m}' is replacedBy '${String(span)}', which is no span of the provider`);
   }
   for (const [m, spec] of Object.entries((def.counters ?? {}) as Record<string, CounterSpec>)) {
     member('counter', m, spec, [COUNTER]);

@@ -390,7 +390,7 @@ function addMembers(provider: ProviderImpl, def: ProviderDefinition<Record<strin
   }
   for (const [evName, spec] of entries<EventSpec>(def.events)) {
     if (spec.replacedBy === undefined) continue;
-    const span = provider.spans.find((s) => s.name === spec.replacedBy);
+    const span = typeof spec.replacedBy === 'string' ? provider.spans.find((s) => s.name === spec.replacedBy) : undefined;
     if (span === undefined) throw new Error(`tracepipe: event '${name}/${evName}' is replacedBy '${String(spec.replacedBy)}', which is no span of the provider`);
     provider.events.find((e) => e.name === evName)!.replacedBy = span.beginType;
   }
