@@ -52,6 +52,9 @@ const srv = createServer((req, res) => {
   // the load generator stops and closes its connection was handled but never answered.
   res.end(JSON.stringify({ path: req.url, n: handled++, items: Array.from({ length: 20 }, (_, i) => ({ i, label: `item-${i}` })) }), countServed);
 });
+// A connection idle between two loads (the instruction bench's warm-up and its counted requests, with
+// Valgrind's control commands between them) stays open: the timer each response re-arms is the same.
+srv.keepAliveTimeout = 10 * 60_000;
 srv.listen(0, '127.0.0.1', () => process.send({ port: srv.address().port }));
 
 let mark;
