@@ -58,9 +58,9 @@ const TARGET_INTERVAL = 0.25;
 const TARGET_OTLP_MAIN_RATIO = 10;
 const OTLP_TRACEPIPE = HTTP_VARIANTS.length;
 const OTLP_OTEL = OTLP_TRACEPIPE + 1;
-// The request event's cost split in two: loading tracepipe into the process at all (its modules' objects
-// pass through Node's shared code, EventEmitter's for one, whose optimised code V8 then makes less
-// specific), and the event's own work with a session running.
+// The request event's cost split in two: loading tracepipe into the process at all (Node's http code
+// then runs less specifically optimised, for a cause not found: BENCHMARKS.md §6), and the event's own
+// work with a session running.
 const LOADED = OTLP_TRACEPIPE + 2;
 // The baselines every tracer's extra is counted over: the untraced server, and Node's hooks, each with
 // one AsyncLocalStorage made (support/async-local-storage-made.mjs), as every tracer makes one.
@@ -143,7 +143,6 @@ async function countCell(dir, receiverUrl, { node, variant }, id) {
     const { served } = await server.ask('measured');
     await control(dir, pid, '--dump');
     await control(dir, pid, '--instr=off');
-    load.close();
     const finished = variant.otlp || variant.server === 'opentelemetry-otlp' ? otlpFinished(variant, await server.stop()) : await finishServer(variant, server, traceFile);
     const { main, all } = dumpedInstructions(dir, pid);
     return { ...finished, main: main / served, all: all / served };
@@ -180,7 +179,6 @@ async function untracedCpuPerRequest(node) {
     await server.ask('mark');
     await load.run(4 * MEASURED_REQUESTS);
     const { main, served } = await server.ask('measured');
-    load.close();
     await server.stop();
     if (main.runUs === null) throw new Error("the untraced server cannot read its main thread's CPU time (no /proc/thread-self/schedstat)");
     return main.runUs / served;
