@@ -46,7 +46,12 @@ async function perThread(source) {
   return { threads, summary: s };
 }
 
-/** A FIFO output whose reader is this test: the drain blocks once the pipe is full, until `pump()` starts a reader. */
+/**
+ * A FIFO output whose reader is this test: the drain blocks once the pipe is full, until `pump()` starts
+ * a reader. `close()` (in each test's finally) pumps if the test did not get that far and stops the
+ * session, so a failed check never leaves a Block session with no reader behind (the main thread's
+ * later writes would park in it for good and hang every test after).
+ */
 async function fifoSession(name, options) {
   const fifo = join(dir, name);
   execFileSync('mkfifo', [fifo]);
@@ -55,17 +60,24 @@ async function fifoSession(name, options) {
   const session = await opening;
   const out = join(dir, `${name}.tptrace`);
   let cat;
+  const pump = () => {
+    const ofd = openSync(out, 'w');
+    cat = spawn('cat', [], { stdio: [rfd, ofd, 'inherit'] });
+    closeSync(ofd);
+    closeSync(rfd);
+  };
+  const done = () => new Promise((resolve) => (cat.exitCode !== null ? resolve() : cat.once('exit', resolve)));
   return {
     session,
     out,
     /** From now on a separate process copies the pipe to `out`. */
-    pump() {
-      const ofd = openSync(out, 'w');
-      cat = spawn('cat', [], { stdio: [rfd, ofd, 'inherit'] });
-      closeSync(ofd);
-      closeSync(rfd);
+    pump,
+    done,
+    async close() {
+      if (!cat) pump();
+      await session.stop();
+      await done();
     },
-    done: () => new Promise((resolve) => (cat.exitCode !== null ? resolve() : cat.once('exit', resolve))),
   };
 }
 
@@ -73,24 +85,29 @@ test('a worker terminated while parked at the head of the line does not block la
   const ctl = newCtl();
   const f = await fifoSession('dead-head', { blockTimeoutMs: 0 });
   const w = startEdgeWorker('flood', ctl, 0, { count: 1_000_000 });
-  await until(() => f.session.parkedProducers === 1, 'the worker to park');
-  await w.worker.terminate();
-  await w.exited;
-  assert.equal(f.session.parkedProducers, 0, 'the dead worker holds no ticket');
-  f.pump();
-  // The main thread writes more than the budget holds: it parks, and must get chunks as the drain frees them.
-  for (let i = 0; i < 20_000; i++) edge.Tick.write(i, checkOf(i), i, 'main');
-  const result = await f.session.stop();
-  await f.done();
-  assert.equal(result.status, 'stopped');
-  const { threads, summary } = await perThread(f.out);
-  assert.equal(summary.complete, true);
-  const main = threads.get(threadId);
-  assert.equal(main.events, 20_000, 'Block mode lost nothing on the main thread');
-  assert.equal(main.dropped, 0);
-  const dead = threads.get(result.producers.find((p) => p.threadId !== threadId).threadId);
-  const attempted = Atomics.load(ctl, 1);
-  assert.ok(dead.events + dead.dropped >= attempted && dead.events + dead.dropped <= attempted + 1, `dead worker: ${dead.events} read + ${dead.dropped} dropped vs ${attempted} attempted`);
+  try {
+    await until(() => f.session.parkedProducers === 1, 'the worker to park');
+    await w.worker.terminate();
+    await w.exited;
+    assert.equal(f.session.parkedProducers, 0, 'the dead worker holds no ticket');
+    f.pump();
+    // The main thread writes more than the budget holds: it parks, and must get chunks as the drain frees them.
+    for (let i = 0; i < 20_000; i++) edge.Tick.write(i, checkOf(i), i, 'main');
+    const result = await f.session.stop();
+    await f.done();
+    assert.equal(result.status, 'stopped');
+    const { threads, summary } = await perThread(f.out);
+    assert.equal(summary.complete, true);
+    const main = threads.get(threadId);
+    assert.equal(main.events, 20_000, 'Block mode lost nothing on the main thread');
+    assert.equal(main.dropped, 0);
+    const dead = threads.get(result.producers.find((p) => p.threadId !== threadId).threadId);
+    const attempted = Atomics.load(ctl, 1);
+    assert.ok(dead.events + dead.dropped >= attempted && dead.events + dead.dropped <= attempted + 1, `dead worker: ${dead.events} read + ${dead.dropped} dropped vs ${attempted} attempted`);
+  } finally {
+    await w.worker.terminate();
+    await f.close();
+  }
 });
 
 test('a worker that dies parked where nobody sees its exit is skipped once its heartbeat stops', { timeout: 60_000 }, async () => {
@@ -98,21 +115,28 @@ test('a worker that dies parked where nobody sees its exit is skipped once its h
   const f = await fifoSession('silent-head', { blockTimeoutMs: 0 });
   // The outer worker creates the flooding one, terminates it once it parks, and never turns its loop again.
   const outer = startEdgeWorker('nest', ctl, 0, { count: 1_000_000 });
-  await until(() => f.session.parkedProducers === 1, 'the inner worker to park');
-  Atomics.store(ctl, 96, 1);
-  Atomics.notify(ctl, 96);
-  await until(() => Atomics.load(ctl, 64 + 1) === 1 && f.session.parkedProducers === 1, 'the inner worker still parked');
-  f.pump();
-  for (let i = 0; i < 20_000; i++) edge.Tick.write(i, checkOf(i), i, 'main');
-  const result = await f.session.stop();
-  await f.done();
-  Atomics.store(ctl, 0, 1);
-  Atomics.notify(ctl, 0);
-  await outer.worker.terminate();
-  const { threads } = await perThread(f.out);
-  assert.equal(threads.get(threadId).events, 20_000);
-  assert.equal(threads.get(threadId).dropped, 0);
-  assert.equal(result.status, 'stopped');
+  try {
+    await until(() => f.session.parkedProducers === 1, 'the inner worker to park');
+    Atomics.store(ctl, 96, 1);
+    Atomics.notify(ctl, 96);
+    // Killed while parked: its ticket stays held until the drain finds its beat stopped for HEAD_DEAD_MS,
+    // which may already have happened by the time this thread looks again on a loaded machine.
+    await until(() => Atomics.load(ctl, 97) === 1, 'the outer worker to terminate the inner one');
+    f.pump();
+    for (let i = 0; i < 20_000; i++) edge.Tick.write(i, checkOf(i), i, 'main');
+    assert.equal(f.session.parkedProducers, 0, 'the dead worker was skipped: it holds no ticket');
+    const result = await f.session.stop();
+    await f.done();
+    const { threads } = await perThread(f.out);
+    assert.equal(threads.get(threadId).events, 20_000);
+    assert.equal(threads.get(threadId).dropped, 0);
+    assert.equal(result.status, 'stopped');
+  } finally {
+    Atomics.store(ctl, 0, 1);
+    Atomics.notify(ctl, 0);
+    await outer.worker.terminate();
+    await f.close();
+  }
 });
 
 test('stop() while a producer is parked: its event is counted as dropped (3 holders, 1 parked: 3 read + 1 dropped)', { timeout: 60_000 }, async () => {
@@ -120,13 +144,24 @@ test('stop() while a producer is parked: its event is counted as dropped (3 hold
   const file = join(dir, 'stop-parked.tptrace');
   const session = await startSession({ providers: 'Test.Edge', output: file, bufferSizeMB: TINY_MB, bufferingMode: 'block', blockTimeoutMs: 0 });
   const holders = [0, 1, 2].map((k) => startEdgeWorker('hold', ctl, k));
-  await until(() => [1, 2, 3].every((k) => Atomics.load(ctl, k) === 1), 'three holders to write and hold their chunks');
-  const fourth = startEdgeWorker('hold', ctl, 3);
-  await until(() => session.parkedProducers === 1, 'the fourth producer to park');
+  const release = async (workers) => {
+    Atomics.store(ctl, 0, 1);
+    Atomics.notify(ctl, 0);
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+  };
+  let fourth;
+  try {
+    await until(() => [1, 2, 3].every((k) => Atomics.load(ctl, k) === 1), 'three holders to write and hold their chunks');
+    fourth = startEdgeWorker('hold', ctl, 3);
+    await until(() => session.parkedProducers === 1, 'the fourth producer to park');
+  } catch (e) {
+    // Nothing of this Block session may outlive a failed wait: the main thread's later writes would park in it.
+    await session.stop();
+    await release(fourth ? [...holders, fourth] : holders);
+    throw e;
+  }
   const result = await session.stop();
-  Atomics.store(ctl, 0, 1);
-  Atomics.notify(ctl, 0);
-  await Promise.all([...holders, fourth].map((w) => w.worker.terminate()));
+  await release([...holders, fourth]);
   const { threads, summary } = await perThread(file);
   assert.equal(summary.events, 3);
   assert.equal(summary.dropped, 1);
@@ -157,19 +192,23 @@ test('two Block sessions and 8 writer threads: nobody deadlocks (a thread parks 
 
 test('a consumer that stalls for good: parked producers give up after blockTimeoutMs, count the drop, and the app goes on', { timeout: 60_000 }, async () => {
   const f = await fifoSession('stalled', { blockTimeoutMs: 300 });
-  const started = Date.now();
-  for (let i = 0; i < 20_000; i++) edge.Tick.write(i, checkOf(i), i, 'main');
-  const elapsed = Date.now() - started;
-  f.pump();
-  const result = await f.session.stop();
-  await f.done();
-  const main = result.producers.find((p) => p.threadId === threadId);
-  assert.ok(main.droppedByReason['block-timeout'] > 0, 'drops while the consumer stalls say why');
-  // Parks happen while the pipe still takes bytes; once it is full, one park times out and the rest drop at once.
-  assert.ok(main.parks < 1000, `after a timed-out park the producer drops at once until the drain makes progress (${main.parks} parks)`);
-  const { threads } = await perThread(f.out);
-  assert.equal(threads.get(threadId).events + threads.get(threadId).dropped, 20_000);
-  assert.ok(elapsed < 20_000, `the application kept running (${elapsed} ms for 20,000 writes)`);
+  try {
+    const started = Date.now();
+    for (let i = 0; i < 20_000; i++) edge.Tick.write(i, checkOf(i), i, 'main');
+    const elapsed = Date.now() - started;
+    f.pump();
+    const result = await f.session.stop();
+    await f.done();
+    const main = result.producers.find((p) => p.threadId === threadId);
+    assert.ok(main.droppedByReason['block-timeout'] > 0, 'drops while the consumer stalls say why');
+    // Parks happen while the pipe still takes bytes; once it is full, one park times out and the rest drop at once.
+    assert.ok(main.parks < 1000, `after a timed-out park the producer drops at once until the drain makes progress (${main.parks} parks)`);
+    const { threads } = await perThread(f.out);
+    assert.equal(threads.get(threadId).events + threads.get(threadId).dropped, 20_000);
+    assert.ok(elapsed < 20_000, `the application kept running (${elapsed} ms for 20,000 writes)`);
+  } finally {
+    await f.close();
+  }
 });
 
 test('a trace says why events were dropped (format 1.1 drop reasons), and an older total still adds up', { timeout: 60_000 }, async () => {

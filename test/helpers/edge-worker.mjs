@@ -5,6 +5,8 @@
 //   ctl[0]            release flag: 'hold' and 'nest' block until it is non-zero
 //   ctl[1 + index]    attempts made so far by this worker (stored after each write returns)
 //   ctl[64 + index]   1 once the worker is ready (its provider is enabled in every session)
+//   ctl[96]           'nest': set by the test once the inner worker parked; ctl[97]: 1 once 'nest' has
+//                     called terminate() on it
 // modes: 'flood' (write `count` events), 'hold' (write one event, then block until released),
 //        'nest' (start a flooding worker, terminate it once it parks, then block until released:
 //        this thread never turns its event loop again, so it never sees that worker's exit)
@@ -66,6 +68,8 @@ async function runEdge({ mode, ctl, index, count, sessions }) {
     // Wait (synchronously, this loop never turns again) until the inner worker is parked.
     while (Atomics.load(ctl, 96) === 0) Atomics.wait(ctl, 96, 0, 5);
     void inner.terminate();
+    Atomics.store(ctl, 97, 1);
+    Atomics.notify(ctl, 97);
     Atomics.wait(ctl, 0, 0);
   }
   parentPort.postMessage('done');
