@@ -1,8 +1,12 @@
 // Issue 29's parts of a traced request (and issue 28's OTLP export) counted in instructions, which other
 // processes on a shared machine cannot move: the HTTP server of http-overhead, each variant in a fresh
 // process under Valgrind's callgrind, which counts the instructions each thread executes in user space.
-// The server warms up uninstrumented (Valgrind's core alone), then counting is switched on from outside
-// (`callgrind_control`) for a fixed number of requests and dumped. Both loads go over the same keep-alive
+// The server warms up uninstrumented (Valgrind's core alone), counting is switched on from outside
+// (`callgrind_control`) while requests keep coming, and the server itself zeroes the counts where its
+// measured requests begin and dumps them where they end (WINDOW_MARKS): the window is exactly the
+// requests it counts, and the load never pauses for a control command (a server idle for the seconds
+// one takes under Valgrind is one V8's memory reducer may shrink; NODE_FLAGS turns it off too). Both
+// loads go over the same keep-alive
 // connections, and V8's hashes and random numbers are seeded (NODE_FLAGS): the count of a variant is then
 // the same in every fresh process within ~0.3 %, where new connections for the measured window (V8
 // deoptimising and recompiling Node's http code in it) moved it by 1–4 % (BENCHMARKS.md §6).
@@ -46,12 +50,26 @@ const WARMUP_REQUESTS = 10000;
 const MEASURED_REQUESTS = 2000;
 /** After the load, before the count stops: work a tracer defers (a drain pass) is counted with its requests. */
 const SETTLE_MS = 500;
+/** Requests served after counting is on, before the window: Valgrind retranslates the code it runs first. */
+const INSTRUMENTED_WARMUP_REQUESTS = 1000;
+/**
+ * The functions json-server calls at 'mark' and 'measured' under BENCH_CALLGRIND_WINDOW (Node's own
+ * v8.cachedDataVersionTag() and v8.getHeapCodeStatistics(), which no variant calls otherwise): callgrind
+ * zeroes every thread's counts on entering the first and dumps them on entering the second.
+ */
+const WINDOW_MARKS = ['--zero-before=node::v8_utils::CachedDataVersionTag*', '--dump-before=node::v8_utils::UpdateHeapCodeStatisticsBuffer*'];
 // One request in flight per connection: how many requests a loop turn finds depends less on timing than with pipelining.
 const CONNECTIONS = 10;
 /** Bounds a load of the server under Valgrind: ≥ 20 requests a second. */
 const LOAD_TIMEOUT_S = WARMUP_REQUESTS / 20;
-/** Seeded hashes and random numbers: a fresh process lays out its hash tables and draws its ids the same way. */
-const NODE_FLAGS = ['--random-seed=1', '--hash-seed=1'];
+/**
+ * Seeded hashes and random numbers: a fresh process lays out its hash tables and draws its ids the same
+ * way. No memory reducer: it judges a process idle by its allocation rate in wall time, which Valgrind's
+ * slowdown cuts ~50×, and it shrank the young generation of a busy server (the OTLP server's: 20–23
+ * scavenges in the counted 2,000 requests against 12 outside Valgrind, +3,000 to +7,000 instructions a
+ * request). Outside Valgrind the flag leaves a loaded server's scavenges as they are (BENCHMARKS.md §6).
+ */
+const NODE_FLAGS = ['--random-seed=1', '--hash-seed=1', '--no-memory-reducer'];
 const TARGET_INTERVAL = 0.25;
 // Issue 28's comparison, counted the same way: every span exported over OTLP/HTTP protobuf to a local
 // collector (otlp/receiver.mjs), by tracepipe's drain thread or by OpenTelemetry's SDK and exporter.
@@ -127,22 +145,26 @@ function dumpedInstructions(dir, pid) {
 
 /** One variant on one Node.js in a fresh process under callgrind: instructions per request served in the measured window. */
 async function countCell(dir, receiverUrl, { node, variant }, id) {
-  const vg = ['valgrind', '--tool=callgrind', `--vgdb-prefix=${join(dir, 'vgdb')}`, '--instr-atstart=no', '--separate-threads=yes', '--dump-instr=no', '--dump-line=no', `--callgrind-out-file=${join(dir, 'cg.%p')}`, `--log-file=${join(dir, 'vg.%p.log')}`];
+  const vg = ['valgrind', '--tool=callgrind', `--vgdb-prefix=${join(dir, 'vgdb')}`, '--instr-atstart=no', ...WINDOW_MARKS, '--separate-threads=yes', '--dump-instr=no', '--dump-line=no', `--callgrind-out-file=${join(dir, 'cg.%p')}`, `--log-file=${join(dir, 'vg.%p.log')}`];
   const traceFile = join(dir, `http-${id}.tptrace`);
-  const env = variant.otlp ? { TRACEPIPE_OTLP_ENDPOINT: receiverUrl } : variant.server === 'opentelemetry-otlp' ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl } : variant.providers ? { TRACEPIPE_OUTPUT: traceFile } : {};
+  const output = variant.otlp ? { TRACEPIPE_OTLP_ENDPOINT: receiverUrl } : variant.server === 'opentelemetry-otlp' ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl } : variant.providers ? { TRACEPIPE_OUTPUT: traceFile } : {};
+  const env = { ...output, BENCH_CALLGRIND_WINDOW: '1' };
   const server = await startJsonServer({ name: variant.name, kind: variant.server, node, pin: { server: vg }, providers: variant.providers, env, nodeFlags: [...NODE_FLAGS, ...(variant.imports ? [`--import=${variant.imports}`] : [])], register: variant.register });
   const pid = server.child.pid;
   let load;
   try {
     load = await keepAliveLoad(server.url, { connections: CONNECTIONS, timeoutS: LOAD_TIMEOUT_S });
     await load.run(WARMUP_REQUESTS);
-    await control(dir, pid, '--instr=on');
+    let on = false;
+    const switching = control(dir, pid, '--instr=on').finally(() => (on = true));
+    while (!on) await load.run(CONNECTIONS);
+    await switching;
+    await load.run(INSTRUMENTED_WARMUP_REQUESTS);
+    // The server zeroes the counts as it marks, and dumps them as it answers 'measured' (WINDOW_MARKS).
     await server.ask('mark');
     await load.run(MEASURED_REQUESTS);
     await sleep(SETTLE_MS);
     const { served } = await server.ask('measured');
-    await control(dir, pid, '--dump');
-    await control(dir, pid, '--instr=off');
     const finished = variant.otlp || variant.server === 'opentelemetry-otlp' ? otlpFinished(variant, await server.stop()) : await finishServer(variant, server, traceFile);
     const { main, all } = dumpedInstructions(dir, pid);
     return { ...finished, main: main / served, all: all / served };
