@@ -46,11 +46,16 @@ let handled = 0;
 const countServed = (error) => {
   if (error == null) served++;
 };
+// The items are serialized once. JSON.stringify looks up toJSON on every object it writes, through V8's
+// descriptor lookup cache, whose hits depend on where the process's maps happen to lie: the same 22
+// objects a request cost ~4,500 instructions more in some fresh processes than in others, a difference
+// between variants that was no tracer's doing (BENCHMARKS.md §6).
+const ITEMS = JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ i, label: `item-${i}` })));
 const srv = createServer((req, res) => {
   res.setHeader('content-type', 'application/json');
   // Served once its response finished, as a tracer sees it: a pipelined request still in flight when
   // the load generator stops and closes its connection was handled but never answered.
-  res.end(JSON.stringify({ path: req.url, n: handled++, items: Array.from({ length: 20 }, (_, i) => ({ i, label: `item-${i}` })) }), countServed);
+  res.end(`{"path":${JSON.stringify(req.url)},"n":${handled++},"items":${ITEMS}}`, countServed);
 });
 // A connection idle between two loads (the instruction bench's warm-up and its counted requests, with
 // Valgrind's control commands between them) stays open: the timer each response re-arms is the same.
