@@ -47,11 +47,22 @@ export function generateWriter(
   const valid = checks.length ? checks.join(' && ') : 'true';
   const H = RECORD_HEADER_SIZE;
   const lines: string[] = [];
+  // A string's UTF-8 length is at most 3 bytes per UTF-16 unit (a surrogate pair, 2 units, is 4 bytes):
+  // where that bound fits the chunk, the string is written in one pass and its length taken from what
+  // was written. Only a write that needs a new chunk (or its type described) counts the exact size
+  // first, so reserve() sees the same size, and refuses the same records, as a two-pass write would.
+  let bound = `${H + layout.fixedSize}`;
   let size = `${H + layout.fixedSize}`;
   for (const v of layout.variable) {
     const a = `a${v.index}`;
-    lines.push(v.type === 'string' ? `const n${v.index} = utf8Length(${a});` : `const n${v.index} = typedArrayLength.call(${a});`);
-    size += ` + n${v.index}`;
+    if (v.type === 'string') {
+      bound += ` + 3 * ${a}.length`;
+      size += ` + utf8Length(${a})`;
+    } else {
+      lines.push(`const n${v.index} = typedArrayLength.call(${a});`);
+      bound += ` + n${v.index}`;
+      size += ` + n${v.index}`;
+    }
   }
   const body: string[] = [];
   for (const f of layout.fields) {
@@ -75,15 +86,18 @@ export function generateWriter(
           `else { const hi = Math.floor(${a} / ${TWO32}); u32[(p + ${o}) >> 2] = ${a} - hi * ${TWO32}; t.i32[(p + ${o + 4}) >> 2] = hi; }`,
         );
         break;
-      case 'string':
       case 'bytes':
         body.push(`u32[(p + ${o}) >> 2] = n${f.index};`);
+        break;
+      case 'string':
+        // Its length slot is filled once the string is written (below).
         break;
     }
   }
   let tail = `let q = p + ${H + layout.fixedSize};`;
   for (const v of layout.variable) {
-    tail += v.type === 'string' ? ` q = writeUtf8(t.u8, q, a${v.index});` : ` t.u8.set(a${v.index}, q); q += n${v.index};`;
+    const slot = `u32[(p + ${H + v.offset}) >> 2]`;
+    tail += v.type === 'string' ? ` { const s = q; q = writeUtf8(t.u8, q, a${v.index}); ${slot} = q - s; }` : ` t.u8.set(a${v.index}, q); q += n${v.index};`;
   }
   // x86 keeps stores in program order and V8 emits typed-array stores in program order (they all sit
   // on its effect chain), so a plain store publishes the record; weaker memory models (arm64) need the
@@ -96,11 +110,16 @@ return function write(${withTimestamp ? 'ts, ' : ''}${args.join(', ')}) {
   const targets = this._targets;
   if (!(${valid})) return refuse(targets, [${withTimestamp ? 'ts, ' : ''}${args.join(', ')}]);
   ${lines.join('\n  ')}
-  const size = ${size};
+  const bound = ${bound};
+  let size = 0;
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i];
     let p = t.pos;
-    if (!(p + size <= t.end && t.described[${typeIndex}] === 1)) { p = t.reserve(size, this); if (p < 0) continue; }
+    if (!(p + bound <= t.end && t.described[${typeIndex}] === 1)) {
+      if (size === 0) size = ${size};
+      p = t.reserve(size, this);
+      if (p < 0) continue;
+    }
     const u32 = t.u32, f64 = t.f64;
     u32[(p >> 2) + 1] = ${typeIndex};
     f64[(p >> 3) + 1] = ts;

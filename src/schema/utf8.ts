@@ -13,9 +13,24 @@ export function utf8Length(s: string): number {
   return n;
 }
 
-/** Writes `s` at `pos`; the caller has checked room with utf8Length. Returns the end offset. */
+/**
+ * Writes `s` at `pos`; the caller has made room for utf8Length(s) bytes (or 3 per UTF-16 unit). Returns
+ * the end offset. Small, so that the JIT inlines it into the writers: ASCII, what nearly every string
+ * written is, never leaves this loop.
+ */
 export function writeUtf8(u8: Uint8Array, pos: number, s: string): number {
-  for (let i = 0; i < s.length; i++) {
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return writeUtf8From(u8, pos, s, i);
+    u8[pos++] = c;
+  }
+  return pos;
+}
+
+/** writeUtf8 from the unit at `from` on, the first that is not ASCII. */
+function writeUtf8From(u8: Uint8Array, pos: number, s: string, from: number): number {
+  for (let i = from; i < s.length; i++) {
     let c = s.charCodeAt(i);
     if (c < 0x80) {
       u8[pos++] = c;
