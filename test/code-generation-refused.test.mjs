@@ -185,3 +185,56 @@ test('the closure writer writes the same record bytes, and refuses the same argu
     { seed: SEED, numRuns: 800 },
   );
 });
+
+/** Any UTF-16: ASCII, 2- and 3-byte characters, surrogate pairs and lone surrogates. */
+const ANY_UTF16 = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 60 }),
+  fc.string({ unit: fc.constantFrom('a', '\u00e9', '\u07ff', '\u0800', '\u20ac', '\uffff', '\ud83d\ude00', '\ud83d', '\ude00'), maxLength: 60 }),
+);
+
+/**
+ * A target with `room` bytes left in its chunk at `pos` (its type described or not); reserve() records
+ * the sizes it is asked for and hands back the current position where the record fits, else -1.
+ */
+function targetWithRoom(pos, room, described, typeIndex) {
+  const t = fakeRecordTarget(4096);
+  t.pos = pos;
+  t.end = pos + room;
+  t.described = new Uint8Array(typeIndex + 1);
+  t.described[typeIndex] = described ? 1 : 0;
+  t.asked = [];
+  t.reserve = function (size, type) {
+    this.asked.push(size);
+    this.described[type.typeIndex] = 1;
+    return this.pos + size <= this.end ? this.pos : -1;
+  };
+  return t;
+}
+
+test('the generated writer checks room as the closure writer does: any UTF-16, any room left, several targets: the same bytes and the same reserve() calls', () => {
+  const value = { ...VALUE, string: ANY_UTF16 };
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom(...FIELD_TYPES, 'string', 'string'), { maxLength: 8 }).chain((types) => fc.tuple(fc.constant(types), fc.tuple(...types.map((t) => value[t])))),
+      fc.array(fc.tuple(fc.nat(300), fc.nat(600), fc.boolean()), { minLength: 1, maxLength: 3 }),
+      ([types, values], rooms) => {
+        const layout = computePayloadLayout(types.map((t, i) => [`f${i}`, t]));
+        const run = (make) => {
+          const targets = rooms.map(([slot, room, described]) => targetWithRoom(16 + slot * 8, room, described, 3));
+          const write = make(layout, 3, { now: () => 1.5 }, false, () => undefined, false);
+          write.call({ _targets: targets, typeIndex: 3 }, ...values);
+          return targets;
+        };
+        const generated = run(generateWriter);
+        const closure = run(closureWriter);
+        for (const [k, g] of generated.entries()) {
+          const c = closure[k];
+          assert.deepEqual([g.pos, g.seq, g.asked], [c.pos, c.seq, c.asked], `target ${k}`);
+          assert.ok(Buffer.from(g.u8).equals(Buffer.from(c.u8)), `target ${k}: the records differ`);
+          if (g.seq > 0) assert.ok(g.u32[g.commitIndex] <= g.end + 7, `target ${k}: a record ran past the room it had`);
+        }
+      },
+    ),
+    { seed: SEED, numRuns: 1500 },
+  );
+});

@@ -17,9 +17,9 @@
 // its CPU time per request moves ±15 % between fresh processes (BENCHMARKS.md §6). What it does not
 // measure, and why http-overhead stays the measure of time: the kernel's work (system calls, wake-ups);
 // and work paced by the clock rather than by requests (a drain pass, a sampler's timer), which
-// Valgrind's ~50× slower requests inflate per request. So the other threads' counts are printed for
-// what they are (the drain's passes, V8's compiler threads) and checked against nothing, and
-// `Runtime.*` on top is mostly its samplers' timers here.
+// Valgrind's ~50× slower requests inflate per request; so the other threads (the drain's passes, V8's
+// compiler threads) are not counted (the window's dump is the thread that marks it, the main thread's),
+// and `Runtime.*` on top is mostly its samplers' timers here.
 // The µs beside a count are an upper estimate: the count at the untraced server's pace, its main thread's
 // CPU time per request (the kernel's share included) over its instructions per request, timed outside
 // Valgrind in the same run.
@@ -120,27 +120,25 @@ function logTail(dir, pid) {
 }
 
 /**
- * The instructions of the dump callgrind wrote for `pid` (its first: the measured window), of the main
- * thread (callgrind's thread 1) and of all threads.
+ * The main thread's instructions in the measured window: the first dump callgrind wrote for `pid`
+ * (`--dump-before` dumps the thread that calls the marked function, the server's main thread as it
+ * answers 'measured'; the dump at exit is not the window).
  */
 function dumpedInstructions(dir, pid) {
   const files = readdirSync(dir).filter((f) => f.startsWith(`cg.${pid}.`) || f.startsWith(`cg.${pid}-`));
   if (!files.some((f) => f === `cg.${pid}.1-01`)) throw new Error(`callgrind wrote no dump of the main thread of process ${pid} (its log: ${logTail(dir, pid)})`);
   let main = 0;
-  let all = 0;
   for (const f of files) {
     const text = readFileSync(join(dir, f), 'utf8');
     rmSync(join(dir, f));
-    // Only the first dump is the measured window (the one at exit is not).
-    if (!f.startsWith(`cg.${pid}.1-`)) continue;
+    if (f !== `cg.${pid}.1-01`) continue;
     const m = /^(?:summary|totals): (\d+)/m.exec(text);
     if (!m) throw new Error(`${f}: no instruction total`);
-    all += Number(m[1]);
-    if (f.endsWith('-01')) main = Number(m[1]);
+    main = Number(m[1]);
   }
   // callgrind_control reports no failure: counting that never started shows here.
   if (main === 0) throw new Error(`process ${pid}: the main thread counted no instructions (counting not switched on? ${logTail(dir, pid)})`);
-  return { main, all };
+  return main;
 }
 
 /** One variant on one Node.js in a fresh process under callgrind: instructions per request served in the measured window. */
@@ -166,8 +164,7 @@ async function countCell(dir, receiverUrl, { node, variant }, id) {
     await sleep(SETTLE_MS);
     const { served } = await server.ask('measured');
     const finished = variant.otlp || variant.server === 'opentelemetry-otlp' ? otlpFinished(variant, await server.stop()) : await finishServer(variant, server, traceFile);
-    const { main, all } = dumpedInstructions(dir, pid);
-    return { ...finished, main: main / served, all: all / served };
+    return { ...finished, main: dumpedInstructions(dir, pid) / served };
   } finally {
     load?.close();
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -236,18 +233,12 @@ const irText = (x) => Math.round(x).toLocaleString('en-US');
 function reportNode(node, results, nsPerIr) {
   const us = (ir) => `≈ ${((ir * nsPerIr) / 1000).toFixed(2)} µs`;
   const checks = [];
-  for (const key of ['main', 'all']) {
-    const main = key === 'main';
-    console.log(
-      main
-        ? `\n  Node ${node.version} (${node.bin}), the main thread: instructions per request, median over ${ROUNDS} rounds (min, max); ${us(1000)} a thousand (its untraced pace)`
-        : `\n  Node ${node.version}, all threads (the drain's passes and V8's compiling inflated per request under Valgrind: not the cost outside it):`,
-    );
+  {
+    console.log(`\n  Node ${node.version} (${node.bin}), the main thread: instructions per request, median over ${ROUNDS} rounds (min, max); ${us(1000)} a thousand (its untraced pace)`);
     for (const [i, v] of VARIANTS.entries()) {
-      const irs = results[i].map((r) => r[key]);
-      console.log(`    ${v.name.padEnd(42)} ${irText(median(irs)).padStart(9)} (${irText(Math.min(...irs))}, ${irText(Math.max(...irs))})${main ? `  ${us(median(irs))}` : ''}`);
+      const irs = results[i].map((r) => r.main);
+      console.log(`    ${v.name.padEnd(42)} ${irText(median(irs)).padStart(9)} (${irText(Math.min(...irs))}, ${irText(Math.max(...irs))})  ${us(median(irs))}`);
     }
-    if (!main) continue;
     /** Per round, the main thread's extra instructions per request of variant `of` over `base`. */
     const over = (of, base = OFF) => results[of].map((r, k) => r.main - results[base][k].main);
     const part = (p) => over(p.of, p.over);
@@ -326,8 +317,8 @@ export async function run() {
       const tasks = cells.map((cell, i) => () => countCell(dir, receiver.url, cell, `${r}-${i}`));
       for (const [i, res] of (await pool(tasks, shuffled(cells.length, r), JOBS)).entries()) results[i].push(res);
       for (const [n, node] of nodes.entries()) {
-        const line = (key) => VARIANTS.map((_, v) => irText(results[n * VARIANTS.length + v][r][key])).join(' | ');
-        console.log(`  round ${r + 1}  Node ${node.version}  main thread ${line('main')}; all threads ${line('all')} instructions a request  (load average ${loadavg()[0].toFixed(2)})`);
+        const line = VARIANTS.map((_, v) => irText(results[n * VARIANTS.length + v][r].main)).join(' | ');
+        console.log(`  round ${r + 1}  Node ${node.version}  main thread ${line} instructions a request  (load average ${loadavg()[0].toFixed(2)})`);
       }
     }
     await receiver.close();

@@ -49,8 +49,8 @@ export function generateWriter(
   const lines: string[] = [];
   // A string's UTF-8 length is at most 3 bytes per UTF-16 unit (a surrogate pair, 2 units, is 4 bytes):
   // where that bound fits the chunk, the string is written in one pass and its length taken from what
-  // was written. Only a write that needs a new chunk (or its type described) counts the exact size
-  // first, so reserve() sees the same size, and refuses the same records, as a two-pass write would.
+  // was written. Where the bound does not fit, the exact size is counted first and the write goes on
+  // as a two-pass write would (the closure writer's): in the chunk if it fits, else through reserve().
   let bound = `${H + layout.fixedSize}`;
   let size = `${H + layout.fixedSize}`;
   for (const v of layout.variable) {
@@ -117,8 +117,10 @@ return function write(${withTimestamp ? 'ts, ' : ''}${args.join(', ')}) {
     let p = t.pos;
     if (!(p + bound <= t.end && t.described[${typeIndex}] === 1)) {
       if (size === 0) size = ${size};
-      p = t.reserve(size, this);
-      if (p < 0) continue;
+      if (!(p + size <= t.end && t.described[${typeIndex}] === 1)) {
+        p = t.reserve(size, this);
+        if (p < 0) continue;
+      }
     }
     const u32 = t.u32, f64 = t.f64;
     u32[(p >> 2) + 1] = ${typeIndex};
