@@ -40,7 +40,24 @@ else if (variant === 'opentelemetry-otlp') tracing = await (await import('./open
 else if (variant !== 'plain') throw new Error(`unknown server variant '${variant}'`);
 
 // Required, as a CommonJS application loads it: OpenTelemetry instruments modules as they are required.
-const { createServer } = createRequire(import.meta.url)('node:http');
+const require = createRequire(import.meta.url);
+const { createServer } = require('node:http');
+
+// What applications make at startup besides their HTTP server: a file stream, an event emitter class of
+// their own, a second server. With them Node's EventEmitter.init has seen more than V8's 4 kinds of
+// receiver, as in any real application, and its property accesses are megamorphic whatever a tracer
+// adds. Without them this server sat at that limit, and whether they ended polymorphic depended on the
+// order in which V8 happened to collect their feedback: a tracer that adds one kind (a worker) moved
+// Node's own request code by ~3,000 instructions a request, and rounds of one variant came out
+// ~4,500 apart (BENCHMARKS.md §6).
+{
+  const { createReadStream } = require('node:fs');
+  const { EventEmitter } = require('node:events');
+  class Bus extends EventEmitter {}
+  for (let i = 0; i < 4; i++) new Bus().on('tick', () => undefined);
+  createReadStream(new URL(import.meta.url)).resume();
+  require('node:net').createServer().listen(0, '127.0.0.1').unref();
+}
 let served = 0;
 let handled = 0;
 const countServed = (error) => {
@@ -67,7 +84,7 @@ let stopping = false;
 // Under the instruction bench, Valgrind zeroes its counts as 'mark' calls the first of these and dumps
 // them as 'measured' calls the second (callgrind's --zero-before and --dump-before): the window is then
 // exactly the requests counted here, and the load never pauses for a control command (see that bench).
-const { cachedDataVersionTag: zeroCountsHere, getHeapCodeStatistics: dumpCountsHere } = createRequire(import.meta.url)('node:v8');
+const { cachedDataVersionTag: zeroCountsHere, getHeapCodeStatistics: dumpCountsHere } = require('node:v8');
 const countedWindow = process.env.BENCH_CALLGRIND_WINDOW === '1';
 // The coordinator gone (killed, crashed) without a 'stop': nothing else would end this server.
 process.on('disconnect', () => stopping || process.exit(1));
