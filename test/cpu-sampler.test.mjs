@@ -240,7 +240,9 @@ test('from code: a session started with startSession samples this thread, and st
     for (const end = Date.now() + ms; Date.now() < end; ) for (let i = 0; i < 100_000; i++) x = (x * 48271) % 2147483647;
     return x;
   };
-  spinHere(400);
+  // Long enough to outweigh the session's own start and stop in wall time (samples are weighted by
+  // it), which take longer on a loaded machine: a 400 ms spin came out under 30 % beside two suites.
+  spinHere(1200);
   await session.stop();
   const { profile, others } = await profileOf(file);
   assert.deepEqual([...profile.threads.keys()], [0]);
