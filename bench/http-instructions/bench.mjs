@@ -55,7 +55,8 @@ const INSTRUMENTED_WARMUP_REQUESTS = 1000;
 /**
  * The functions json-server calls at 'mark' and 'measured' under BENCH_CALLGRIND_WINDOW (Node's own
  * v8.cachedDataVersionTag() and v8.getHeapCodeStatistics(), which no variant calls otherwise): callgrind
- * zeroes every thread's counts on entering the first and dumps them on entering the second.
+ * zeroes the counts on entering the first and dumps them on entering the second, of the thread that
+ * calls them (the main thread's: the only one this bench counts).
  */
 const WINDOW_MARKS = ['--zero-before=node::v8_utils::CachedDataVersionTag*', '--dump-before=node::v8_utils::UpdateHeapCodeStatisticsBuffer*'];
 // One request in flight per connection: how many requests a loop turn finds depends less on timing than with pipelining.
