@@ -43,18 +43,22 @@ else if (variant !== 'plain') throw new Error(`unknown server variant '${variant
 const require = createRequire(import.meta.url);
 const { createServer } = require('node:http');
 
-// What applications make at startup besides their HTTP server: a file stream, an event emitter class of
-// their own, a second server. With them Node's EventEmitter.init has seen more than V8's 4 kinds of
-// receiver, as in any real application, and its property accesses are megamorphic whatever a tracer
-// adds. Without them this server sat at that limit, and whether they ended polymorphic depended on the
-// order in which V8 happened to collect their feedback: a tracer that adds one kind (a worker) moved
-// Node's own request code by ~3,000 instructions a request, and rounds of one variant came out
-// ~4,500 apart (BENCHMARKS.md §6).
+// What applications make at startup besides their HTTP server: emitters of classes of their own (a
+// pool, a queue, a bus), a file stream, a second server. With them Node's EventEmitter.init has seen more
+// than V8's 4 kinds of receiver, as in an application with a few libraries, and its property accesses are
+// megamorphic whatever a tracer adds. V8 records a function's feedback only from about its 8th call on
+// (lazy feedback allocation), so each kind is made several times: made once each, within the process's
+// first 8 calls, they went unrecorded in an untraced server, and a tracer whose own emitters (a worker
+// and its stdio) moved that 8th call earlier got them recorded, which moved Node's own request code by
+// ~1,500 instructions a request (BENCHMARKS.md §6). An application that stays at 4 kinds pays that
+// once any tracepipe session runs; the bench measures it apart ("EventEmitter.init at 4 kinds").
 {
   const { createReadStream } = require('node:fs');
   const { EventEmitter } = require('node:events');
   class Bus extends EventEmitter {}
-  for (let i = 0; i < 4; i++) new Bus().on('tick', () => undefined);
+  class Queue extends EventEmitter {}
+  class Pool extends EventEmitter {}
+  for (let i = 0; i < 10; i++) for (const Kind of [EventEmitter, Bus, Queue, Pool]) new Kind().on('tick', () => undefined);
   createReadStream(new URL(import.meta.url)).resume();
   require('node:net').createServer().listen(0, '127.0.0.1').unref();
 }

@@ -1,11 +1,11 @@
 import { requireBuiltin } from '../schema/this-thread.js';
 import type { WorkerOptions } from 'node:worker_threads';
-import { markServiceWorker } from './service-workers.js';
+import { markServiceWorker, SERVICE_STDIO } from './service-workers.js';
 const { Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 type Worker = import('node:worker_threads').Worker;
 
 const ENTRY = new URL('../workers/drain-worker.js', import.meta.url);
-const OPTIONS: WorkerOptions = { execArgv: [], stdout: false, stderr: false };
+const OPTIONS: WorkerOptions = { execArgv: [], ...SERVICE_STDIO };
 
 /** A drain thread started before the session that will use it is known (warmDrainThread). */
 let warm: Worker | undefined;

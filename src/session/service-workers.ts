@@ -1,5 +1,13 @@
 import type { Worker } from 'node:worker_threads';
 
+/**
+ * The stdio options every thread tracepipe starts in a traced process is made with: its output is its
+ * own (the thread writes it to the process's descriptors, src/workers/direct-stdio.ts), so Node does
+ * not pipe it into this thread's process.stdout and process.stderr, which would create them and, for a
+ * pipe, set O_NONBLOCK on a descriptor the application never touched.
+ */
+export const SERVICE_STDIO = { stdout: true, stderr: true } as const;
+
 /** What one of tracepipe's own threads does. */
 export type ServiceRole = 'tracepipe-drain' | 'tracepipe-watchdog';
 
