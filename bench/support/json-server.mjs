@@ -50,8 +50,9 @@ const { createServer } = require('node:http');
 // (lazy feedback allocation), so each kind is made several times: made once each, within the process's
 // first 8 calls, they went unrecorded in an untraced server, and a tracer whose own emitters (a worker
 // and its stdio) moved that 8th call earlier got them recorded, which moved Node's own request code by
-// ~1,500 instructions a request (BENCHMARKS.md §6). An application that stays at 4 kinds pays that
-// once any tracepipe session runs; the bench measures it apart ("EventEmitter.init at 4 kinds").
+// ~2,000 instructions a request (BENCHMARKS.md §6). An application that stays at 4 kinds (a bare http
+// server) pays that once any tracepipe session runs: its drain thread is a Worker, an emitter with
+// stdio streams of its own (README.md, "What a traced request costs").
 {
   const { createReadStream } = require('node:fs');
   const { EventEmitter } = require('node:events');

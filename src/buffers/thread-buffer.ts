@@ -72,7 +72,9 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
   drainStarting = false;
   /** Claimed on the first chunk, so threads that never write take no slot. */
   slot = -1;
+  /** The idle-seal timer, made once and re-armed with refresh(); `idleArmed` while it is pending. */
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private idleArmed = false;
   private idleChunkSeq = -1;
   /** The current chunk was taken for a hand-over burst: it holds nothing else, and its seal wakes no drain. */
   private quietChunk = false;
@@ -98,15 +100,24 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
    * runs, a dump reads the chunks threads hold, and a chunk sealed early would waste ring space.
    */
   private armIdleSeal(): void {
-    if (this.idleTimer || this.memory.mode === BufferingMode.Ring || ThreadBuffer.handingOver) return;
+    if (this.idleArmed || this.memory.mode === BufferingMode.Ring || ThreadBuffer.handingOver) return;
+    this.idleArmed = true;
     this.idleChunkSeq = this.chunkSeq;
-    this.idleTimer = setTimeout(() => {
-      this.idleTimer = undefined;
-      if (this.chunk < 0) return;
-      if (this.chunkSeq === this.idleChunkSeq) this.seal();
-      else this.armIdleSeal();
-    }, IDLE_SEAL_MS);
+    // One Timeout per buffer, re-armed: a new setTimeout per chunk made a timer object, a closure and an
+    // async resource each time (~14,000 instructions on Node 20, BENCHMARKS.md §6), refresh() re-links it.
+    if (this.idleTimer) {
+      this.idleTimer.refresh();
+      return;
+    }
+    this.idleTimer = setTimeout(() => this.idleSealDue(), IDLE_SEAL_MS);
     this.idleTimer.unref?.();
+  }
+
+  private idleSealDue(): void {
+    this.idleArmed = false;
+    if (this.chunk < 0) return;
+    if (this.chunkSeq === this.idleChunkSeq) this.seal();
+    else this.armIdleSeal();
   }
 
   reserve(size: number, type: RecordType): number {

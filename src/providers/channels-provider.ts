@@ -79,19 +79,35 @@ interface ServerSocketState {
   /** The same requests' spans (0: none; SAMPLED_OUT: left out by head sampling). */
   readonly spans: number[];
   writtenMark: number;
+  /** The socket's handle when its first request began (null: none), whose count bytesWrittenBy reads. */
+  readonly handle: { readonly bytesWritten?: unknown } | null;
 }
 const serverSockets = new WeakMap<Socket, ServerSocketState>();
 
 /**
  * `socket.bytesWritten` without its cost in the usual case. The getter copies the socket's write
  * buffer to add up what is still queued in it (0.4 % of a busy server's time, once per response);
- * with nothing queued, which is the rule once a response has been handed on, it is what the socket
- * has dispatched (its `_bytesDispatched`, net.Socket's own first term). Anything else: the getter.
+ * with nothing queued, which is the rule once a response has been handed on, it is what the socket's
+ * handle has written, net.Socket's own first term. The handle is the one the connection's first
+ * request saw: reading it again through `socket._handle` is a getter whose keyed load of Node's
+ * private symbol is megamorphic in any process with a few kinds of socket (two calls, ~230
+ * instructions a response on Node 20, BENCHMARKS.md §6). A server socket keeps its handle until it is
+ * destroyed; a handle closed since reads 0, and the socket's own count is asked then, as it is for
+ * anything else.
  */
-function bytesWrittenBy(socket: Socket): number {
-  const s = socket as Socket & { readonly _bytesDispatched?: unknown; readonly _pendingData?: unknown };
-  const dispatched = s._bytesDispatched;
-  return typeof dispatched === 'number' && socket.writableLength === 0 && !s._pendingData ? dispatched : socket.bytesWritten;
+function bytesWrittenBy(socket: Socket, state: ServerSocketState): number {
+  const h = state.handle;
+  if (h && socket.writableLength === 0 && !(socket as Socket & { readonly _pendingData?: unknown })._pendingData) {
+    const n = h.bytesWritten;
+    if (typeof n === 'number' && n > 0 && n >= state.writtenMark) return n;
+  }
+  return socket.bytesWritten;
+}
+
+/** A server socket's handle, where it has one (a connection handed over as a plain stream has none). */
+function handleOf(socket: Socket): { readonly bytesWritten?: unknown } | null {
+  const h = (socket as Socket & { readonly _handle?: unknown })._handle;
+  return typeof h === 'object' && h !== null ? h : null;
 }
 
 /**
@@ -138,7 +154,7 @@ const http: Record<string, Handler> = {
     if (span > 0) c.HttpServer.beginType.writeAt(t, span, context, request.method ?? '', request.url ?? '');
     const incoming = span > 0 || propagate ? incomingContext(request) : undefined;
     if (incoming !== undefined && span > 0 && c.TraceContext.enabled) c.TraceContext.write(span, incoming.traceId, incoming.parentId, incoming.flags, incoming.traceState);
-    if (state === undefined) serverSockets.set(socket, { context, startedMs: [t], spans: [span], writtenMark: bytesWrittenBy(socket) });
+    if (state === undefined) serverSockets.set(socket, { context, startedMs: [t], spans: [span], writtenMark: socket.bytesWritten, handle: handleOf(socket) });
     else {
       state.startedMs.push(t);
       state.spans.push(span);
@@ -163,7 +179,7 @@ const http: Record<string, Handler> = {
     if (state === undefined || state.startedMs.length === 0) return;
     const started = state.startedMs.shift()!;
     const span = state.spans.shift()!;
-    const written = bytesWrittenBy(socket);
+    const written = bytesWrittenBy(socket, state);
     const bytes = written - state.writtenMark;
     state.writtenMark = written;
     if (span === SAMPLED_OUT) return;
