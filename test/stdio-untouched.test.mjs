@@ -34,18 +34,32 @@ test('a traced process leaves its stdout and stderr pipes as an untraced one doe
   assert.equal(traced.stderr, '', 'tracing wrote nothing to stderr');
 });
 
-test("a service thread's output reaches the process's descriptors, in order, without making the main thread's process.stdout", async () => {
-  // A process of its own, so that nothing has made its process.stdout before the worker writes.
-  const child = fork(new URL('./fixtures/service-thread-output.mjs', import.meta.url), { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+/** The fixture's process, run to its end (killed after 20 s: a process kept alive by the worker fails). */
+async function serviceThreadProcess(mode) {
+  const child = fork(new URL('./fixtures/service-thread-output.mjs', import.meta.url), [mode], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
   let out = '';
   let err = '';
   let message;
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (err += d));
   child.on('message', (m) => (message = m));
-  const [code] = await once(child, 'exit');
+  const [code, signal] = await once(child, 'exit');
+  clearTimeout(killer);
+  return { code, signal, out, err, message };
+}
+
+test("a service thread's output reaches the process's stdout and stderr, in order, and the main thread's streams are made only then", async () => {
+  const { code, out, err, message } = await serviceThreadProcess('exits');
   assert.equal(code, 0, err);
-  assert.equal(out, 'out line\nA\ncallback ran\n');
+  assert.equal(out, 'out line 2\nlast out line\n');
   assert.match(err, /^err line\n\(node:\d+\) Warning: a warning\n/);
-  if (message.fdinfo !== undefined) assert.equal(Number.parseInt(/^flags:\s*([0-7]+)/m.exec(message.fdinfo)[1], 8) & O_NONBLOCK, 0, "the main thread's stdout pipe stays blocking");
+  assert.deepEqual(message, { exited: true });
+});
+
+test('a service thread that printed and runs on does not keep the process alive', async () => {
+  const { code, signal, err, message } = await serviceThreadProcess('lives');
+  assert.equal(signal, null, 'the process ended on its own');
+  assert.equal(code, 0, err);
+  assert.deepEqual(message, { done: true });
 });

@@ -3,9 +3,18 @@ import { ByteWriter } from '../format/byte-writer.js';
 import { encodeDescriptor } from '../format/metadata-codec.js';
 import { BufferingMode, CHUNK_HEADER_BYTES, ChunkF64, ChunkI32, ChunkState, Ctl, DropReasonCode, SessionMemory, SessionState, SlotF64, SlotI32, SlotState } from './session-memory.js';
 import { FairQueue, WaitEnd } from './fair-queue.js';
+import { requireBuiltin } from '../schema/this-thread.js';
+const { AsyncResource } = requireBuiltin('node:async_hooks') as typeof import('node:async_hooks');
 
 /** A chunk its thread has not filled in this long goes back to the drain (and its budget). */
 const IDLE_SEAL_MS = 100;
+/**
+ * The async context the idle-seal timers are armed in: the one the session machinery loaded in (a
+ * process's start, usually), not the one of whatever write took a chunk. A timer keeps the context it
+ * was armed in (an application's AsyncLocalStorage stores, a request's) while it is pending, and a
+ * buffer keeps its timer: armed inside a request, it kept that request's store alive after it.
+ */
+const timerScope = new AsyncResource('tracepipe.IdleSeal');
 /** The block timeout while the session's drain starts, where the session's own is 0 (ThreadBuffer.drainStarting); a thread start takes tens of ms. */
 const STARTING_PARK_MS = 5000;
 
@@ -103,8 +112,14 @@ export class ThreadBuffer extends RecordViews implements RecordTarget {
     if (this.idleArmed || this.memory.mode === BufferingMode.Ring || ThreadBuffer.handingOver) return;
     this.idleArmed = true;
     this.idleChunkSeq = this.chunkSeq;
-    // One Timeout per buffer, re-armed: a new setTimeout per chunk made a timer object, a closure and an
-    // async resource each time (~14,000 instructions on Node 20, BENCHMARKS.md §6), refresh() re-links it.
+    timerScope.runInAsyncScope(this.armIdleTimer, this);
+  }
+
+  /**
+   * One Timeout per buffer, re-armed with refresh(): a new setTimeout per chunk also made a closure
+   * and a Timeout object each time (~14,000 instructions on Node 20 against ~10,000, BENCHMARKS.md §6).
+   */
+  private armIdleTimer(): void {
     if (this.idleTimer) {
       this.idleTimer.refresh();
       return;

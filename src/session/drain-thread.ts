@@ -1,18 +1,18 @@
 import { requireBuiltin } from '../schema/this-thread.js';
 import type { WorkerOptions } from 'node:worker_threads';
-import { markServiceWorker, SERVICE_STDIO } from './service-workers.js';
+import { makeServiceWorker, markServiceWorker } from './service-workers.js';
 const { Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 type Worker = import('node:worker_threads').Worker;
 
 const ENTRY = new URL('../workers/drain-worker.js', import.meta.url);
-const OPTIONS: WorkerOptions = { execArgv: [], ...SERVICE_STDIO };
+const OPTIONS: WorkerOptions = { execArgv: [], stdout: false, stderr: false };
 
 /** A drain thread started before the session that will use it is known (warmDrainThread). */
 let warm: Worker | undefined;
 
 /** A new drain thread, known as tracepipe's own (Runtime.Process's rundown names its role). */
 function spawn(options: WorkerOptions): Worker {
-  const worker = new Worker(ENTRY, options);
+  const worker = makeServiceWorker(() => new Worker(ENTRY, options));
   markServiceWorker(worker, 'tracepipe-drain');
   return worker;
 }

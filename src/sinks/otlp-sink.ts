@@ -9,7 +9,7 @@ import { otlpRequestBytes } from '../otlp/otlp-protobuf.js';
 import { type OtlpBatch, type OtlpResource, otlpResource, OtlpSignals } from '../otlp/otlp-signals.js';
 import { otlpStreamParser } from '../otlp/otlp-stream-parser.js';
 import { ProtobufWriter } from '../format/protobuf-writer.js';
-import { SERVICE_STDIO } from '../session/service-workers.js';
+import { makeServiceWorker } from '../session/service-workers.js';
 import { OtlpCounter, OtlpQueueState, type OtlpRequestMessage, type OtlpSenderConfig } from './otlp-queue.js';
 
 /** Compressed request bodies waiting for the sender at most, unless the session says otherwise (maxQueueBytes). */
@@ -53,7 +53,7 @@ export class OtlpSink implements Sink {
     private readonly closeWaitMs = CLOSE_WAIT_MS,
   ) {
     const config: OtlpSenderConfig = { endpoint: options.endpoint, headers: options.headers ?? {}, json: options.json === true, sab: this.state.sab };
-    this.sender = new Worker(new URL('../workers/otlp-sender.js', import.meta.url), { workerData: config, ...SERVICE_STDIO });
+    this.sender = makeServiceWorker(() => new Worker(new URL('../workers/otlp-sender.js', import.meta.url), { workerData: config }));
     this.sender.unref();
     this.parser = otlpStreamParser((h) => {
       this.resource = otlpResource(h, this.options);

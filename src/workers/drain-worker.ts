@@ -1,5 +1,4 @@
 /** Worker entry for a session's drain: wire shared memory, sink and loop, report the result, exit. */
-import './direct-stdio.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SessionMemory } from '../buffers/session-memory.js';
 import { threadOriginNs } from '../buffers/clock.js';

@@ -2,7 +2,6 @@
  * Worker entry of the main thread's watchdog: reads its heartbeat and, while its sampler rests, its
  * loop's idle time (or its schedstat); during a stall writes the stall events, the main thread's GC pauses and its CPU samples, as its duties say.
  */
-import './direct-stdio.js';
 import { workerData } from 'node:worker_threads';
 import '../session/control-channel.js';
 import { runtimeEventLoop } from '../providers/definitions/event-loop.js';

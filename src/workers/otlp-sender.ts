@@ -1,5 +1,4 @@
 /** Worker entry of a session's OTLP export: posts the requests the drain encodes, one at a time, with retries. */
-import './direct-stdio.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { OtlpCounter, OtlpQueueState, type OtlpRequestMessage, type OtlpSenderConfig } from '../sinks/otlp-queue.js';
 

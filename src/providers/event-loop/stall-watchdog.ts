@@ -1,5 +1,5 @@
 import { requireBuiltin } from '../../schema/this-thread.js';
-import { markServiceWorker, SERVICE_STDIO } from '../../session/service-workers.js';
+import { makeServiceWorker, markServiceWorker } from '../../session/service-workers.js';
 import { threadGcRing } from '../gc-hook.js';
 import { SERVICE_THREAD_KEY } from '../../session/service-thread.js';
 import { Heartbeat, STALL_DUTIES, WatchdogDuty, type WatchdogCounters } from './heartbeat.js';
@@ -35,7 +35,7 @@ class StallWatchdog {
     const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab, gcRing: threadGcRing()?.sab, restRoute: mainRestRoute() };
     this.configure(stallMs, duties);
     this.hb.beat();
-    const worker = new Worker(new URL('../../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], ...SERVICE_STDIO });
+    const worker = makeServiceWorker(() => new Worker(new URL('../../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], stdout: false, stderr: false }));
     markServiceWorker(worker, 'tracepipe-watchdog');
     worker.on('error', (e) => process.emitWarning(`tracepipe: the event-loop watchdog failed: ${e.message}; stalls are no longer watched`));
     worker.on('exit', (code) => {
