@@ -52,7 +52,7 @@ const { createServer } = require('node:http');
 // and its stdio) moved that 8th call earlier got them recorded, which moved Node's own request code by
 // ~2,000 instructions a request (BENCHMARKS.md §6). An application that stays at 4 kinds (a bare http
 // server) pays that once any tracepipe session runs: its drain thread is a Worker, an emitter with
-// stdio streams of its own (README.md, "What a traced request costs").
+// stdio streams of its own (README.md, "Spans and counters").
 {
   const { createReadStream } = require('node:fs');
   const { EventEmitter } = require('node:events');
