@@ -1,8 +1,9 @@
-// Tracing must not change a descriptor the application shares with other processes. tracepipe's own
-// threads (the drain, the stall watchdog, the OTLP sender) write their output to descriptors 1 and 2
-// themselves: had Node forwarded it, the main thread's process.stdout and process.stderr would have been
-// made, and a pipe's file description set O_NONBLOCK, which the shell's next command, a child with
-// inherited stdio or `fs.writeSync(1, …)` (EAGAIN) then meet.
+// Tracing must not change a descriptor the application shares with other processes. Node forwards a
+// worker's output by piping it into the main thread's process.stdout and process.stderr, which it makes
+// as the worker is made: a pipe's file description is then O_NONBLOCK, which the shell's next command,
+// a child with inherited stdio or `fs.writeSync(1, …)` (EAGAIN) meet. tracepipe's own threads (the
+// drain, the stall watchdog, the OTLP sender) are made so that those streams are made only when a
+// thread prints (makeServiceWorker).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fork } from 'node:child_process';
