@@ -98,9 +98,10 @@ for (const [what, shape, numRuns] of [['', eventShape, 500], [' (wide types, the
   );
 });
 
-test('strings are encoded byte-for-byte as TextEncoder would', () => {
+// Up to 200 units: a writer writes strings from LONG_STRING units on with Node's encoder, shorter ones itself.
+test('strings are encoded byte-for-byte as TextEncoder would, short and long', () => {
   fc.assert(
-    fc.property(fc.string({ unit: utf16Unit, maxLength: 60 }), (s) => {
+    fc.property(fc.string({ unit: utf16Unit, maxLength: 200 }), (s) => {
       const { rec, target } = writeAndDecode(['string'], [s], 0, 1);
       const want = new TextEncoder().encode(s);
       assert.equal(rec.payloadLength, 4 + want.length);
@@ -114,6 +115,9 @@ test('strings are encoded byte-for-byte as TextEncoder would', () => {
 test('lone surrogates become U+FFFD', () => {
   const { decoded } = writeAndDecode(['string', 'string', 'string'], ['a\ud800b', '\udc00', 'x\ud83d'], 0, 1);
   assert.deepEqual(decoded, { f0: 'a\ufffdb', f1: '\ufffd', f2: 'x\ufffd' });
+  const long = `${'a'.repeat(40)}\ud800b\udc00${'é'.repeat(40)}\ud83d`;
+  const wrote = writeAndDecode(['string'], [long], 0, 1).decoded.f0;
+  assert.equal(wrote, `${'a'.repeat(40)}\ufffdb\ufffd${'é'.repeat(40)}\ufffd`, 'a string long enough for Node\'s encoder too');
 });
 
 test('a field named __proto__ is an own field, never the prototype (generated and loop decoders)', () => {

@@ -170,14 +170,16 @@ const http: Record<string, Handler> = {
     // starts (an outgoing fetch becomes its child). A left-out request's children are left out.
     // Without request spans nothing can be its child: the connection's context, as it began.
     if (span === 0 || !c.HttpServer.enabled) {
-      if (acrossAwait && currentSpanId() !== context) enterSpan(context);
+      if (acrossAwait && requestSpanEntered && currentSpanId() !== context) enterSpan(context);
       return;
     }
     // A request begun inside a span (a server listening in one) has a root not known here, unless its
     // caller named the trace: 0, so that no request of the connection inherits another's trace.
     if (propagate) enterTrace(incoming !== undefined || context === 0 ? span : 0, incoming);
-    if (acrossAwait) enterSpan(span);
-    else enterSpanSynchronously(span);
+    if (acrossAwait) {
+      requestSpanEntered = true;
+      enterSpan(span);
+    } else enterSpanSynchronously(span);
   },
   'http.server.response.finish': (m) => {
     const { request, response, socket } = m as { request: IncomingMessage; response: ServerResponse; socket: Socket };
@@ -350,6 +352,12 @@ const tracing = new TracingChannelBridge(() => nodeChannels.TracingChannel);
 let propagate = false;
 /** context=sync in every session: the request span is current only in the handler's synchronous run. */
 let acrossAwait = true;
+/**
+ * Whether a request's span was ever made current across await (below). Until one was, nothing has
+ * moved a connection's context away from where it began, and a request without a span of its own
+ * need not ask for the current span to put it back (an AsyncLocalStorage read a request).
+ */
+let requestSpanEntered = false;
 /** The fraction of root requests kept (sample=, TRACEPIPE_SAMPLE): the largest any session asked for. */
 let sampleRate = 1;
 /** Server requests seen and kept by head sampling since the process began; each session's share is its difference. */

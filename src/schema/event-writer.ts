@@ -2,7 +2,7 @@ import { codeGenerationAllowed } from './code-generation.js';
 import { closureWriter } from './closure-writer.js';
 import type { PayloadLayout } from './payload-layout.js';
 import { RECORD_HEADER_SIZE, type RecordTarget, type RecordType, STRONG_ORDER } from './record-abi.js';
-import { utf8Length, writeUtf8 } from './utf8.js';
+import { LONG_STRING, utf8Length, writeUtf8 } from './utf8.js';
 import { acceptsExpr, type InvalidArgument, refuser, typedArrayLength } from './writer-arguments.js';
 
 /** What a writer is called on: its event type, whose targets it writes to. */
@@ -97,7 +97,8 @@ export function generateWriter(
   let tail = `let q = p + ${H + layout.fixedSize};`;
   for (const v of layout.variable) {
     const slot = `u32[(p + ${H + v.offset}) >> 2]`;
-    tail += v.type === 'string' ? ` { const s = q; q = writeUtf8(t.u8, q, a${v.index}); ${slot} = q - s; }` : ` t.u8.set(a${v.index}, q); q += n${v.index};`;
+    const a = `a${v.index}`;
+    tail += v.type === 'string' ? ` { const s = q; q = ${a}.length < ${LONG_STRING} ? writeUtf8(t.u8, q, ${a}) : q + t.buf.write(${a}, q); ${slot} = q - s; }` : ` t.u8.set(${a}, q); q += n${v.index};`;
   }
   // x86 keeps stores in program order and V8 emits typed-array stores in program order (they all sit
   // on its effect chain), so a plain store publishes the record; weaker memory models (arm64) need the

@@ -48,6 +48,8 @@ export class RecordViews {
   readonly f32: Float32Array;
   readonly f64: Float64Array;
   readonly b64: BigInt64Array;
+  /** Node's own UTF-8 encoder writes long strings through this (see utf8.ts, LONG_STRING). */
+  readonly buf: Buffer;
 
   constructor(buffer: ArrayBufferLike) {
     this.u8 = new Uint8Array(buffer);
@@ -59,6 +61,7 @@ export class RecordViews {
     this.f32 = new Float32Array(buffer);
     this.f64 = new Float64Array(buffer);
     this.b64 = new BigInt64Array(buffer);
+    this.buf = Buffer.from(buffer);
   }
 }
 

@@ -17,6 +17,7 @@ export function fakeRecordTarget(bytes = 1 << 16) {
     f32: new Float32Array(buf),
     f64: new Float64Array(buf),
     b64: new BigInt64Array(buf),
+    buf: Buffer.from(buf),
     described: new Uint8Array(0),
     reserves: 0,
     reserve() {
