@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 
-const BENCHMARKS = ['disabled-event', 'enabled-event', 'idle-cost', 'ten-million', 'drop-vs-block', 'block-throughput', 'http-overhead', 'collect-latency', 'gc-pause-cost', 'read-throughput', 'spans', 'gcdump', 'convert', 'query', 'report-html', 'ring-dump', 'client-request', 'server-request', 'export-scale', 'cpu-sampler', 'source-maps', 'cpu-export', 'explain', 'ring-capacity', 'counters', 'gcdump-shapes', 'startup', 'otlp', 'http-instructions'];
+const BENCHMARKS = ['disabled-event', 'enabled-event', 'idle-cost', 'ten-million', 'drop-vs-block', 'block-throughput', 'http-overhead', 'collect-latency', 'gc-pause-cost', 'read-throughput', 'spans', 'gcdump', 'convert', 'query', 'report-html', 'ring-dump', 'client-request', 'server-request', 'export-scale', 'cpu-sampler', 'source-maps', 'cpu-export', 'explain', 'ring-capacity', 'counters', 'gcdump-shapes', 'startup', 'otlp', 'http-instructions', 'string-write', 'writer-compilations'];
 
 /** A benchmark is a folder with a bench.mjs, or a single <name>.mjs; either exports `description` and `run()`. */
 function entryOf(name) {
