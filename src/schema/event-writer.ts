@@ -13,6 +13,8 @@ export interface WriterHost extends RecordType {
 export type WriteFn = (this: WriterHost, ...args: any[]) => void;
 
 const TWO32 = 4294967296;
+/** Buffer's write as it was when tracepipe loaded: an application that replaces it later does not change what writers write. */
+const bufferWrite = Buffer.prototype.write;
 
 /** The clock every event is stamped with; called as a method so the JIT can inline it. */
 export interface Clock {
@@ -98,7 +100,7 @@ export function generateWriter(
   for (const v of layout.variable) {
     const slot = `u32[(p + ${H + v.offset}) >> 2]`;
     const a = `a${v.index}`;
-    tail += v.type === 'string' ? ` { const s = q; q = ${a}.length < ${LONG_STRING} ? writeUtf8(t.u8, q, ${a}) : q + t.buf.write(${a}, q); ${slot} = q - s; }` : ` t.u8.set(${a}, q); q += n${v.index};`;
+    tail += v.type === 'string' ? ` { const s = q; q = ${a}.length < ${LONG_STRING} ? writeUtf8(t.u8, q, ${a}) : q + bufferWrite.call(t.buf, ${a}, q); ${slot} = q - s; }` : ` t.u8.set(${a}, q); q += n${v.index};`;
   }
   // x86 keeps stores in program order and V8 emits typed-array stores in program order (they all sit
   // on its effect chain), so a plain store publishes the record; weaker memory models (arm64) need the
@@ -137,7 +139,7 @@ return (typeIndex, clock, refuse) => function write(${withTimestamp ? 'ts, ' : '
 };`;
   let make = writerFactories.get(src);
   if (make === undefined) {
-    make = new Function('utf8Length', 'writeUtf8', 'typedArrayLength', src)(utf8Length, writeUtf8, typedArrayLength) as WriterFactory;
+    make = new Function('utf8Length', 'writeUtf8', 'typedArrayLength', 'bufferWrite', src)(utf8Length, writeUtf8, typedArrayLength, bufferWrite) as WriterFactory;
     writerFactories.set(src, make);
   }
   return make(typeIndex, clock, refuser(layout, withTimestamp, onInvalid));
