@@ -9,7 +9,7 @@ import v8 from 'node:v8';
 const [tree, mode, lengthArg, countedArg] = process.argv.slice(2);
 const length = Number(lengthArg);
 const counted = Number(countedArg);
-const WARMUP = 100_000;
+const WARMUP = 30_000;
 const { startSession, defineProvider } = await import(pathToFileURL(join(tree, 'dist/index.js')).href);
 const { writeUtf8 } = await import(pathToFileURL(join(tree, 'dist/schema/utf8.js')).href);
 const bench = defineProvider('Bench.Strings', { events: { Text: { id: 1, fields: [['text', 'string']] } } });
