@@ -183,3 +183,31 @@ test('string fields decode as TextDecoder does, event after event, whether their
     }
   }
 });
+
+test("a long string is written right when the application has replaced the global Buffer and patched Node's", async () => {
+  const { RecordViews } = await import('../dist/schema/record-abi.js');
+  const original = globalThis.Buffer;
+  const { from } = original;
+  const utf8Write = original.prototype.utf8Write;
+  const target = fakeRecordTarget();
+  try {
+    // A polyfill in place of the global, a Buffer.from that copies, a utf8Write that changes the text.
+    globalThis.Buffer = class PolyfillBuffer {};
+    original.from = (...args) => from.call(original, new Uint8Array(args[0]).slice().buffer);
+    original.prototype.utf8Write = function (s, ...rest) {
+      return utf8Write.call(this, String(s).toUpperCase(), ...rest);
+    };
+    // Made as a session's thread buffer makes its views.
+    target.buf = new RecordViews(target.u8.buffer).buf;
+    const layout = computePayloadLayout([['text', 'string']]);
+    const long = `a long string, at least thirty-two units: é😀\ud800`;
+    generateWriter(layout, 1, { now: () => 0 }, true, () => assert.fail('refused')).call({ _targets: [target] }, 0, long);
+    const rec = recordAt0(target);
+    const decoded = decodePayload(layout, target.u8, rec.payloadStart, rec.payloadLength, 0);
+    assert.equal(decoded.text, 'a long string, at least thirty-two units: é😀\ufffd');
+  } finally {
+    globalThis.Buffer = original;
+    original.from = from;
+    original.prototype.utf8Write = utf8Write;
+  }
+});

@@ -1,7 +1,7 @@
 import { codeGenerationAllowed } from './code-generation.js';
 import { closureWriter } from './closure-writer.js';
 import type { PayloadLayout } from './payload-layout.js';
-import { RECORD_HEADER_SIZE, type RecordTarget, type RecordType, STRONG_ORDER } from './record-abi.js';
+import { RECORD_HEADER_SIZE, type RecordTarget, type RecordType, STRONG_ORDER, utf8Write } from './record-abi.js';
 import { LONG_STRING, utf8Length, writeUtf8 } from './utf8.js';
 import { acceptsExpr, type InvalidArgument, refuser, typedArrayLength } from './writer-arguments.js';
 
@@ -13,8 +13,6 @@ export interface WriterHost extends RecordType {
 export type WriteFn = (this: WriterHost, ...args: any[]) => void;
 
 const TWO32 = 4294967296;
-/** Buffer's write as it was when tracepipe loaded: an application that replaces it later does not change what writers write. */
-const bufferWrite = Buffer.prototype.write;
 
 /** The clock every event is stamped with; called as a method so the JIT can inline it. */
 export interface Clock {
@@ -100,7 +98,7 @@ export function generateWriter(
   for (const v of layout.variable) {
     const slot = `u32[(p + ${H + v.offset}) >> 2]`;
     const a = `a${v.index}`;
-    tail += v.type === 'string' ? ` { const s = q; q = ${a}.length < ${LONG_STRING} ? writeUtf8(t.u8, q, ${a}) : q + bufferWrite.call(t.buf, ${a}, q); ${slot} = q - s; }` : ` t.u8.set(${a}, q); q += n${v.index};`;
+    tail += v.type === 'string' ? ` { const s = q; q = ${a}.length < ${LONG_STRING} ? writeUtf8(t.u8, q, ${a}) : q + utf8Write.call(t.buf, ${a}, q, t.buf.length - q); ${slot} = q - s; }` : ` t.u8.set(${a}, q); q += n${v.index};`;
   }
   // x86 keeps stores in program order and V8 emits typed-array stores in program order (they all sit
   // on its effect chain), so a plain store publishes the record; weaker memory models (arm64) need the
@@ -139,7 +137,9 @@ return (typeIndex, clock, refuse) => function write(${withTimestamp ? 'ts, ' : '
 };`;
   let make = writerFactories.get(src);
   if (make === undefined) {
-    make = new Function('utf8Length', 'writeUtf8', 'typedArrayLength', 'bufferWrite', src)(utf8Length, writeUtf8, typedArrayLength, bufferWrite) as WriterFactory;
+    make = new Function('utf8Length', 'writeUtf8', 'typedArrayLength', 'utf8Write', src)(utf8Length, writeUtf8, typedArrayLength, utf8Write) as WriterFactory;
+    // Bounded: a process that keeps defining new layouts starts over rather than keep every one.
+    if (writerFactories.size >= MAX_WRITER_FACTORIES) writerFactories.clear();
     writerFactories.set(src, make);
   }
   return make(typeIndex, clock, refuser(layout, withTimestamp, onInvalid));
@@ -153,3 +153,4 @@ type WriterFactory = (typeIndex: number, clock: Clock, refuse: (...args: any[]) 
  * of one cold copy a type (a counters publication writes ~50 types once a second).
  */
 const writerFactories = new Map<string, WriterFactory>();
+const MAX_WRITER_FACTORIES = 1024;

@@ -1,4 +1,14 @@
 import type { EventDescriptor } from './event-type.js';
+import { requireBuiltin } from './this-thread.js';
+
+/**
+ * Node's Buffer and its functions as they were when tracepipe loaded: an application that replaces the
+ * global Buffer (a polyfill) or patches its methods later changes nothing writers write.
+ */
+const { Buffer: NodeBuffer } = requireBuiltin('node:buffer') as typeof import('node:buffer');
+const bufferOver = NodeBuffer.from.bind(NodeBuffer) as (buffer: ArrayBufferLike) => Buffer;
+/** Node's UTF-8 encoder: `utf8Write.call(buffer, string, offset, room)` returns the bytes it wrote. */
+export const utf8Write = NodeBuffer.prototype.utf8Write as (this: Buffer, s: string, offset: number, room: number) => number;
 
 /**
  * The in-memory record a producer copies into its thread buffer (all offsets in bytes, little endian
@@ -61,7 +71,7 @@ export class RecordViews {
     this.f32 = new Float32Array(buffer);
     this.f64 = new Float64Array(buffer);
     this.b64 = new BigInt64Array(buffer);
-    this.buf = Buffer.from(buffer);
+    this.buf = bufferOver(buffer);
   }
 }
 
