@@ -1,6 +1,6 @@
 /**
  * From this many UTF-16 units on, a generated writer has Node's encoder write a string (Buffer's
- * utf8Write as it was at load, into a Buffer over the same memory): it costs a fixed ~800 to ~1,200
+ * utf8Write as it was at load, into a Buffer over the same memory): it costs a fixed ~500 to ~900
  * instructions, against ~40 a unit for writeUtf8's loop, whose charCodeAt dispatches on the string's
  * representation for every unit. Both write the same bytes, lone surrogates as U+FFFD included
  * (BENCHMARKS.md §35).
