@@ -11,7 +11,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const child = `
 const { startSession, defineProvider } = await import(${JSON.stringify(pathToFileURL(`${ROOT}dist/index.js`).href)});
 const { mkdtempSync, rmSync } = await import('node:fs');
-const dir = mkdtempSync(require('node:os').tmpdir() + '/tracepipe-writer-compilations-');
+const { tmpdir } = await import('node:os');
+const dir = mkdtempSync(tmpdir() + '/tracepipe-writer-compilations-');
 const counters = {};
 for (let i = 1; i <= ${TYPES}; i++) counters['C' + i] = { id: i, unit: 'items' };
 const p = defineProvider('Bench.Counters', { counters });
@@ -25,7 +26,7 @@ rmSync(dir, { recursive: true, force: true });
 `;
 
 export async function run() {
-  const out = execFileSync(process.execPath, ['--trace-opt', '--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);${child}`], { encoding: 'utf8', timeout: 120_000 });
+  const out = execFileSync(process.execPath, ['--trace-opt', '--input-type=module', '-e', child], { encoding: 'utf8', timeout: 120_000 });
   const compilations = out.split('\n').filter((l) => /completed optimizing.*\bwrite\b/.test(l)).length;
   console.log(`  ${TYPES} counter types of one layout: ${compilations} optimised compilation(s) of their writers`);
   return [{ check: `writers of ${TYPES} counters of one layout: optimised compilations`, value: String(compilations), target: 'report it', met: null }];

@@ -1,5 +1,5 @@
-// How much a string costs a writer, by length: writeUtf8's loop, Node's UTF-8 encoder (Buffer's write,
-// what writers use from LONG_STRING units on), and a whole event of one string field, as main-thread
+// How much a string costs a writer, by length: writeUtf8's loop, Node's UTF-8 encoder (Buffer's utf8Write,
+// as writers call it from LONG_STRING units on), and a whole event of one string field, as main-thread
 // instructions per call under callgrind, per Node.js version (BENCH_NODES, as http-instructions).
 // Each count is one process: V8 compiles synchronously (--no-concurrent-recompilation), so a process
 // meets the same tiers at the same call and counts the same every time; `none` is the loop around.

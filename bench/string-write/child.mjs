@@ -12,6 +12,8 @@ const counted = Number(countedArg);
 const WARMUP = 30_000;
 const { startSession, defineProvider } = await import(pathToFileURL(join(tree, 'dist/index.js')).href);
 const { writeUtf8 } = await import(pathToFileURL(join(tree, 'dist/schema/utf8.js')).href);
+// Node's encoder as writers call it (record-abi.ts).
+const { utf8Write } = await import(pathToFileURL(join(tree, 'dist/schema/record-abi.js')).href);
 const bench = defineProvider('Bench.Strings', { events: { Text: { id: 1, fields: [['text', 'string']] } } });
 const dir = mkdtempSync(join(tmpdir(), 'tracepipe-string-write-'));
 const session = await startSession({ providers: 'Bench.Strings', output: join(dir, 'strings.tptrace') });
@@ -29,7 +31,7 @@ const ways = {
     if (pos > 60_000) pos = 0;
   },
   encoder: (s) => {
-    pos += buf.write(s, pos);
+    pos += utf8Write.call(buf, s, pos, buf.length - pos);
     if (pos > 60_000) pos = 0;
   },
   event: (s) => bench.Text.write(s),
