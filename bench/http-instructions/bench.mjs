@@ -20,9 +20,9 @@
 // Valgrind's ~50× slower requests inflate per request; so the other threads (the drain's passes, V8's
 // compiler threads) are not counted (the window's dump is the thread that marks it, the main thread's),
 // and `Runtime.*` on top is mostly its samplers' timers here.
-// The µs beside a count are an upper estimate: the count at the untraced server's pace, its main thread's
-// CPU time per request (the kernel's share included) over its instructions per request, timed outside
-// Valgrind in the same run.
+// The µs beside a count are an estimate: the count at the untraced server's user-mode pace, its main
+// thread's user-mode CPU time per request over its instructions per request, timed outside Valgrind in
+// the same run (untracedPace); at its whole CPU time per instruction, kernel included, an upper bound.
 // Needs `valgrind` (Debian: valgrind). Run alone: `node bench/run.mjs http-instructions`;
 // BENCH_NODES as in http-overhead adds Node.js versions.
 import { execFile, execFileSync } from 'node:child_process';
@@ -189,19 +189,31 @@ function otlpFinished(variant, { served, handled, spans, session }) {
   return { served };
 }
 
-/** The untraced server's main-thread CPU time per request outside Valgrind: the pace that turns its instructions into µs. */
-async function untracedCpuPerRequest(node) {
+/** Requests the untraced server is timed over: enough clock ticks (10 ms) of user and kernel time for their ratio. */
+const PACE_REQUESTS = 40_000;
+
+/**
+ * The untraced server's main-thread CPU time per request outside Valgrind, and the share of it spent in
+ * user mode: what turns its instructions into µs. Callgrind counts user-mode instructions only, while a
+ * request's CPU time also holds the kernel's work for it (its read, its write, the loop's poll: ~40 % of
+ * it here, BENCHMARKS.md §6), which a tracer that makes no system call per request does not add to. So
+ * the time of an extra instruction is the user-mode time per instruction; the whole CPU time per
+ * instruction (kernel included) is an upper bound on it.
+ */
+async function untracedPace(node) {
   const server = await startJsonServer({ name: 'off (timed)', kind: 'plain', node, pin: {}, nodeFlags: NODE_FLAGS });
   let load;
   try {
     load = await keepAliveLoad(server.url, { connections: CONNECTIONS });
     await load.run(WARMUP_REQUESTS);
     await server.ask('mark');
-    await load.run(4 * MEASURED_REQUESTS);
+    await load.run(PACE_REQUESTS);
     const { main, served } = await server.ask('measured');
     await server.stop();
     if (main.runUs === null) throw new Error("the untraced server cannot read its main thread's CPU time (no /proc/thread-self/schedstat)");
-    return main.runUs / served;
+    const ticks = main.userTicks + main.systemTicks;
+    if (!(ticks > 0)) throw new Error("the untraced server cannot read its main thread's user and kernel time (/proc/thread-self/stat)");
+    return { cpuUs: main.runUs / served, userShare: main.userTicks / ticks };
   } finally {
     load?.close();
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -231,11 +243,15 @@ async function pool(tasks, order, jobs) {
 
 const signedIr = (x) => `${x >= 0 ? '+' : ''}${Math.round(x).toLocaleString('en-US')}`;
 const irText = (x) => Math.round(x).toLocaleString('en-US');
-function reportNode(node, results, nsPerIr) {
+function reportNode(node, results, pace) {
+  const nsPerIr = pace.userNsPerIr;
   const us = (ir) => `≈ ${((ir * nsPerIr) / 1000).toFixed(2)} µs`;
   const checks = [];
   {
-    console.log(`\n  Node ${node.version} (${node.bin}), the main thread: instructions per request, median over ${ROUNDS} rounds (min, max); ${us(1000)} a thousand (its untraced pace)`);
+    console.log(
+      `\n  Node ${node.version} (${node.bin}), the main thread: instructions per request, median over ${ROUNDS} rounds (min, max); µs at the untraced server's user-mode pace, ` +
+        `${nsPerIr.toFixed(3)} ns an instruction (${(100 * pace.userShare).toFixed(0)} % of its CPU time in user mode; ${pace.cpuNsPerIr.toFixed(3)} ns with the kernel's share, an upper bound)`,
+    );
     for (const [i, v] of VARIANTS.entries()) {
       const irs = results[i].map((r) => r.main);
       console.log(`    ${v.name.padEnd(42)} ${irText(median(irs)).padStart(9)} (${irText(Math.min(...irs))}, ${irText(Math.max(...irs))})  ${us(median(irs))}`);
@@ -254,7 +270,7 @@ function reportNode(node, results, nsPerIr) {
     const ratios = ratio(otel, channels);
     const event = over(EVENT, HOOKS_ALS);
     const eventUs = event.map((ir) => (ir * nsPerIr) / 1000);
-    console.log(`    the request event over Node's hooks ${withInterval(event, signedIr).padEnd(34)} ${us(median(event))}`);
+    console.log(`    the request event over Node's hooks ${withInterval(event, signedIr).padEnd(34)} ${us(median(event))} (≤ ${((median(event) * pace.cpuNsPerIr) / 1000).toFixed(2)} µs with the kernel's share)`);
     console.log(`      of it: tracepipe/register loaded, no session ${withInterval(over(LOADED, HOOKS_ALS), signedIr)}; the event with its session over that ${withInterval(over(EVENT, LOADED), signedIr)}`);
     console.log(`    all of Node.Channels with spans ${withInterval(channels, signedIr)}; with context=sync ${withInterval(over(SPANS, OFF_ALS), signedIr)}; OpenTelemetry ${withInterval(otel, signedIr)}`);
     const sync = ratio(otel, over(SPANS, OFF_ALS));
@@ -275,7 +291,7 @@ function reportNode(node, results, nsPerIr) {
         met: median(otlpRatios) >= TARGET_OTLP_MAIN_RATIO,
       },
       {
-        check: `Node ${node.version}, main thread: the request event over Node's hooks with empty handlers (an AsyncLocalStorage made), at the untraced pace`,
+        check: `Node ${node.version}, main thread: the request event over Node's hooks with empty handlers (an AsyncLocalStorage made), at the untraced user-mode pace`,
         value: withInterval(eventUs, (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} µs`),
         target: `<= ${TARGET_EVENT_US} µs`,
         met: median(eventUs) <= TARGET_EVENT_US,
@@ -310,9 +326,9 @@ export async function run() {
     // Timed first, alone on the machine: the pace per Node.js (fresh processes, median of 3).
     const pace = [];
     for (const node of nodes) {
-      const us = [];
-      for (let k = 0; k < 3; k++) us.push(await untracedCpuPerRequest(node));
-      pace.push(median(us));
+      const timed = [];
+      for (let k = 0; k < 3; k++) timed.push(await untracedPace(node));
+      pace.push({ cpuUs: median(timed.map((t) => t.cpuUs)), userShare: median(timed.map((t) => t.userShare)) });
     }
     for (let r = 0; r < ROUNDS; r++) {
       const tasks = cells.map((cell, i) => () => countCell(dir, receiver.url, cell, `${r}-${i}`));
@@ -325,8 +341,8 @@ export async function run() {
     await receiver.close();
     return nodes.flatMap((node, n) => {
       const res = results.slice(n * VARIANTS.length, (n + 1) * VARIANTS.length);
-      const nsPerIr = (pace[n] * 1000) / median(res[OFF].map((x) => x.main));
-      return reportNode(node, res, nsPerIr);
+      const cpuNsPerIr = (pace[n].cpuUs * 1000) / median(res[OFF].map((x) => x.main));
+      return reportNode(node, res, { cpuNsPerIr, userShare: pace[n].userShare, userNsPerIr: cpuNsPerIr * pace[n].userShare });
     });
   } finally {
     receiver?.kill();

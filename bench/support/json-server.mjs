@@ -103,7 +103,9 @@ process.on('message', async (m) => {
     await tracing?.flush();
     const cpu = process.cpuUsage(mark.cpu);
     const main = threadCpu();
-    const mainUs = main && mark.main ? { runUs: (main.runNs - mark.main.runNs) / 1e3, waitUs: (main.waitNs - mark.main.waitNs) / 1e3 } : { runUs: null, waitUs: null };
+    const mainUs = main && mark.main
+      ? { runUs: (main.runNs - mark.main.runNs) / 1e3, waitUs: (main.waitNs - mark.main.waitNs) / 1e3, userTicks: main.userTicks - mark.main.userTicks, systemTicks: main.systemTicks - mark.main.systemTicks }
+      : { runUs: null, waitUs: null };
     const measured = { cpuUs: cpu.user + cpu.system, served: served - mark.served, main: mainUs };
     if (countedWindow) dumpCountsHere();
     return process.send(measured);

@@ -8,8 +8,22 @@ import { readFileSync } from 'node:fs';
 export function threadCpu() {
   try {
     const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
-    return Number.isFinite(run) && Number.isFinite(wait) ? { runNs: run, waitNs: wait } : undefined;
+    return Number.isFinite(run) && Number.isFinite(wait) ? { runNs: run, waitNs: wait, ...userAndSystemTicks() } : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The calling thread's time in user mode and in the kernel so far, in clock ticks (/proc/thread-self/stat,
+ * utime and stime: coarse, 10 ms each, so only a long run's ratio means anything), or NaN where not readable.
+ */
+function userAndSystemTicks() {
+  try {
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    const f = readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ');
+    return { userTicks: Number(f[11]), systemTicks: Number(f[12]) };
+  } catch {
+    return { userTicks: NaN, systemTicks: NaN };
   }
 }
