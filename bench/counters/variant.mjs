@@ -15,7 +15,9 @@ let collector;
 if (process.env.COUNTERS_CLI) {
   collector = spawn(process.execPath, [process.env.COUNTERS_CLI, 'counters', 'collect', '--pid', String(process.pid), '--format', 'csv', '-o', process.env.COUNTERS_OUT], { stdio: 'ignore' });
   const deadline = performance.now() + 30_000;
-  while ((await processInfo(process.pid)).sessions.length === 0) {
+  // The diagnostics server starts 100 ms after tracepipe/register loads: until then this process is not attachable.
+  const sessions = () => processInfo(process.pid).then((info) => info.sessions.length, () => 0);
+  while ((await sessions()) === 0) {
     if (performance.now() > deadline) throw new Error('the counters session did not start');
     await sleep(100);
   }

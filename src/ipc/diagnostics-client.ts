@@ -37,18 +37,48 @@ function isStale(e: unknown): boolean {
   return code === 'ECONNREFUSED' || code === 'ENOENT';
 }
 
+/**
+ * How long after its start a process without an endpoint is waited for: tracepipe/register opens the
+ * endpoint 100 ms after it loads, and a process takes a while to load it, so a tool started right after
+ * its target (`node --import tracepipe/register app.js & tracepipe collect --pid $!`) would otherwise be
+ * told the target is not attachable.
+ */
+const YOUNG_PROCESS_MS = 3000;
+const YOUNG_POLL_MS = 50;
+
+/** How long ago `pid` started, in ms (Linux: its start time and the system's uptime), or undefined. */
+function processAgeMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22, starttime, in clock ticks since boot; fields are counted after the parenthesised name.
+    const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const uptimeMs = 1000 * Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+    // Linux reports these ticks in USER_HZ, 100 a second on every architecture Node runs on.
+    const age = uptimeMs - startTicks * 10;
+    return Number.isFinite(age) ? age : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Connects to `pid`'s diagnostics server, removing endpoints nobody listens on any more. */
 async function connectTarget(pid: number): Promise<net.Socket> {
-  for (const e of listEndpoints().filter((x) => x.pid === pid)) {
-    try {
-      return await connectEndpoint(e.path, CONNECT_TIMEOUT_MS);
-    } catch (err) {
-      if (!isStale(err)) throw new TargetError(`cannot connect to process ${pid}: ${(err as Error).message}`);
-      removeEndpoint(e.path);
+  for (;;) {
+    for (const e of listEndpoints().filter((x) => x.pid === pid)) {
+      try {
+        return await connectEndpoint(e.path, CONNECT_TIMEOUT_MS);
+      } catch (err) {
+        if (!isStale(err)) throw new TargetError(`cannot connect to process ${pid}: ${(err as Error).message}`);
+        removeEndpoint(e.path);
+      }
     }
+    if (!isProcessAlive(pid)) throw new TargetError(`no process with pid ${pid}`);
+    const age = processAgeMs(pid);
+    if (age === undefined || age >= YOUNG_PROCESS_MS) {
+      throw new TargetError(`process ${pid} is not attachable: start it with 'node --import tracepipe/register' (or put that in NODE_OPTIONS)`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(YOUNG_POLL_MS, YOUNG_PROCESS_MS - age)));
   }
-  if (!isProcessAlive(pid)) throw new TargetError(`no process with pid ${pid}`);
-  throw new TargetError(`process ${pid} is not attachable: start it with 'node --import tracepipe/register' (or put that in NODE_OPTIONS)`);
 }
 
 /** Sends one request and reads its reply frame; bytes after the reply stay unread on the socket. */
