@@ -9,7 +9,7 @@
 // what the startup session recorded, exported and dropped (stopping it flushes it, as the process's
 // exit would).
 import { createRequire } from 'node:module';
-import { threadCpu } from './thread-cpu.mjs';
+import { threadCpu, threadTicks } from './thread-cpu.mjs';
 
 const variant = process.argv[2];
 
@@ -96,15 +96,16 @@ process.on('disconnect', () => stopping || process.exit(1));
 process.on('message', async (m) => {
   if (m === 'mark') {
     if (countedWindow) zeroCountsHere();
-    return process.send((mark = { cpu: process.cpuUsage(), served, main: threadCpu() }));
+    return process.send((mark = { cpu: process.cpuUsage(), served, main: threadCpu(), ticks: threadTicks() }));
   }
   if (m === 'measured') {
     // Spans still queued for export belong to the measured requests: export them inside the window.
     await tracing?.flush();
     const cpu = process.cpuUsage(mark.cpu);
     const main = threadCpu();
+    const ticks = threadTicks();
     const mainUs = main && mark.main
-      ? { runUs: (main.runNs - mark.main.runNs) / 1e3, waitUs: (main.waitNs - mark.main.waitNs) / 1e3, userTicks: main.userTicks - mark.main.userTicks, systemTicks: main.systemTicks - mark.main.systemTicks }
+      ? { runUs: (main.runNs - mark.main.runNs) / 1e3, waitUs: (main.waitNs - mark.main.waitNs) / 1e3, userTicks: ticks.userTicks - mark.ticks.userTicks, systemTicks: ticks.systemTicks - mark.ticks.systemTicks }
       : { runUs: null, waitUs: null };
     const measured = { cpuUs: cpu.user + cpu.system, served: served - mark.served, main: mainUs };
     if (countedWindow) dumpCountsHere();

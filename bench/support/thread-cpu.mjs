@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 export function threadCpu() {
   try {
     const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
-    return Number.isFinite(run) && Number.isFinite(wait) ? { runNs: run, waitNs: wait, ...userAndSystemTicks() } : undefined;
+    return Number.isFinite(run) && Number.isFinite(wait) ? { runNs: run, waitNs: wait } : undefined;
   } catch {
     return undefined;
   }
@@ -18,10 +18,11 @@ export function threadCpu() {
  * The calling thread's time in user mode and in the kernel so far, in clock ticks (/proc/thread-self/stat,
  * utime and stime: coarse, 10 ms each, so only a long run's ratio means anything), or NaN where not readable.
  */
-function userAndSystemTicks() {
+export function threadTicks() {
   try {
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    const f = readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ');
+    // The fields after the command name, which is in parentheses and may hold ')' and spaces.
+    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return { userTicks: Number(f[11]), systemTicks: Number(f[12]) };
   } catch {
     return { userTicks: NaN, systemTicks: NaN };

@@ -26,10 +26,16 @@ export function isProcessAlive(pid: number): boolean {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
   try {
-    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return statFields(pid)[0] !== 'Z';
   } catch {
     return process.platform !== 'linux';
   }
+}
+
+/** The fields of /proc/<pid>/stat after the command name, which is in parentheses and may hold anything, ')' and spaces included: [0] is field 3, the state. */
+function statFields(pid: number | 'self'): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 function isStale(e: unknown): boolean {
@@ -46,16 +52,16 @@ function isStale(e: unknown): boolean {
 const YOUNG_PROCESS_MS = 3000;
 const YOUNG_POLL_MS = 50;
 
-/** How long ago `pid` started, in ms (Linux: its start time and the system's uptime), or undefined. */
+/**
+ * How long ago `pid` started, in ms, or undefined where that cannot be told (no /proc). Measured against
+ * this process's own start (field 22 of both stat files, clock ticks since boot, the same clock): a
+ * container's /proc/uptime may count from the container's start while start times count from the host's.
+ */
 function processAgeMs(pid: number): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 22, starttime, in clock ticks since boot; fields are counted after the parenthesised name.
-    const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    const uptimeMs = 1000 * Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
-    // Linux reports these ticks in USER_HZ, 100 a second on every architecture Node runs on.
-    const age = uptimeMs - startTicks * 10;
-    return Number.isFinite(age) ? age : undefined;
+    // Linux reports start times in USER_HZ, 100 a second on every architecture Node runs on.
+    const age = process.uptime() * 1000 + (Number(statFields('self')[19]) - Number(statFields(pid)[19])) * 10;
+    return Number.isFinite(age) && age >= 0 ? age : undefined;
   } catch {
     return undefined;
   }
@@ -63,6 +69,7 @@ function processAgeMs(pid: number): number | undefined {
 
 /** Connects to `pid`'s diagnostics server, removing endpoints nobody listens on any more. */
 async function connectTarget(pid: number): Promise<net.Socket> {
+  let deadline: number | undefined;
   for (;;) {
     for (const e of listEndpoints().filter((x) => x.pid === pid)) {
       try {
@@ -74,10 +81,11 @@ async function connectTarget(pid: number): Promise<net.Socket> {
     }
     if (!isProcessAlive(pid)) throw new TargetError(`no process with pid ${pid}`);
     const age = processAgeMs(pid);
-    if (age === undefined || age >= YOUNG_PROCESS_MS) {
-      throw new TargetError(`process ${pid} is not attachable: start it with 'node --import tracepipe/register' (or put that in NODE_OPTIONS)`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(YOUNG_POLL_MS, YOUNG_PROCESS_MS - age)));
+    // Bounded here too: however the age was read, the wait ends YOUNG_PROCESS_MS after it began.
+    deadline ??= performance.now() + YOUNG_PROCESS_MS;
+    const left = Math.min(YOUNG_PROCESS_MS - (age ?? YOUNG_PROCESS_MS), deadline - performance.now());
+    if (left <= 0) throw new TargetError(`process ${pid} is not attachable: start it with 'node --import tracepipe/register' (or put that in NODE_OPTIONS)`);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(YOUNG_POLL_MS, left)));
   }
 }
 
