@@ -51,6 +51,8 @@ function isStale(e: unknown): boolean {
  */
 const YOUNG_PROCESS_MS = 3000;
 const YOUNG_POLL_MS = 50;
+/** How far below zero a process's age may come out and still be taken as new (see processAgeMs). */
+const AGE_SLACK_MS = 1000;
 
 /**
  * How long ago `pid` started, in ms, or undefined where that cannot be told (no /proc). Measured against
@@ -61,7 +63,10 @@ function processAgeMs(pid: number): number | undefined {
   try {
     // Linux reports start times in USER_HZ, 100 a second on every architecture Node runs on.
     const age = process.uptime() * 1000 + (Number(statFields('self')[19]) - Number(statFields(pid)[19])) * 10;
-    return Number.isFinite(age) && age >= 0 ? age : undefined;
+    // process.uptime() counts from when Node started, a little after the process did, and start times
+    // come in 10 ms steps: a target just spawned can come out a few ms "younger than new".
+    if (!Number.isFinite(age) || age < -AGE_SLACK_MS) return undefined;
+    return Math.max(0, age);
   } catch {
     return undefined;
   }
