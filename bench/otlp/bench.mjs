@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { pinning } from '../support/pinning.mjs';
+import { procStatFields } from '../support/proc-stat.mjs';
 import { alive, bounded, exited, httpLoad, nodesToMeasure, ROOT, spawnPinned, startJsonServer, startLoader } from '../support/pinned-http.mjs';
 import { REGIME_HEADER, regimeColumns, regimeOf, saturationCheck } from '../support/server-regime.mjs';
 import { SLICED_TIMING, slicedRound } from '../support/sliced-rounds.mjs';
@@ -65,8 +66,7 @@ const TICKS_PER_S = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' 
 
 /** utime and stime of a /proc stat line, in µs (counted from the command's closing parenthesis: the command may hold any character). */
 function statCpu(path) {
-  const line = readFileSync(path, 'utf8');
-  const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
+  const fields = procStatFields(path);
   return { userUs: (Number(fields[11]) * 1e6) / TICKS_PER_S, sysUs: (Number(fields[12]) * 1e6) / TICKS_PER_S };
 }
 

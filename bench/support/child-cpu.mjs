@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { procStatFields } from './proc-stat.mjs';
 
 /** Clock ticks per second of /proc's times (usually 100: 10 ms). */
 let ticksPerSec;
@@ -13,9 +13,8 @@ let ticksPerSec;
 export function reapedChildrenCpuMs() {
   try {
     ticksPerSec ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-    // Fields after the command name (which may hold spaces and parentheses): cutime and cstime are the 14th and 15th.
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // cutime and cstime are the 14th and 15th fields after the command name.
+    const fields = procStatFields('/proc/self/stat');
     return ((Number(fields[13]) + Number(fields[14])) * 1000) / ticksPerSec;
   } catch {
     return undefined;

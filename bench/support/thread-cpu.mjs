@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { procStatFields } from './proc-stat.mjs';
 
 /**
  * The calling thread's time on a CPU and waiting for one, in ns (Linux schedstat), or undefined
@@ -20,9 +21,7 @@ export function threadCpu() {
  */
 export function threadTicks() {
   try {
-    // The fields after the command name, which is in parentheses and may hold ')' and spaces.
-    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const f = procStatFields('/proc/thread-self/stat');
     return { userTicks: Number(f[11]), systemTicks: Number(f[12]) };
   } catch {
     return { userTicks: NaN, systemTicks: NaN };
