@@ -1,12 +1,11 @@
 // `tracepipe ps`, `collect --pid` and `stop` against real processes, as a user runs them.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { processInfo, readTrace } from '../dist/index.js';
-import { startCli, startTarget, TARGET, useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
+import { startCli, startTarget, useTmpdir, waitFor } from './helpers/ipc-processes.mjs';
 
 const dir = await useTmpdir(after);
 
@@ -159,8 +158,7 @@ test('ps lists the target and its sessions; stop ends a session that a collect i
 test("a tool started right after its target waits for the target's endpoint instead of calling it not attachable", async (t) => {
   // As `node --import tracepipe/register app.js & tracepipe collect --pid $!` runs them: the endpoint opens
   // 100 ms after tracepipe/register loads, which is after the tool asks.
-  const target = spawn(process.execPath, ['--import', 'tracepipe/register', TARGET, 'serve'], { cwd: fileURLToPath(new URL('..', import.meta.url)), env: { ...process.env, TMPDIR: dir }, stdio: ['pipe', 'ignore', 'inherit'] });
-  t.after(() => target.kill('SIGKILL'));
+  const target = await startTarget(t, dir, { waitUntilReady: false });
   const info = await processInfo(target.pid);
   assert.equal(info.pid, target.pid);
   assert.deepEqual(info.sessions, []);

@@ -36,9 +36,9 @@ export async function waitFor(what, fn, timeoutMs = 20_000, everyMs = 50) {
  * Starts the target (by default test/fixtures/ipc-target.mjs serve) with `--import tracepipe/register`;
  * resolves once it printed 'ready ...' (`ready` is that line) and its diagnostics socket answers. `ask(line)` sends a command on
  * its stdin and resolves to its reply line; `mem()` asks for its memory after a full GC. The process is
- * killed at test end.
+ * killed at test end. With `waitUntilReady: false` it resolves to `{ pid, child }` as soon as it is spawned.
  */
-export async function startTarget(t, dir, { env = {}, nodeArgs = [], script = TARGET, args = ['serve'] } = {}) {
+export async function startTarget(t, dir, { env = {}, nodeArgs = [], script = TARGET, args = ['serve'], waitUntilReady = true } = {}) {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tracepipe/register', script, ...args], {
     cwd: ROOT,
     env: { ...process.env, TMPDIR: dir, ...env },
@@ -47,6 +47,7 @@ export async function startTarget(t, dir, { env = {}, nodeArgs = [], script = TA
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
+  if (!waitUntilReady) return { pid: child.pid, child };
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const first = await lines.next();
   if (first.done || !first.value.startsWith('ready')) throw new Error(`target did not start: ${first.value}`);
