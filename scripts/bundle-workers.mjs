@@ -6,27 +6,12 @@
 // tools import them by path).
 import { build } from 'esbuild';
 import { readFile } from 'node:fs/promises';
-import { dirname, relative } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ownModuleUrl } from './module-url-plugin.mjs';
 
 const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
 const ENTRIES = ['workers/drain-worker.js', 'workers/event-loop-watchdog.js'];
-
-/**
- * Every module keeps the import.meta.url it had as a file of its own: the URLs it builds relative to
- * itself (the native addon, package.json, another worker's entry, a provider's machinery) name the
- * same files from inside the bundle.
- */
-const ownModuleUrl = (outfile) => ({
-  name: 'own-module-url',
-  setup(b) {
-    b.onLoad({ filter: /\.js$/ }, async ({ path }) => {
-      const contents = await readFile(path, 'utf8');
-      const fromBundle = relative(dirname(outfile), path);
-      return { contents: contents.replaceAll('import.meta.url', `new URL(${JSON.stringify(fromBundle)}, import.meta.url).href`), loader: 'js' };
-    });
-  },
-});
 
 const THIS_THREAD = fileURLToPath(new URL('../dist/schema/this-thread.js', import.meta.url));
 
