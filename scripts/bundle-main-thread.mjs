@@ -12,7 +12,8 @@ import { basename, dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ownModuleUrl } from './module-url-plugin.mjs';
 
-const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const DIST = `${REPO}dist/`;
 const ROOT = 'index.js';
 const BUNDLE = 'bundles/public-api.js';
 const SHIM_MARK = `// tracepipe: this module is part of ${BUNDLE}\n`;
@@ -22,6 +23,12 @@ const SHIM_MARK = `// tracepipe: this module is part of ${BUNDLE}\n`;
  * loads none of the public API.
  */
 const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js'];
+/**
+ * What the entry runs once the bundle has run: a worker thread that imports tracepipe while a session
+ * runs joins it at once, loading the session machinery with require(), which Node refuses while a
+ * module it needs (the bundle) is still evaluating.
+ */
+const RUNS_AFTER = new Set([DIST + 'api/worker-join.js']);
 
 const importPath = (fromFile, toFile) => {
   const r = relative(dirname(fromFile), toFile);
@@ -37,19 +44,21 @@ async function staticGraph(roots) {
     },
   };
   const { metafile } = await build({ ...esm, entryPoints: roots.map((r) => DIST + r), bundle: true, write: false, metafile: true, outdir: DIST, plugins: [dynamicImportsApart] });
-  return new Set(Object.keys(metafile.inputs).map((f) => resolve(f)));
+  return new Set(Object.keys(metafile.inputs).map(inRepo));
 }
 
-const esm = { platform: 'node', format: 'esm', logLevel: 'warning' };
+/** esbuild's options for every build here; its metafile names files relative to the repository. */
+const esm = { platform: 'node', format: 'esm', logLevel: 'warning', absWorkingDir: REPO };
+const inRepo = (f) => resolve(REPO, f);
 const APART = await staticGraph(REGISTER_ROOTS);
 
 /** Where the bundle stops: Node's builtins, register's modules and every dynamic import stay imports of the files they name. */
-const bundleBoundary = (outfile) => ({
+const bundleBoundary = (outfile, outside = RUNS_AFTER) => ({
   name: 'bundle-boundary',
   setup(b) {
     b.onResolve({ filter: /^[./]/ }, (args) => {
       const file = resolve(args.resolveDir, args.path);
-      if (args.kind === 'dynamic-import' || APART.has(file)) return { path: importPath(outfile, file), external: true };
+      if (args.kind === 'dynamic-import' || APART.has(file) || outside.has(file)) return { path: importPath(outfile, file), external: true };
       return undefined;
     });
   },
@@ -57,8 +66,13 @@ const bundleBoundary = (outfile) => ({
 
 const outfile = DIST + BUNDLE;
 
-const { metafile } = await build({ ...esm, entryPoints: [DIST + ROOT], bundle: true, write: false, metafile: true, outfile, plugins: [bundleBoundary(outfile)] });
-const members = Object.keys(metafile.inputs).map((f) => resolve(f));
+const { metafile } = await build({ ...esm, entryPoints: [DIST + ROOT], bundle: true, write: false, metafile: true, outfile, plugins: [bundleBoundary(outfile, new Set())] });
+// The entry itself is not a member: it re-exports the public API from the bundle, then runs RUNS_AFTER,
+// whose imports are members.
+const members = Object.keys(metafile.inputs)
+  .map(inRepo)
+  .filter((f) => f !== DIST + ROOT && !RUNS_AFTER.has(f));
+const entryImports = metafile.inputs[relative(REPO, DIST + ROOT)].imports.map((i) => inRepo(i.path)).filter((f) => members.includes(f));
 
 /** Each member's exports, under names unique in the bundle. */
 const parts = [];
@@ -69,8 +83,8 @@ for (const [index, file] of members.entries()) {
   parts.push({ file, names: names.map((name) => ({ name, inBundle: `m${index}$${name}` })) });
 }
 
-// The root first, so that the modules run in the order they ran as files.
-let entry = `import ${JSON.stringify(DIST + ROOT)};\n`;
+// The entry's imports first, in its order, so that the modules run in the order they ran as files.
+let entry = entryImports.map((f) => `import ${JSON.stringify(f)};\n`).join('');
 for (const { file, names } of parts) if (names.length) entry += `export { ${names.map((n) => `${n.name} as ${n.inBundle}`).join(', ')} } from ${JSON.stringify(file)};\n`;
 await build({
   ...esm,
@@ -103,10 +117,10 @@ const importsFromBundle = (file) => ({
       if (args.namespace === 'member') return { path: args.path, external: true };
       if (args.kind === 'entry-point') return undefined;
       const target = /^[./]/.test(args.path) ? resolve(args.resolveDir, args.path) : undefined;
-      if (target && args.kind !== 'dynamic-import' && partByFile.has(target)) return { path: target, namespace: 'member' };
+      if (target && args.kind !== 'dynamic-import' && partByFile.has(target)) return { path: relative(REPO, target), namespace: 'member' };
       return { path: args.path, external: true };
     });
-    b.onLoad({ filter: /.*/, namespace: 'member' }, ({ path }) => ({ contents: partOf(partByFile.get(path), file), loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'member' }, ({ path }) => ({ contents: partOf(partByFile.get(inRepo(path)), file), loader: 'js' }));
   },
 });
 

@@ -145,12 +145,21 @@ export class ProviderImpl implements ProviderBase {
   constructor(
     readonly name: string,
     readonly keywordMap: Readonly<Record<string, bigint>>,
-    /** The definition in a canonical form: two definitions of one provider are the same when these are equal. */
-    readonly signature: string,
+    /** Makes the definition's canonical form, when first asked for (a look at every definition's every field). */
+    makeSignature: () => string,
     public onEnable?: (ctx: EnableContext) => void,
     public onDisable?: (ctx: EnableContext) => void,
     public onFlush?: () => void,
-  ) {}
+  ) {
+    this.#makeSignature = makeSignature;
+  }
+
+  readonly #makeSignature: () => string;
+  #signature: string | undefined;
+  /** The definition in a canonical form: two definitions of one provider are the same when these are equal. */
+  get signature(): string {
+    return (this.#signature ??= this.#makeSignature());
+  }
 
   get events(): EventType[] {
     this.#makeMembers?.();
@@ -317,7 +326,7 @@ function newProvider(name: string, def: ProviderDefinition<Record<string, bigint
   for (const [k, v] of Object.entries(keywords)) {
     if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n) throw new TypeError(`tracepipe: keyword '${k}' of '${name}' must be a 64-bit bigint mask`);
   }
-  return new ProviderImpl(name, keywords, definitionSignature(def), def.onEnable, def.onDisable, def.onFlush);
+  return new ProviderImpl(name, keywords, () => definitionSignature(def), def.onEnable, def.onDisable, def.onFlush);
 }
 
 /** Checks a definition's events, spans and counters and adds them to `provider`, in that order. */
