@@ -27,14 +27,24 @@ export interface SettlingSpan {
  */
 export const UNWATCHED_PROMISE = 'unwatched-promise';
 
-let reader: PromiseStateReader | undefined;
-/** V8's promise hooks, loaded with the reader: node:v8 loads node:stream too, which the import need not pay. */
-let promiseHooks: typeof import('node:v8').promiseHooks | undefined;
+/** Loads the reader: installed by the host (src/providers/promise-state.ts) with the session machinery. */
+let loadReader: (() => PromiseStateReader | undefined) | undefined;
+/**
+ * The reader (the native addon) and V8's promise hooks, loaded by the first span that waits on a
+ * promise: node:v8 loads node:stream too (~2.5 ms, 28 of Node's modules), which neither the import
+ * nor a session's start need pay.
+ */
+let watch: { readonly reader: PromiseStateReader; readonly promiseHooks: typeof import('node:v8').promiseHooks } | null | undefined;
 
-/** Installed by the host (src/providers/promise-state.ts) when the native addon loads. */
-export function usePromiseStateReader(r: PromiseStateReader): void {
-  promiseHooks ??= (requireBuiltin('node:v8') as typeof import('node:v8')).promiseHooks;
-  reader = r;
+export function usePromiseStateReader(load: () => PromiseStateReader | undefined): void {
+  loadReader = load;
+}
+
+function watcher(): typeof watch {
+  if (watch !== undefined || loadReader === undefined) return watch;
+  const reader = loadReader();
+  watch = reader === undefined ? null : { reader, promiseHooks: (requireBuiltin('node:v8') as typeof import('node:v8')).promiseHooks };
+  return watch;
 }
 
 interface Waiter {
@@ -84,7 +94,7 @@ function onSettled(promise: Promise<unknown>): void {
   // follows), just before it records the outcome: read it once this step is over, before any reaction
   // of the promise runs and before Node looks for unhandled rejections.
   queueMicrotask(() => {
-    const outcome = reader!.outcome(promise, PENDING, FULFILLED);
+    const outcome = watch!.reader.outcome(promise, PENDING, FULFILLED);
     const all = Array.isArray(w) ? w : [w];
     for (const one of all) end(one, outcome);
     waiters -= all.length;
@@ -93,9 +103,10 @@ function onSettled(promise: Promise<unknown>): void {
 
 /** Ends span `id` when `promise` settles: an error end if it is rejected. Attaches nothing to it. */
 export function endWhenSettled(promise: Promise<unknown>, span: SettlingSpan, id: number): void {
-  if (reader === undefined) return span.finish(id, UNWATCHED_PROMISE);
+  const watching = watcher();
+  if (!watching) return span.finish(id, UNWATCHED_PROMISE);
   const w: Waiter = { span, id };
-  const now = reader.outcome(promise, PENDING, FULFILLED);
+  const now = watching.reader.outcome(promise, PENDING, FULFILLED);
   if (now !== PENDING) return end(w, now);
   const before = waiting.get(promise);
   if (before === undefined) waiting.set(promise, w);
@@ -103,6 +114,6 @@ export function endWhenSettled(promise: Promise<unknown>, span: SettlingSpan, id
   else waiting.set(promise, [before, w]);
   waiters++;
   recent++;
-  stopHook ??= promiseHooks!.onSettled(onSettled) as () => void;
+  stopHook ??= watching.promiseHooks.onSettled(onSettled) as () => void;
   stopTimer ??= setTimeout(stopWhenQuiet, QUIET_MS).unref();
 }
