@@ -19,10 +19,12 @@ const BUNDLE = 'bundles/public-api.js';
 const SHIM_MARK = `// tracepipe: this module is part of ${BUNDLE}\n`;
 /**
  * What `tracepipe/register` loads without a session asked for (itself, then the diagnostics server,
- * the thread's host and what answers a client's requests): those stay files of their own, so an
- * attachable process that never traces loads none of the public API.
+ * the thread's host and what answers a client's requests), and what it loads first when one is (the
+ * GC hook, which holds the collections the loading causes for the session): those stay files of
+ * their own, so an attachable process that never traces loads none of the public API, and no
+ * collection the bundle's loading causes comes before the hook.
  */
-const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js'];
+const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
 /**
  * What the entry runs once the bundle has run: a worker thread that imports tracepipe while a session
  * runs joins it at once, loading the session machinery with require(), which Node refuses while a

@@ -52,9 +52,9 @@ async function membersOf(bundle) {
 // The import reads its modules as one bundle and a few files of their own: its entry, what the
 // entry runs once the bundle has (a worker thread joining sessions), and what tracepipe/register
 // loads without it. Node's loader costs ~1 ms a file.
-test("import 'tracepipe' reads 11 files: the public API's bundle, its entry, the worker join and register's own modules", { timeout: 90_000 }, async () => {
+test("import 'tracepipe' reads 12 files: the public API's bundle, its entry, the worker join and register's own modules", { timeout: 90_000 }, async () => {
   const loaded = await loadedBy("await import('tracepipe')");
-  const registers = ['format/drop-reason.js', 'format/format-error.js', 'machinery.js', 'schema/error-message.js', 'schema/provider-host.js', 'schema/record-abi.js', 'schema/this-thread.js', 'session/version.js'];
+  const registers = ['format/drop-reason.js', 'format/format-error.js', 'machinery.js', 'providers/gc-pause-tally.js', 'schema/error-message.js', 'schema/provider-host.js', 'schema/record-abi.js', 'schema/this-thread.js', 'session/version.js'];
   assert.deepEqual(loaded, ['api/worker-join.js', 'bundles/public-api.js', 'index.js', ...registers].sort());
 });
 
