@@ -1,43 +1,69 @@
-// Build step after tsc and the workers' bundles: what `import 'tracepipe'` loads becomes one file,
-// dist/bundles/public-api.js, and each module of it a one-line file that re-exports its part. Node's
-// ES module loader costs ~1 ms a file on this machine (resolve, stat, read, compile, link), and the
-// import read 48 files: one file is ~2.5× faster (BENCHMARKS.md §30.2). A module keeps its path and
-// its exports: tests, tools and the modules loaded on first use import it by path and get the one
-// instance in the bundle, never a second copy with its own state (a second provider registry).
-// Dynamic imports stay dynamic: what loads on first use (src/machinery.ts) still loads on first use,
-// file by file; bundling the session machinery the same way measured no faster (§30.2).
+// Build step after tsc and the workers' bundles: what `import 'tracepipe'` loads becomes two files,
+// and each module of them a one-line file that re-exports its part. Node's ES module loader costs
+// ~1 ms a file on this machine (resolve, stat, read, compile, link), and the import read 48 files:
+// ~2× faster as bundles (BENCHMARKS.md §30.2). A module keeps its path and its exports: tests, tools
+// and the modules loaded on first use import it by path and get the one instance in its bundle,
+// never a second copy with its own state (a second provider registry). Dynamic imports stay
+// dynamic: what loads on first use (src/machinery.ts) still loads on first use, file by file;
+// bundling the session machinery the same way measured no faster (§30.2).
+//
+// - dist/bundles/shared.js: what the public API shares with the tools that read traces and attach
+//   (the trace reader, the exporters, the diagnostics client, the convert worker): the schema's
+//   types and layouts, errors, levels. Those tools load it and no more, so reading a trace
+//   installs no host and defines no provider.
+// - dist/bundles/public-api.js: the rest of the import (providers, their definitions, the host, the
+//   API's front ends).
 import { build } from 'esbuild';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, relative, resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ownModuleUrl } from './module-url-plugin.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const DIST = `${REPO}dist/`;
-const ROOT = 'index.js';
-const BUNDLE = 'bundles/public-api.js';
-const SHIM_MARK = `// tracepipe: this module is part of ${BUNDLE}\n`;
+const BUNDLES = `${DIST}bundles/`;
+const ROOT = `${DIST}index.js`;
+const SHIM_MARK = '// tracepipe: this module is part of ';
 /**
  * What `tracepipe/register` loads without a session asked for (itself, then the diagnostics server,
  * the thread's host and what answers a client's requests), and what it loads first when one is (the
  * GC hook, which holds the collections the loading causes for the session): those stay files of
  * their own, so an attachable process that never traces loads none of the public API, and no
- * collection the bundle's loading causes comes before the hook.
+ * collection the bundles' loading causes comes before the hook.
  */
 const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
+/** The tools that read traces or attach, which load the shared bundle only. */
+const TOOL_ROOTS = ['export.js', 'format/trace-reader.js', 'ipc/diagnostics-client.js', 'workers/convert-worker.js'];
 /**
- * What the entry runs once the bundle has run: a worker thread that imports tracepipe while a session
- * runs joins it at once, loading the session machinery with require(), which Node refuses while a
- * module it needs (the bundle) is still evaluating.
+ * What the entry runs once the bundles have run: a worker thread that imports tracepipe while a
+ * session runs joins it at once, loading the session machinery with require(), which Node refuses
+ * while a module it needs (a bundle) is still evaluating.
  */
-const RUNS_AFTER = new Set([DIST + 'api/worker-join.js']);
+const RUNS_AFTER = new Set([`${DIST}api/worker-join.js`]);
+/** The service threads' entries, bundles of their own already (scripts/bundle-workers.mjs). */
+const WORKER_BUNDLES = new Set(['workers/drain-worker.js', 'workers/event-loop-watchdog.js'].map((m) => DIST + m));
 
+/** esbuild's options for every build here; its metafile names files relative to the repository. */
+const esm = { platform: 'node', format: 'esm', logLevel: 'warning', absWorkingDir: REPO };
+const inRepo = (f) => resolve(REPO, f);
 const importPath = (fromFile, toFile) => {
   const r = relative(dirname(fromFile), toFile);
   return r.startsWith('.') ? r : `./${r}`;
 };
 
-/** The modules `roots` load, statically, and the modules loaded on first use that they name. */
+const distFiles = async () =>
+  (await readdir(DIST, { recursive: true }))
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => DIST + f)
+    .filter((f) => !f.startsWith(BUNDLES) && !WORKER_BUNDLES.has(f));
+
+// Every file is read as tsc wrote it: a file that imports a bundle comes from an earlier run.
+for (const file of await distFiles()) {
+  if ((await readFile(file, 'utf8')).includes('bundles/')) throw new Error(`${relative(REPO, file)} comes from an earlier run of this script: run tsc first`);
+}
+await rm(BUNDLES, { recursive: true, force: true });
+
+/** The modules `roots` load statically (the modules they load on first use are not followed). */
 async function staticGraph(roots) {
   const dynamicImportsApart = {
     name: 'dynamic-imports-apart',
@@ -46,100 +72,93 @@ async function staticGraph(roots) {
     },
   };
   const { metafile } = await build({ ...esm, entryPoints: roots.map((r) => DIST + r), bundle: true, write: false, metafile: true, outdir: DIST, plugins: [dynamicImportsApart] });
-  return new Set(Object.keys(metafile.inputs).map(inRepo));
+  return { files: new Set(Object.keys(metafile.inputs).map(inRepo)), metafile };
 }
 
-/** esbuild's options for every build here; its metafile names files relative to the repository. */
-const esm = { platform: 'node', format: 'esm', logLevel: 'warning', absWorkingDir: REPO };
-const inRepo = (f) => resolve(REPO, f);
-const APART = await staticGraph(REGISTER_ROOTS);
+const apart = (await staticGraph(REGISTER_ROOTS)).files;
+const tools = (await staticGraph(TOOL_ROOTS)).files;
+const { files: imported, metafile: rootMeta } = await staticGraph([relative(DIST, ROOT)]);
+const members = [...imported].filter((f) => f !== ROOT && !RUNS_AFTER.has(f) && !apart.has(f));
+const stages = [
+  { bundle: `${BUNDLES}shared.js`, members: members.filter((f) => tools.has(f)) },
+  { bundle: `${BUNDLES}public-api.js`, members: members.filter((f) => !tools.has(f)) },
+];
 
-/** Where the bundle stops: Node's builtins, register's modules and every dynamic import stay imports of the files they name. */
-const bundleBoundary = (outfile, outside = RUNS_AFTER) => ({
-  name: 'bundle-boundary',
-  setup(b) {
-    b.onResolve({ filter: /^[./]/ }, (args) => {
-      const file = resolve(args.resolveDir, args.path);
-      if (args.kind === 'dynamic-import' || APART.has(file) || outside.has(file)) return { path: importPath(outfile, file), external: true };
-      return undefined;
-    });
-  },
-});
-
-const outfile = DIST + BUNDLE;
-
-const { metafile } = await build({ ...esm, entryPoints: [DIST + ROOT], bundle: true, write: false, metafile: true, outfile, plugins: [bundleBoundary(outfile, new Set())] });
-// The entry itself is not a member: it re-exports the public API from the bundle, then runs RUNS_AFTER,
-// whose imports are members.
-const members = Object.keys(metafile.inputs)
-  .map(inRepo)
-  .filter((f) => f !== DIST + ROOT && !RUNS_AFTER.has(f));
-const entryImports = metafile.inputs[relative(REPO, DIST + ROOT)].imports.map((i) => inRepo(i.path)).filter((f) => members.includes(f));
-
-/** Each member's exports, under names unique in the bundle. */
-const parts = [];
-for (const [index, file] of members.entries()) {
-  if ((await readFile(file, 'utf8')).startsWith(SHIM_MARK)) throw new Error(`${file} is already part of ${BUNDLE}: run tsc before this script`);
-  const { metafile: own } = await build({ ...esm, entryPoints: [file], bundle: false, write: false, metafile: true, outdir: DIST });
-  const names = Object.values(own.outputs).flatMap((o) => o.exports ?? []);
-  parts.push({ file, names: names.map((name) => ({ name, inBundle: `m${index}$${name}` })) });
+/** Each member's stage, and its exports under names unique across the bundles. */
+const parts = new Map();
+for (const stage of stages) {
+  for (const file of stage.members) {
+    const { metafile } = await build({ ...esm, entryPoints: [file], bundle: false, write: false, metafile: true, outdir: DIST });
+    const names = Object.values(metafile.outputs).flatMap((o) => o.exports ?? []);
+    const index = parts.size;
+    parts.set(file, { file, stage, names: names.map((name) => ({ name, inBundle: `m${index}$${name}` })) });
+  }
 }
 
-// The entry's imports first, in its order, so that the modules run in the order they ran as files.
-let entry = entryImports.map((f) => `import ${JSON.stringify(f)};\n`).join('');
-for (const { file, names } of parts) if (names.length) entry += `export { ${names.map((n) => `${n.name} as ${n.inBundle}`).join(', ')} } from ${JSON.stringify(file)};\n`;
-await build({
-  ...esm,
-  stdin: { contents: entry, resolveDir: DIST, sourcefile: `${BUNDLE} (entry)`, loader: 'js' },
-  outfile,
-  bundle: true,
-  target: 'node20',
-  sourcemap: true,
-  // Class and function names as in the source: stack traces and errors name ProviderImpl, not _ProviderImpl.
-  keepNames: true,
-  plugins: [bundleBoundary(outfile), ownModuleUrl(outfile)],
-});
-
-/** A member as imported from `fromFile`: its part of the bundle. */
-function partOf({ file, names }, fromFile) {
-  const from = JSON.stringify(importPath(fromFile, outfile));
+/** A member as imported from `fromFile`: its part of its bundle. */
+function partOf({ stage, names }, fromFile) {
+  const from = JSON.stringify(importPath(fromFile, stage.bundle));
   return names.length ? `export { ${names.map((n) => `${n.inBundle} as ${n.name}`).join(', ')} } from ${from};\n` : `import ${from};\n`;
 }
-const partByFile = new Map(parts.map((p) => [p.file, p]));
 
 /**
- * The other modules (those loaded on first use, the CLI's, export.js) import the members they name
- * from the bundle itself: through the members' own files, each would be one more file to load
- * (+11 ms on a session's start, measured). Everything else they import stays as it was.
+ * Resolves the imports of `file` (written to `outfile`): a member of another bundle (or of any, for
+ * `file` outside them) becomes an import of its part; dynamic imports, register's modules, what the
+ * entry runs after and anything else not in `ownStage` stay imports of the files they name.
  */
-const importsFromBundle = (file) => ({
-  name: 'imports-from-bundle',
+const importsFrom = (file, outfile, ownStage) => ({
+  name: 'imports-from-bundles',
   setup(b) {
     b.onResolve({ filter: /.*/ }, (args) => {
       if (args.namespace === 'member') return { path: args.path, external: true };
       if (args.kind === 'entry-point') return undefined;
       const target = /^[./]/.test(args.path) ? resolve(args.resolveDir, args.path) : undefined;
-      if (target && args.kind !== 'dynamic-import' && partByFile.has(target)) return { path: relative(REPO, target), namespace: 'member' };
-      return { path: args.path, external: true };
+      const part = target && args.kind !== 'dynamic-import' ? parts.get(target) : undefined;
+      if (part && part.stage === ownStage) return undefined;
+      if (part && ownStage && stages.indexOf(part.stage) > stages.indexOf(ownStage)) throw new Error(`${relative(REPO, target)} is in a later bundle than ${relative(REPO, args.importer)}`);
+      if (part) return { path: relative(REPO, target), namespace: 'member' };
+      return { path: /^[./]/.test(args.path) ? importPath(outfile, target) : args.path, external: true };
     });
-    b.onLoad({ filter: /.*/, namespace: 'member' }, ({ path }) => ({ contents: partOf(partByFile.get(inRepo(path)), file), loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'member' }, ({ path }) => ({ contents: partOf(parts.get(inRepo(path)), file), loader: 'js' }));
   },
 });
 
-const WORKER_BUNDLES = new Set(['workers/drain-worker.js', 'workers/event-loop-watchdog.js'].map((m) => DIST + m));
-const others = (await readdir(DIST, { recursive: true }))
-  .filter((f) => f.endsWith('.js'))
-  .map((f) => DIST + f)
-  .filter((f) => !partByFile.has(f) && !APART.has(f) && !WORKER_BUNDLES.has(f) && f !== outfile);
-for (const file of others) {
-  const source = await readFile(file, 'utf8');
-  // Only those that import a member statically are rewritten.
-  if (!parts.some((p) => source.includes(`/${basename(p.file)}'`) || source.includes(`/${basename(p.file)}"`))) continue;
-  await build({ ...esm, entryPoints: [file], outfile: file, allowOverwrite: true, bundle: true, target: 'node20', sourcemap: true, keepNames: true, plugins: [importsFromBundle(file)] });
+const rootImports = rootMeta.inputs[relative(REPO, ROOT)].imports.map((i) => inRepo(i.path));
+for (const stage of stages) {
+  // The entry's imports first, in its order, so that the modules run in the order they ran as files.
+  let entry = rootImports
+    .filter((f) => parts.get(f)?.stage === stage)
+    .map((f) => `import ${JSON.stringify(f)};\n`)
+    .join('');
+  for (const file of stage.members) {
+    const { names } = parts.get(file);
+    if (names.length) entry += `export { ${names.map((n) => `${n.name} as ${n.inBundle}`).join(', ')} } from ${JSON.stringify(file)};\n`;
+  }
+  await build({
+    ...esm,
+    stdin: { contents: entry, resolveDir: DIST, sourcefile: `${relative(DIST, stage.bundle)} (entry)`, loader: 'js' },
+    outfile: stage.bundle,
+    bundle: true,
+    target: 'node20',
+    sourcemap: true,
+    // Class and function names as in the source: stack traces and errors name ProviderImpl, not _ProviderImpl.
+    keepNames: true,
+    plugins: [importsFrom(stage.bundle, stage.bundle, stage), ownModuleUrl(stage.bundle)],
+  });
 }
 
-// Only now, with every file read as tsc wrote it: each member becomes its part of the bundle.
-for (const part of parts) {
-  await writeFile(part.file, SHIM_MARK + partOf(part, part.file));
+// The other modules (the entry, those loaded on first use, the CLI's, export.js) import the members
+// they name from the bundles themselves: through the members' own files, each would be one more file
+// to load (+11 ms on a session's start, measured). Everything else they import stays as it was.
+for (const file of await distFiles()) {
+  if (parts.has(file) || apart.has(file)) continue;
+  const source = await readFile(file, 'utf8');
+  if (![...parts.keys()].some((m) => source.includes(`${importPath(file, m)}'`))) continue;
+  await build({ ...esm, entryPoints: [file], outfile: file, allowOverwrite: true, bundle: true, target: 'node20', sourcemap: true, keepNames: true, plugins: [importsFrom(file, file, undefined)] });
+}
+
+// Only now, with every file read as tsc wrote it: each member becomes its part of its bundle.
+for (const part of parts.values()) {
+  await writeFile(part.file, `${SHIM_MARK}${relative(DIST, part.stage.bundle)}\n${partOf(part, part.file)}`);
   await rm(`${part.file}.map`, { force: true });
 }

@@ -52,20 +52,33 @@ async function membersOf(bundle) {
 // The import reads its modules as one bundle and a few files of their own: its entry, what the
 // entry runs once the bundle has (a worker thread joining sessions), and what tracepipe/register
 // loads without it. Node's loader costs ~1 ms a file.
-test("import 'tracepipe' reads 12 files: the public API's bundle, its entry, the worker join and register's own modules", { timeout: 90_000 }, async () => {
+test("import 'tracepipe' reads 13 files: the public API's bundle, its entry, the worker join and register's own modules", { timeout: 90_000 }, async () => {
   const loaded = await loadedBy("await import('tracepipe')");
   const registers = ['format/drop-reason.js', 'format/format-error.js', 'machinery.js', 'providers/gc-pause-tally.js', 'schema/error-message.js', 'schema/provider-host.js', 'schema/record-abi.js', 'schema/this-thread.js', 'session/version.js'];
-  assert.deepEqual(loaded, ['api/worker-join.js', 'bundles/public-api.js', 'index.js', ...registers].sort());
+  assert.deepEqual(loaded, ['api/worker-join.js', 'bundles/public-api.js', 'bundles/shared.js', 'index.js', ...registers].sort());
 });
 
 test("import 'tracepipe' loads the providers' definitions and the API, not sessions, the drain, IPC, the reader or exporters", { timeout: 90_000 }, async () => {
   const files = await loadedBy("await import('tracepipe')");
-  const loaded = [...files.filter((f) => !f.startsWith('bundles/')), ...(await membersOf('bundles/public-api.js'))];
+  const bundles = files.filter((f) => f.startsWith('bundles/'));
+  const loaded = [...files.filter((f) => !bundles.includes(f))];
+  for (const b of bundles) loaded.push(...(await membersOf(b)));
   assert.ok(loaded.includes('index.js') && loaded.includes('providers/definitions/gc.js'), loaded.join(' '));
   assert.deepEqual(loaded.filter((m) => !EAGER.some((e) => e.test(m))), []);
   for (const lazy of ['session/session.js', 'session/thread-sessions.js', 'buffers/thread-buffer.js', 'providers/gc-provider.js', 'providers/gc-hook.js', 'ipc/diagnostics-server.js', 'ipc/diagnostics-client.js', 'format/trace-reader.js', 'api/flight-recorder.js']) {
     assert.ok(!loaded.includes(lazy), `${lazy} loaded by import alone`);
   }
+});
+
+// The tools that read traces share the schema's modules with the public API, in a bundle of their
+// own: reading or converting a trace defines no provider and installs no host in the thread (which
+// another copy of tracepipe, imported later, would then run its sessions through).
+test("tracepipe/export and the trace reader load the shared bundle only: no provider, no host", { timeout: 90_000 }, async () => {
+  const code = "await import('tracepipe/export'); await import('./dist/format/trace-reader.js'); process.stderr.write(`host ${Symbol.for('tracepipe.host') in globalThis}\\n`)";
+  const { stderr } = await promisify(execFile)(process.execPath, ['--import', LOG, '--input-type=module', '-e', code], { cwd: ROOT, timeout: 60_000 });
+  assert.match(stderr, /^host false$/m);
+  assert.match(stderr, /^loaded bundles\/shared\.js$/m);
+  assert.doesNotMatch(stderr, /^loaded (bundles\/public-api|api\/tracepipe-host|index)\.js$/m);
 });
 
 /** Node's own modules a fresh process loads running `code` (an ES module), as process.moduleLoadList names them. */

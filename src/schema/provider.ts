@@ -315,8 +315,12 @@ export function definitionSignature(def: ProviderDefinition<Record<string, bigin
   return JSON.stringify({ keywords, events, spans, counters }, (k, v: unknown) => (k === 'doc' ? undefined : typeof v === 'bigint' ? `${v}n` : v));
 }
 
-/** Checks a definition's name and keywords and makes its provider, with no members yet. */
-function newProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>): ProviderImpl {
+/**
+ * Checks a definition's name and keywords and makes its provider, with no members yet. The
+ * definition's signature is taken now, from the object as it is, unless it is one of tracepipe's own
+ * (`builtIn`), which nobody changes: then when first compared, not by every import.
+ */
+function newProvider(name: string, def: ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>, builtIn = false): ProviderImpl {
   if (!isProviderName(name)) {
     throw new TypeError(`tracepipe: provider name ${shown(name)} must start with a letter and use letters, digits, '.', '-' or '_'`);
   }
@@ -326,7 +330,8 @@ function newProvider(name: string, def: ProviderDefinition<Record<string, bigint
   for (const [k, v] of Object.entries(keywords)) {
     if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n) throw new TypeError(`tracepipe: keyword '${k}' of '${name}' must be a 64-bit bigint mask`);
   }
-  return new ProviderImpl(name, keywords, () => definitionSignature(def), def.onEnable, def.onDisable, def.onFlush);
+  const signature = builtIn ? undefined : definitionSignature(def);
+  return new ProviderImpl(name, keywords, () => signature ?? definitionSignature(def), def.onEnable, def.onDisable, def.onFlush);
 }
 
 /** Checks a definition's events, spans and counters and adds them to `provider`, in that order. */
@@ -461,7 +466,7 @@ export function defineBuiltinProvider<
   if (foreignHost || adoptedNames.has(name)) return defineProvider(name, def);
   if (providerRegistry.get(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
   const general = def as ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>;
-  const provider = newProvider(name, general);
+  const provider = newProvider(name, general, true);
   provider.deferMachinery(machinery);
   provider.deferMembers([general.events, general.spans, general.counters].flatMap((section) => Object.keys(section ?? {})), () => addMembers(provider, general));
   providerRegistry.add(provider);
