@@ -1,12 +1,15 @@
-// Build step after tsc and the workers' bundles: what `import 'tracepipe'` loads becomes two files,
-// and each module of them a one-line file that re-exports its part. Node's ES module loader costs
-// ~1 ms a file on this machine (resolve, stat, read, compile, link), and the import read 48 files:
-// ~2× faster as bundles (BENCHMARKS.md §30.2). A module keeps its path and its exports: tests, tools
+// Build step after tsc and the workers' bundles: what `import 'tracepipe'` loads becomes three
+// bundles, and each module of them a one-line file that re-exports its part. Node's ES module loader
+// costs ~1 ms a file on this machine (resolve, stat, read, compile, link), and the import read 48
+// files: ~2× faster as bundles (BENCHMARKS.md §30.2). A module keeps its path and its exports: tests, tools
 // and the modules loaded on first use import it by path and get the one instance in its bundle,
 // never a second copy with its own state (a second provider registry). Dynamic imports stay
 // dynamic: what loads on first use (src/machinery.ts) still loads on first use, file by file;
 // bundling the session machinery the same way measured no faster (§30.2).
 //
+// - dist/bundles/register-shared.js: what `tracepipe/register`'s diagnostics server and GC hook share
+//   with the public API (the thread's host, record layouts, errors, the GC tally): small modules,
+//   which register loads without the public API.
 // - dist/bundles/shared.js: what the public API shares with the tools that read traces and attach
 //   (the trace reader, the exporters, the diagnostics client, the convert worker): the schema's
 //   types and layouts, errors, levels. Those tools load it and no more, so reading a trace
@@ -27,17 +30,18 @@ const SHIM_MARK = '// tracepipe: this module is part of ';
 /**
  * What `tracepipe/register` loads without a session asked for (itself, then the diagnostics server,
  * the thread's host and what answers a client's requests), and what it loads first when one is (the
- * GC hook, which holds the collections the loading causes for the session): those stay files of
- * their own, so an attachable process that never traces loads none of the public API, and no
- * collection the bundles' loading causes comes before the hook.
+ * GC hook, which holds the collections the loading causes for the session): none of it is in the
+ * public API's bundles, so an attachable process that never traces loads none of the public API,
+ * and no collection their loading causes comes before the hook. What of it the public API imports
+ * too is the register-shared bundle; register's own three files stay files.
  */
 const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
 /** The tools that read traces or attach, which load the shared bundle only. */
 const TOOL_ROOTS = ['export.js', 'format/trace-reader.js', 'ipc/diagnostics-client.js', 'workers/convert-worker.js'];
 /**
- * What the entry runs once the bundles have run: a worker thread that imports tracepipe while a
- * session runs joins it at once, loading the session machinery with require(), which Node refuses
- * while a module it needs (a bundle) is still evaluating.
+ * What the entry runs once the bundles have run (it is part of the entry's own file): a worker thread
+ * that imports tracepipe while a session runs joins it at once, loading the session machinery with
+ * require(), which Node refuses while a module it needs (a bundle) is still evaluating.
  */
 const RUNS_AFTER = new Set([`${DIST}api/worker-join.js`]);
 /** The service threads' entries, bundles of their own already (scripts/bundle-workers.mjs). */
@@ -75,13 +79,15 @@ async function staticGraph(roots) {
   return { files: new Set(Object.keys(metafile.inputs).map(inRepo)), metafile };
 }
 
-const apart = (await staticGraph(REGISTER_ROOTS)).files;
+const registers = (await staticGraph(REGISTER_ROOTS)).files;
+const registersOwn = (await staticGraph(['register.js'])).files;
 const tools = (await staticGraph(TOOL_ROOTS)).files;
 const { files: imported, metafile: rootMeta } = await staticGraph([relative(DIST, ROOT)]);
-const members = [...imported].filter((f) => f !== ROOT && !RUNS_AFTER.has(f) && !apart.has(f));
+const members = [...imported].filter((f) => f !== ROOT && !RUNS_AFTER.has(f) && !registersOwn.has(f));
 const stages = [
-  { bundle: `${BUNDLES}shared.js`, members: members.filter((f) => tools.has(f)) },
-  { bundle: `${BUNDLES}public-api.js`, members: members.filter((f) => !tools.has(f)) },
+  { bundle: `${BUNDLES}register-shared.js`, members: members.filter((f) => registers.has(f)) },
+  { bundle: `${BUNDLES}shared.js`, members: members.filter((f) => !registers.has(f) && tools.has(f)) },
+  { bundle: `${BUNDLES}public-api.js`, members: members.filter((f) => !registers.has(f) && !tools.has(f)) },
 ];
 
 /** Each member's stage, and its exports under names unique across the bundles. */
@@ -103,10 +109,10 @@ function partOf({ stage, names }, fromFile) {
 
 /**
  * Resolves the imports of `file` (written to `outfile`): a member of another bundle (or of any, for
- * `file` outside them) becomes an import of its part; dynamic imports, register's modules, what the
- * entry runs after and anything else not in `ownStage` stay imports of the files they name.
+ * `file` outside them) becomes an import of its part; `inline` modules are bundled into it; dynamic
+ * imports and anything else not in `ownStage` stay imports of the files they name.
  */
-const importsFrom = (file, outfile, ownStage) => ({
+const importsFrom = (file, outfile, ownStage, inline = new Set()) => ({
   name: 'imports-from-bundles',
   setup(b) {
     b.onResolve({ filter: /.*/ }, (args) => {
@@ -114,7 +120,7 @@ const importsFrom = (file, outfile, ownStage) => ({
       if (args.kind === 'entry-point') return undefined;
       const target = /^[./]/.test(args.path) ? resolve(args.resolveDir, args.path) : undefined;
       const part = target && args.kind !== 'dynamic-import' ? parts.get(target) : undefined;
-      if (part && part.stage === ownStage) return undefined;
+      if ((part && part.stage === ownStage) || (target && inline.has(target))) return undefined;
       if (part && ownStage && stages.indexOf(part.stage) > stages.indexOf(ownStage)) throw new Error(`${relative(REPO, target)} is in a later bundle than ${relative(REPO, args.importer)}`);
       if (part) return { path: relative(REPO, target), namespace: 'member' };
       return { path: /^[./]/.test(args.path) ? importPath(outfile, target) : args.path, external: true };
@@ -147,14 +153,16 @@ for (const stage of stages) {
   });
 }
 
-// The other modules (the entry, those loaded on first use, the CLI's, export.js) import the members
-// they name from the bundles themselves: through the members' own files, each would be one more file
-// to load (+11 ms on a session's start, measured). Everything else they import stays as it was.
+// The other modules (the entry, register's server, those loaded on first use, the CLI's, export.js)
+// import the members they name from the bundles themselves: through the members' own files, each
+// would be one more file to load (+3.9 ms on loading the session machinery, measured). Everything
+// else they import stays as it was.
 for (const file of await distFiles()) {
-  if (parts.has(file) || apart.has(file)) continue;
+  if (parts.has(file)) continue;
   const source = await readFile(file, 'utf8');
   if (![...parts.keys()].some((m) => source.includes(`${importPath(file, m)}'`))) continue;
-  await build({ ...esm, entryPoints: [file], outfile: file, allowOverwrite: true, bundle: true, target: 'node20', sourcemap: true, keepNames: true, plugins: [importsFrom(file, file, undefined)] });
+  const inline = file === ROOT ? RUNS_AFTER : undefined;
+  await build({ ...esm, entryPoints: [file], outfile: file, allowOverwrite: true, bundle: true, target: 'node20', sourcemap: true, keepNames: true, plugins: [importsFrom(file, file, undefined, inline)] });
 }
 
 // Only now, with every file read as tsc wrote it: each member becomes its part of its bundle.
