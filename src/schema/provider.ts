@@ -138,7 +138,7 @@ export class ProviderImpl implements ProviderBase {
   /** Makes the members of a provider defined with its members deferred (defineBuiltinProvider); undefined once made. */
   #makeMembers: (() => void) | undefined;
   /** A built-in provider's module that attaches its callbacks (a file: URL), until it has loaded. */
-  #machinery: string | undefined;
+  #machinery: (() => string) | undefined;
   /** That module's load where it is asynchronous (Node without require() of ES modules), once begun. */
   #machineryLoading: Promise<void> | undefined;
 
@@ -207,7 +207,12 @@ export class ProviderImpl implements ProviderBase {
    * A built-in provider's callbacks live in `url`, loaded when a session first enables it
    * (loadMachinery): a process pays for the machinery of the providers it traces, not of all of them.
    */
-  deferMachinery(url: string): void {
+  /**
+   * `url` names the module (a file: URL), asked for when it loads: the eight definitions computing
+   * theirs from their own module's URL as they ran cost every `import 'tracepipe'` ~2 ms (V8's
+   * `import.meta` and 16 URL parses; BENCHMARKS.md §30.2).
+   */
+  deferMachinery(url: () => string): void {
     this.#machinery = url;
   }
 
@@ -223,7 +228,7 @@ export class ProviderImpl implements ProviderBase {
     this.#machinery = undefined;
     const failed = (e: unknown): void => void process.emitWarning(`tracepipe: provider '${this.name}' is not recorded: its machinery did not load: ${errorMessage(e)}`);
     try {
-      const loading = loadModule(url);
+      const loading = loadModule(url());
       if (loading) this.#machineryLoading = loading.then(() => undefined, failed);
     } catch (e) {
       failed(e);
@@ -454,15 +459,15 @@ export function defineHostProvider(name: string, def: ProviderDefinition<Record<
  * enable, a write, a look at `events`): `import 'tracepipe'` defines every built-in provider, and a
  * process uses few of them, if any. Its name and keywords are checked now, its members when they are
  * made: a bad built-in definition is a bug, which the test that makes every built-in's members
- * finds. `machinery` (a file: URL) is the module that attaches its callbacks, loaded when a session
- * first enables it. Under another copy's host it is defined as any provider is (the host's serves).
+ * finds. `machinery` gives the module that attaches its callbacks (a file: URL), loaded when a
+ * session first enables it. Under another copy's host it is defined as any provider is (the host's serves).
  */
 export function defineBuiltinProvider<
   const K extends Record<string, bigint>,
   const E extends Record<string, EventSpec<Extract<keyof K, string>>> = {},
   const S extends Record<string, SpanSpec<Extract<keyof K, string>>> = {},
   const C extends Record<string, CounterSpec<Extract<keyof K, string>>> = {},
->(name: string, def: ProviderDefinition<K, E, S, C>, machinery: string): Provider<E, S, C> {
+>(name: string, def: ProviderDefinition<K, E, S, C>, machinery: () => string): Provider<E, S, C> {
   if (foreignHost || adoptedNames.has(name)) return defineProvider(name, def);
   if (providerRegistry.get(name)) throw new Error(`tracepipe: a provider named '${name}' is already defined in this thread`);
   const general = def as ProviderDefinition<Record<string, bigint>, unknown, unknown, unknown>;

@@ -90,4 +90,4 @@ export const nodeChannels = defineBuiltinProvider('Node.Channels', {
       doc: 'One operation published on a TracingChannel the session named in tracing=...; current while its function runs.',
     },
   },
-}, new URL('../channels-provider.js', import.meta.url).href);
+}, () => new URL('../channels-provider.js', import.meta.url).href);

@@ -57,4 +57,4 @@ export const runtimeCpuSampler = defineBuiltinProvider('Runtime.CpuSampler', {
       doc: "V8's profiler for `thread` returned no samples while the thread used CPU, so tracepipe replaced it; reason says what was seen.",
     },
   },
-}, new URL('../cpu-sampler/cpu-sampler-provider.js', import.meta.url).href);
+}, () => new URL('../cpu-sampler/cpu-sampler-provider.js', import.meta.url).href);

@@ -63,4 +63,4 @@ export const runtimeHeapSnapshot = defineBuiltinProvider('Runtime.HeapSnapshot',
       doc: 'What was written (the reader checks it against what it read); skippedValues counts numbers of allocation-tracking sections not carried; error is empty on success.',
     },
   },
-}, new URL('../heap-snapshot/heap-snapshot-provider.js', import.meta.url).href);
+}, () => new URL('../heap-snapshot/heap-snapshot-provider.js', import.meta.url).href);

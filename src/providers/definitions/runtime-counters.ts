@@ -29,4 +29,4 @@ export const runtimeCounters = defineBuiltinProvider('Runtime.Counters', {
     },
   },
   counters: counterSpecs,
-}, new URL('../counters/runtime-counters-provider.js', import.meta.url).href);
+}, () => new URL('../counters/runtime-counters-provider.js', import.meta.url).href);
