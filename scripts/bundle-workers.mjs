@@ -2,8 +2,8 @@
 // stall watchdog) gets its entry as one file, replacing tsc's output in place. A new thread pays
 // Node's ES module loader per file (resolve, stat, read, compile): one file instead of ~40 halves
 // the time from `new Worker` to a running drain. Each worker is an isolate of its own, so the bundle
-// shares no module state with the main thread's modules, which stay one file each (tests and
-// tools import them by path).
+// shares no module state with the main thread's modules (whose own bundles, made next by
+// scripts/bundle-main-thread.mjs from tsc's files, keep every module importable by its path).
 import { build } from 'esbuild';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
