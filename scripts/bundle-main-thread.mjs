@@ -108,11 +108,12 @@ function partOf({ stage, names }, fromFile) {
 }
 
 /**
- * Resolves the imports of `file` (written to `outfile`): a member of another bundle (or of any, for
- * `file` outside them) becomes an import of its part; `inline` modules are bundled into it; dynamic
- * imports and anything else not in `ownStage` stay imports of the files they name.
+ * Resolves the imports of `file` (which is written in its own place, or is a bundle): a member of
+ * another bundle (or of any, for `file` outside them) becomes an import of its part; `inline`
+ * modules are bundled into it; dynamic imports and anything else not in `ownStage` stay imports of
+ * the files they name.
  */
-const importsFrom = (file, outfile, ownStage, inline = new Set()) => ({
+const importsFrom = (file, ownStage, inline = new Set()) => ({
   name: 'imports-from-bundles',
   setup(b) {
     b.onResolve({ filter: /.*/ }, (args) => {
@@ -123,7 +124,7 @@ const importsFrom = (file, outfile, ownStage, inline = new Set()) => ({
       if ((part && part.stage === ownStage) || (target && inline.has(target))) return undefined;
       if (part && ownStage && stages.indexOf(part.stage) > stages.indexOf(ownStage)) throw new Error(`${relative(REPO, target)} is in a later bundle than ${relative(REPO, args.importer)}`);
       if (part) return { path: relative(REPO, target), namespace: 'member' };
-      return { path: /^[./]/.test(args.path) ? importPath(outfile, target) : args.path, external: true };
+      return { path: /^[./]/.test(args.path) ? importPath(file, target) : args.path, external: true };
     });
     b.onLoad({ filter: /.*/, namespace: 'member' }, ({ path }) => ({ contents: partOf(parts.get(inRepo(path)), file), loader: 'js' }));
   },
@@ -149,7 +150,7 @@ for (const stage of stages) {
     sourcemap: true,
     // Class and function names as in the source: stack traces and errors name ProviderImpl, not _ProviderImpl.
     keepNames: true,
-    plugins: [importsFrom(stage.bundle, stage.bundle, stage), ownModuleUrl(stage.bundle)],
+    plugins: [importsFrom(stage.bundle, stage), ownModuleUrl(stage.bundle)],
   });
 }
 
@@ -162,7 +163,7 @@ for (const file of await distFiles()) {
   const source = await readFile(file, 'utf8');
   if (![...parts.keys()].some((m) => source.includes(`${importPath(file, m)}'`))) continue;
   const inline = file === ROOT ? RUNS_AFTER : undefined;
-  await build({ ...esm, entryPoints: [file], outfile: file, allowOverwrite: true, bundle: true, target: 'node20', sourcemap: true, keepNames: true, plugins: [importsFrom(file, file, undefined, inline)] });
+  await build({ ...esm, entryPoints: [file], outfile: file, allowOverwrite: true, bundle: true, target: 'node20', sourcemap: true, keepNames: true, plugins: [importsFrom(file, undefined, inline)] });
 }
 
 // Only now, with every file read as tsc wrote it: each member becomes its part of its bundle.
