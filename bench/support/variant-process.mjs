@@ -4,10 +4,10 @@ import { spawn } from 'node:child_process';
  * Runs one measured variant in a fresh Node process, so no variant inherits another's JIT state,
  * heap or buffers. The child prints its result as a JSON object on its last stdout line.
  */
-export function runVariant(script, args = [], { nodeArgs = [], timeoutMs = 120_000, env = process.env, prefix = [] } = {}) {
+export function runVariant(script, args = [], { nodeArgs = [], timeoutMs = 120_000, env = process.env, prefix = [], node = process.execPath } = {}) {
   return new Promise((resolve, reject) => {
-    // `prefix`: a command that runs Node, e.g. taskset's pinning (support/pinning.mjs).
-    const argv = [...prefix, process.execPath, ...nodeArgs, script, ...args];
+    // `prefix`: a command that runs Node, e.g. taskset's pinning (support/pinning.mjs); `node`: another Node.js binary.
+    const argv = [...prefix, node, ...nodeArgs, script, ...args];
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     child.stdout.setEncoding('utf8');
