@@ -174,3 +174,54 @@ test('sleepWhileResting: back when the watched loop leaves its rest, when the wa
   assert.equal(done[0], 1);
   assert.equal(Atomics.load(i32, POLLS), 10, 'one poll every 10 ms of its 100 ms');
 });
+
+test('the turn meter calls back once, as the first turn with work past its threshold ends, with the work\'s length (idle time in the poll not counted, a rebased turn\'s work before not counted); disarmed, it is silent, and it keeps no process alive', { skip, timeout: 60_000 }, async () => {
+  const addon = createRequire(import.meta.url)(addonPath);
+  const block = (ms) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const calls = [];
+  const arm = () => addon.armTurnMeter(20, (workMs) => calls.push({ workMs, at: performance.now() }));
+  arm();
+  // Idle turns (the poll's wait) and short ones are not work past 20 ms.
+  await sleep(150);
+  setTimeout(() => block(5), 10);
+  await sleep(100);
+  assert.deepEqual(calls, []);
+  // The meter times the work of the turn: this timer's 60 ms (and a few ms of Node's around it).
+  let blockedAt = 0;
+  setTimeout(() => {
+    blockedAt = performance.now();
+    block(60);
+  }, 10);
+  await sleep(200);
+  assert.equal(calls.length, 1, 'one call');
+  // No more than the turn's time from the block on (and its start, a timer's dispatch, before it).
+  assert.ok(calls[0].workMs >= 60 && calls[0].workMs <= calls[0].at - blockedAt + 50, `the turn's work: ${calls[0].workMs} ms, ${calls[0].at - blockedAt} ms from the block to the call`);
+  assert.ok(calls[0].at >= blockedAt + 60, 'called as the turn ended');
+  // Once: a second block calls nothing until armed again.
+  setTimeout(() => block(40), 10);
+  await sleep(100);
+  assert.equal(calls.length, 1, 'called once');
+  arm();
+  // A rebase drops the turn's work so far: 30 ms then a rebase, then 5 ms, is 5 ms of work.
+  setTimeout(() => {
+    block(30);
+    addon.rebaseTurnMeter();
+    block(5);
+  }, 10);
+  await sleep(100);
+  assert.equal(calls.length, 1, 'a rebased turn is not work past the threshold');
+  addon.disarmTurnMeter();
+  setTimeout(() => block(40), 10);
+  await sleep(100);
+  assert.equal(calls.length, 1, 'a disarmed meter is silent');
+  assert.throws(() => addon.armTurnMeter(-1, () => {}), /armTurnMeter needs/);
+  assert.throws(() => addon.armTurnMeter(5), /armTurnMeter needs/);
+  // An armed meter is unref'd: a process with nothing else to do ends.
+  const child = new Worker(`require(${JSON.stringify(addonPath)}).armTurnMeter(1, () => {});`, { eval: true });
+  const [code] = await Promise.race([once(child, 'exit'), sleep(WAIT_BOUND_MS).then(() => ['still running'])]);
+  assert.equal(code, 0);
+});

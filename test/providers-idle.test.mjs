@@ -8,12 +8,18 @@ import { findProfile, readTrace, startSession } from '../dist/index.js';
 import { Ctl } from '../dist/buffers/session-memory.js';
 import { mainRestRoute } from '../dist/providers/event-loop/rest-clock.js';
 import { watchdogCounters } from '../dist/providers/event-loop/stall-watchdog.js';
+import { loopSamplerState, restsWithoutWatchdog } from '../dist/providers/event-loop/loop-sampler.js';
+import { liveWorkers } from '../dist/providers/live-workers.js';
+import { workerRole } from '../dist/session/service-workers.js';
 import { tempDir } from './helpers/temp-dir.mjs';
 
-// The loop sampler rests only where the watchdog can read the main thread's rest: its loop's idle
-// time through the native addon, or (TRACEPIPE_GC_HOOK=0, .ci/run runs this file both ways) its schedstat.
+// The loop sampler rests only where something tells it that its loop woke: the native addon's turn
+// meter, or a watchdog that reads the main thread's rest, through the addon (its loop's idle time) or
+// (TRACEPIPE_GC_HOOK=0, .ci/run runs this file both ways) its schedstat.
 const canRest = mainRestRoute() === 'loop-idle' || existsSync(`/proc/self/task/${process.pid}/schedstat`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Whether the main thread's sampler rests now: the watchdog's view where one runs, the sampler's own otherwise. */
+const resting = () => (watchdogCounters() ? watchdogCounters().resting : loopSamplerState()?.resting);
 
 async function eventsOf(file) {
   const out = [];
@@ -31,9 +37,9 @@ async function settledAtRest() {
   // sampler: then it rests again a few periods later, and the quiet stretch starts over (bounded).
   const deadline = performance.now() + 20_000;
   for (;;) {
-    assert.ok(await eventually(() => watchdogCounters()?.resting), 'the sampler rests');
+    assert.ok(await eventually(resting), 'the sampler rests');
     await sleep(300);
-    if (watchdogCounters().resting) return;
+    if (resting()) return;
     assert.ok(performance.now() < deadline, 'and stays at rest for a quiet stretch');
   }
 }
@@ -301,27 +307,35 @@ test('a sample read before its chunk is sealed still reaches a socket reader in 
   await done();
 });
 
-test('a watchdog only there to wake the resting sampler (Runtime.Counters) reads the resting thread 4 times a second, and a block from rest still weighs whole as delay', { timeout: 60_000, skip: !canRest && 'neither the addon nor /proc schedstat here: the sampler never rests' }, async (t) => {
+test('a session that only needs the resting sampler woken (Runtime.Counters) runs no watchdog where the turn meter is, or one that reads the resting thread 4 times a second; a block from rest weighs whole as delay either way', { timeout: 60_000, skip: !canRest && 'neither the addon nor /proc schedstat here: the sampler never rests' }, async (t) => {
   const file = join(await tempDir(t), 'wake-only.tptrace');
   const session = await startSession({ providers: 'Runtime.Counters:*:5:IntervalSec=0.5', output: file });
   t.after(() => session.stop());
   await settledAtRest();
   const seconds = 3;
-  const before = watchdogCounters();
-  await sleep(seconds * 1000);
-  const polls = watchdogCounters().polls - before.polls;
-  // Before: every 100 ms (30 here), as when it watches for stalls.
-  assert.ok(polls >= seconds && polls <= 5 * seconds, `readings of the resting thread in ${seconds} s: ${polls}`);
-
-  await settledAtRest();
+  if (restsWithoutWatchdog()) {
+    // No thread polls the resting loop: its own turns tell it when it works.
+    assert.equal(watchdogCounters(), undefined, 'no watchdog');
+    assert.ok(![...liveWorkers.values()].some((w) => workerRole(w) === 'tracepipe-watchdog'), 'no watchdog thread');
+  } else {
+    const before = watchdogCounters();
+    await sleep(seconds * 1000);
+    const polls = watchdogCounters().polls - before.polls;
+    // Before: every 100 ms (30 here), as when it watches for stalls.
+    assert.ok(polls >= seconds && polls <= 5 * seconds, `readings of the resting thread in ${seconds} s: ${polls}`);
+    await settledAtRest();
+  }
+  const wakes = loopSamplerState().meterWakes;
   const blockMs = 800;
   blockFor(blockMs);
   await sleep(1200);
+  if (restsWithoutWatchdog()) assert.ok(loopSamplerState().meterWakes > wakes, 'the turn meter woke the sampler');
   await session.stop();
   const maxes = (await eventsOf(file)).filter((e) => e.name === 'LoopDelayMax.Counter').map((e) => e.fields.ms);
   const max = Math.max(...maxes);
-  // The watchdog saw the wake up to a reading late; the delay runs from the wake all the same (from
-  // libuv's idle time exactly; from a schedstat to within its ticks and a reading).
+  // The turn meter times the block's turn exactly; the watchdog saw the wake up to a reading late, and
+  // the delay runs from the wake all the same (from libuv's idle time exactly; from a schedstat to
+  // within its ticks and a reading).
   const least = mainRestRoute() === 'loop-idle' ? blockMs * 0.97 : blockMs - 300;
   assert.ok(max >= least && max <= blockMs + 300, `the largest delay, ${max} ms, is the ${blockMs} ms block`);
 });

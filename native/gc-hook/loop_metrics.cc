@@ -25,6 +25,22 @@ std::atomic<uv_loop_t*> watched{nullptr};
 // A reading: f64 idle time (ms), f64 when it was read (ms, uv_hrtime), f64 1 while the loop is in its poll.
 constexpr size_t kReadingValues = 3;
 
+// The turn meter: a prepare handle on its thread's loop, which libuv runs as each turn ends (before the
+// poll): the turn's work is the time since the last one less the loop's idle time in it. The first
+// turn whose work reaches the threshold stops it and calls back with the work's length, in that thread:
+// a resting loop sampler learns that its loop woke, and for how long it was busy, from the thread
+// itself, with no other thread polling it and no JavaScript run for turns below the threshold.
+struct TurnMeter {
+  uv_prepare_t handle;
+  v8::Isolate* isolate = nullptr;
+  v8::Global<v8::Context> context;
+  v8::Global<v8::Function> callback;
+  uint64_t atNs = 0;
+  uint64_t idleNs = 0;
+  uint64_t thresholdNs = 0;
+  bool running = false;
+};
+
 struct Reader {
   std::shared_ptr<v8::BackingStore> store;
   double* out = nullptr;
@@ -32,6 +48,8 @@ struct Reader {
   uv_loop_t* own = nullptr;
   // The heartbeat this isolate's thread (the watchdog) sleeps on.
   std::shared_ptr<v8::BackingStore> heartbeat;
+  // This thread's turn meter, once armed.
+  TurnMeter* meter = nullptr;
 };
 
 void Throw(v8::Isolate* isolate, const char* message) {
@@ -114,8 +132,82 @@ void SleepWhileResting(const v8::FunctionCallbackInfo<v8::Value>& info) {
   }
 }
 
+// A new baseline: what the thread did before now is not the next turn's work.
+void Rebase(TurnMeter* meter) {
+  meter->atNs = uv_hrtime();
+  meter->idleNs = uv_metrics_idle_time(meter->handle.loop);
+}
+
+void OnTurnEnd(uv_prepare_t* handle) {
+  TurnMeter* meter = static_cast<TurnMeter*>(handle->data);
+  const uint64_t at = uv_hrtime();
+  const uint64_t idle = uv_metrics_idle_time(handle->loop);
+  const uint64_t elapsed = at - meter->atNs;
+  const uint64_t idled = idle - meter->idleNs;
+  const uint64_t busy = elapsed > idled ? elapsed - idled : 0;
+  meter->atNs = at;
+  meter->idleNs = idle;
+  if (busy < meter->thresholdNs) return;
+  uv_prepare_stop(handle);
+  meter->running = false;
+  v8::Isolate* isolate = meter->isolate;
+  v8::HandleScope scope(isolate);
+  v8::Local<v8::Context> context = meter->context.Get(isolate);
+  v8::Context::Scope context_scope(context);
+  v8::Local<v8::Value> argv[] = {v8::Number::New(isolate, static_cast<double>(busy) / 1e6)};
+  // As Node calls back from its own handles: microtasks and process.nextTick run after it.
+  (void)node::MakeCallback(isolate, context->Global(), meter->callback.Get(isolate), 1, argv, node::async_context{0, 0});
+}
+
+// armTurnMeter(thresholdMs, callback): from now on, the first turn of this thread's loop whose work
+// reaches thresholdMs calls callback(workMs) as it ends, once (arm it again for the next).
+void ArmTurnMeter(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  const double thresholdMs = info.Length() < 1 ? -1 : info[0]->NumberValue(context).FromMaybe(-1);
+  if (!(thresholdMs >= 0) || info.Length() < 2 || !info[1]->IsFunction()) return Throw(isolate, "armTurnMeter needs a threshold (ms) and a function");
+  TurnMeter* meter = reader->meter;
+  if (meter == nullptr) {
+    meter = reader->meter = new TurnMeter();
+    meter->isolate = isolate;
+    uv_prepare_init(node::GetCurrentEventLoop(isolate), &meter->handle);
+    meter->handle.data = meter;
+    // It never keeps the loop alive.
+    uv_unref(reinterpret_cast<uv_handle_t*>(&meter->handle));
+  }
+  meter->context.Reset(isolate, context);
+  meter->callback.Reset(isolate, info[1].As<v8::Function>());
+  meter->thresholdNs = static_cast<uint64_t>(thresholdMs * 1e6);
+  Rebase(meter);
+  if (!meter->running) uv_prepare_start(&meter->handle, OnTurnEnd);
+  meter->running = true;
+}
+
+// rebaseTurnMeter(): the work of the turn under way so far is not counted (the thread's own timer ran).
+void RebaseTurnMeter(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  if (reader->meter != nullptr && reader->meter->running) Rebase(reader->meter);
+}
+
+// disarmTurnMeter(): no callback until armed again.
+void DisarmTurnMeter(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
+  TurnMeter* meter = reader->meter;
+  if (meter == nullptr || !meter->running) return;
+  uv_prepare_stop(&meter->handle);
+  meter->running = false;
+}
+
 void Cleanup(void* data) {
   Reader* reader = static_cast<Reader*>(data);
+  if (TurnMeter* meter = reader->meter) {
+    uv_prepare_stop(&meter->handle);
+    meter->callback.Reset();
+    meter->context.Reset();
+    // Freed once libuv has let go of the handle (if its loop never turns again, at the process's end).
+    uv_close(reinterpret_cast<uv_handle_t*>(&meter->handle), [](uv_handle_t* h) { delete static_cast<TurnMeter*>(h->data); });
+  }
   // The watched loop ends with its thread's environment: nothing reads it after that.
   if (reader->own != nullptr) {
     uv_loop_t* own = reader->own;
@@ -140,4 +232,7 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   method("read", Read);
   method("watchHeartbeat", WatchHeartbeat);
   method("sleepWhileResting", SleepWhileResting);
+  method("armTurnMeter", ArmTurnMeter);
+  method("rebaseTurnMeter", RebaseTurnMeter);
+  method("disarmTurnMeter", DisarmTurnMeter);
 }

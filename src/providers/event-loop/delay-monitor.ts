@@ -3,7 +3,7 @@ import type { EventLoopUtilization } from 'node:perf_hooks';
 import { elapsedMs } from '../../schema/milliseconds.js';
 import { everyInterval, type Ticking } from '../interval-ticker.js';
 import { WatchdogDuty } from './heartbeat.js';
-import { loopCanRest, takeLoopDelay, useLoopSampler } from './loop-sampler.js';
+import { loopCanRest, restsWithoutWatchdog, takeLoopDelay, useLoopSampler } from './loop-sampler.js';
 import { setWatchdogDuty } from './stall-watchdog.js';
 const { performance } = requireBuiltin('node:perf_hooks') as typeof import('node:perf_hooks');
 const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
@@ -77,6 +77,7 @@ export function useLoopIntervals(user: LoopIntervalUser, sec: number | undefined
       ticking = everyInterval(finest, sample);
     }
   }
-  // The main thread's sampler rests while its loop is idle, and the watchdog wakes it.
-  if (isMainThread) setWatchdogDuty(WatchdogDuty.WakeRestingLoop, uses.size > 0 && loopCanRest() ? Infinity : undefined);
+  // The main thread's sampler rests while its loop is idle: its turn meter wakes it, or without the
+  // addon a watchdog that reads its schedstat.
+  if (isMainThread) setWatchdogDuty(WatchdogDuty.WakeRestingLoop, uses.size > 0 && !restsWithoutWatchdog() && loopCanRest() ? Infinity : undefined);
 }

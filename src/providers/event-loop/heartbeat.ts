@@ -49,7 +49,7 @@ export const WatchdogDuty = {
   StallEvents: 1,
   /** Deliver the main thread's GC pauses while its loop is blocked. */
   GcDuringStalls: 2,
-  /** Ring the sampler of a resting loop when its thread runs again. */
+  /** Ring the sampler of a resting loop when its thread runs again (where the native addon's turn meter cannot). */
   WakeRestingLoop: 4,
   /** Write the main thread's CPU samples while its loop is blocked. */
   CpuSamplesDuringStalls: 8,

@@ -18,6 +18,14 @@ interface LoopMetricsAddon {
    * `seen`, or `maxMs` passed.
    */
   sleepWhileResting(seen: number, pollMs: number, maxMs: number, tailMs: number): void;
+  /**
+   * From now on, the first turn of the calling thread's loop with at least `thresholdMs` of work (its
+   * time less its idle time) calls `onTurn(workMs)` as it ends, once.
+   */
+  armTurnMeter(thresholdMs: number, onTurn: (workMs: number) => void): void;
+  /** The work of the turn under way so far is not counted. */
+  rebaseTurnMeter(): void;
+  disarmTurnMeter(): void;
 }
 
 const { addon, missing } = loadNativeAddon<LoopMetricsAddon>('loop_metrics');
@@ -35,6 +43,16 @@ const REST_TAIL_MS = 1;
  * often (a stop or a new setting is seen within a poll either way).
  */
 const NATIVE_REST_MS = 1000;
+
+/** The calling thread's turn meter (see LoopMetricsAddon.armTurnMeter). */
+export interface TurnMeter {
+  arm(thresholdMs: number, onTurn: (workMs: number) => void): void;
+  rebase(): void;
+  disarm(): void;
+}
+
+/** The addon's turn meter, for the thread that arms it; undefined without the addon. */
+export const turnMeter: TurnMeter | undefined = addon && { arm: addon.armTurnMeter, rebase: addon.rebaseTurnMeter, disarm: addon.disarmTurnMeter };
 
 /** On the main thread: puts its loop up for reading from other threads; false without the addon. */
 export function watchThisLoop(): boolean {

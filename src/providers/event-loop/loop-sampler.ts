@@ -3,6 +3,7 @@ import type { EventLoopUtilization, RecordableHistogram } from 'node:perf_hooks'
 import { threadSessions } from '../../session/thread-sessions.js';
 import { type Heartbeat, monotonicMs } from './heartbeat.js';
 import { mainRestRoute, openRestClock, type RestClock } from './rest-clock.js';
+import { type TurnMeter, turnMeter } from './loop-idle-rest.js';
 const { createHistogram, performance } = requireBuiltin('node:perf_hooks') as typeof import('node:perf_hooks');
 const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
@@ -46,11 +47,13 @@ export interface DelayFigures {
 /**
  * This thread's event-loop sampler: one timer, every `periodMs` while the loop has work, that records
  * how late it runs (the event-loop delay, as perf_hooks' monitorEventLoopDelay measures it) and beats
- * the heartbeat the main thread's watchdog reads. When the watchdog can wake it (the main thread, on
+ * the heartbeat the main thread's watchdog reads. When something can wake it (the main thread, on
  * Linux), a sampler whose loop has had nothing to do for a few periods **rests**: no timer at all, so
- * an idle process sleeps. The watchdog sees the thread run again by its CPU time and rings a doorbell;
- * the answer, when the loop turns, is a delay sample measured from when the thread woke. A loop at
- * rest would have run the timer on time: those periods count as samples of no delay.
+ * an idle process sleeps. Where a watchdog runs (it watches for stalls), it sees the thread run again
+ * by its CPU time and rings a doorbell; the answer, when the loop turns, is a delay sample measured
+ * from when the thread woke. Where none runs, the thread's own turn meter (the native addon's) calls
+ * back as the first turn with work ends, with its length: the same sample, with no other thread
+ * awake. A loop at rest would have run the timer on time: those periods count as samples of no delay.
  */
 class LoopSampler {
   private timer: NodeJS.Timeout | undefined;
@@ -73,8 +76,10 @@ class LoopSampler {
 
   constructor(
     private periodMs: number,
-    /** What tells this thread's rest to the watchdog: without it the sampler never rests. */
+    /** What tells this thread's rest to the watchdog: without it the sampler never rests under one. */
     private readonly restClock: RestClock | undefined,
+    /** What tells this thread's wake without a watchdog: without it the sampler rests only under one. */
+    private readonly meter: TurnMeter | undefined,
   ) {
     this.arm();
   }
@@ -121,15 +126,47 @@ class LoopSampler {
     this.recorded++;
   }
 
-  /** Stops the timer until the watchdog rings; false when this loop cannot rest. */
+  /** Stops the timer until the watchdog rings, or the turn meter calls back; false when this loop cannot rest. */
   private rest(now: number, elu: EventLoopUtilization): boolean {
     const hb = this.watch;
-    if (!hb || !this.restClock?.markRest(hb, now)) return false;
+    if (!hb) return this.restOnMeter(now);
+    if (!this.restClock?.markRest(hb, now)) return false;
     this.timer = undefined;
     this.restingSinceMs = now;
     this.restElu = elu;
     void hb.doorbell().then(() => this.answer(hb));
     return true;
+  }
+
+  /** Rests with no watchdog: the thread's turn meter calls back as its first turn with work ends. */
+  private restOnMeter(now: number): boolean {
+    if (!this.meter) return false;
+    this.timer = undefined;
+    this.restingSinceMs = now;
+    this.meter.arm(RESUME_ACTIVE_MS, this.turnWorked);
+    return true;
+  }
+
+  /**
+   * A turn with `workMs` of work just ended on the resting loop: a timer of the sampler's due as the
+   * work began would have run now, that late; the rest before it was on time. The timer resumes.
+   */
+  private readonly turnWorked = (workMs: number): void => {
+    if (this.stopped || this.watch || this.restingSinceMs === undefined) return;
+    const now = monotonicMs();
+    const due = Math.max(this.restingSinceMs, now - workMs);
+    this.onTimeSamples += (due - this.restingSinceMs) / this.periodMs;
+    this.record(now - due);
+    this.restingSinceMs = now;
+    this.meterWakes++;
+    this.resume(now, performance.eventLoopUtilization());
+  };
+
+  /** Turns the meter called back for: for tests and diagnostics. */
+  meterWakes = 0;
+
+  get resting(): boolean {
+    return this.restingSinceMs !== undefined;
   }
 
   /** The watchdog rang (the thread ran while resting), and the loop has turned since. */
@@ -167,6 +204,7 @@ class LoopSampler {
    */
   ownTurnDone(): void {
     const hb = this.watch;
+    if (!hb && this.restingSinceMs !== undefined) return this.meter?.rebase();
     if (this.restingSinceMs === undefined || !hb || !this.restClock!.markRest(hb, monotonicMs())) return;
     this.restElu = performance.eventLoopUtilization();
   }
@@ -175,6 +213,7 @@ class LoopSampler {
     this.onTimeSamples += (now - this.restingSinceMs!) / this.periodMs;
     this.restingSinceMs = undefined;
     this.restElu = undefined;
+    this.meter?.disarm();
     this.watch?.resume();
     this.lastFireMs = now;
     this.elu = elu;
@@ -215,6 +254,7 @@ class LoopSampler {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.meter?.disarm();
     if (this.restingSinceMs !== undefined) {
       this.watch?.resume();
       this.watch?.releaseDoorbell();
@@ -229,7 +269,12 @@ const uses = new Map<SamplerUse, number>();
 let sampler: LoopSampler | undefined;
 let watch: Heartbeat | undefined;
 
-/** Whether this thread's sampler could rest (its rest is readable): the main thread asks a watchdog to wake it only then. */
+/** Whether this thread's sampler rests with no watchdog to wake it (the main thread, where the addon's turn meter is). */
+export function restsWithoutWatchdog(): boolean {
+  return isMainThread && turnMeter !== undefined;
+}
+
+/** Whether this thread's sampler could rest under a watchdog (its rest is readable). */
 export function loopCanRest(): boolean {
   const clock = openRestClock(mainRestRoute());
   clock?.close();
@@ -252,7 +297,7 @@ export function useLoopSampler(use: SamplerUse, periodMs: number | undefined): v
   if (sampler) sampler.setPeriod(ms);
   else {
     // Only the main thread has a watchdog to wake it, so only it may rest and needs its readings.
-    sampler = new LoopSampler(ms, isMainThread ? openRestClock(mainRestRoute()) : undefined);
+    sampler = new LoopSampler(ms, isMainThread ? openRestClock(mainRestRoute()) : undefined, isMainThread ? turnMeter : undefined);
     sampler.watchedBy(watch);
   }
 }
@@ -270,6 +315,11 @@ export function watchLoopSampler(hb: Heartbeat | undefined): void {
 export function runOwnTimer(work: () => void): void {
   threadSessions.writeAndHandOver(work);
   sampler?.ownTurnDone();
+}
+
+/** Whether this thread's sampler rests now, and how often its turn meter woke it: for tests and diagnostics. */
+export function loopSamplerState(): { readonly resting: boolean; readonly meterWakes: number } | undefined {
+  return sampler && { resting: sampler.resting, meterWakes: sampler.meterWakes };
 }
 
 /** The delay this thread's sampler has seen since the last call (see LoopSampler.takeDelay). */

@@ -15,7 +15,7 @@ export interface StallListener {
 export const REST_POLL_MS = 100;
 /**
  * How often it reads one when it is only there to wake the resting sampler (Runtime.Counters, or
- * Delay without stall events): a wake seen later costs no figure, since the sampler takes a loop that
+ * Delay without stall events, where the native addon's turn meter is missing): a wake seen later costs no figure, since the sampler takes a loop that
  * has been busy since it woke as late from then (LoopSampler.answer), but each reading is a wake-up
  * of this thread, the larger part of an idle process's cost.
  */
