@@ -3,12 +3,13 @@
 // whose CPU is not counted here: the cost measured is the target's) and waits until its session runs.
 //   throughput <ms>        JSON round trips in 5 ms slices that yield to the loop: per second of wall
 //                          time, and per second of the process's CPU (all its threads)
-//   idle <settle> <window> does nothing; reports the CPU of all its threads per second over the window
+//   idle <from>:<ms>,...   does nothing; reports the CPU of all its threads per second over each window,
+//                          from <from> ms after the process started, for <ms>
 import { spawn } from 'node:child_process';
 import { processInfo } from 'tracepipe';
 import { reportResult } from '../support/variant-process.mjs';
 
-const [mode, a, b] = process.argv.slice(2);
+const [mode, a] = process.argv.slice(2);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 let collector;
@@ -40,11 +41,15 @@ if (mode === 'throughput') {
   const used = process.cpuUsage(cpu);
   reportResult({ opsPerSecond: ops / ((performance.now() - t0) / 1000), opsPerCpuSecond: ops / ((used.user + used.system) / 1e6) });
 } else {
-  await sleep(Number(a) - performance.now());
-  const u = process.cpuUsage();
-  const t0 = performance.now();
-  await sleep(Number(b));
-  const d = process.cpuUsage(u);
-  reportResult({ cpuMsPerSecond: (d.user + d.system) / 1000 / ((performance.now() - t0) / 1000) });
+  const cpuMsPerSecond = [];
+  for (const [from, ms] of a.split(',').map((w) => w.split(':').map(Number))) {
+    await sleep(from - performance.now());
+    const u = process.cpuUsage();
+    const t0 = performance.now();
+    await sleep(ms);
+    const d = process.cpuUsage(u);
+    cpuMsPerSecond.push((d.user + d.system) / 1000 / ((performance.now() - t0) / 1000));
+  }
+  reportResult({ cpuMsPerSecond });
 }
 collector?.kill('SIGINT');

@@ -153,13 +153,20 @@ class LoopSampler {
    */
   private readonly turnWorked = (workMs: number): void => {
     if (this.stopped || this.watch || this.restingSinceMs === undefined) return;
-    const now = monotonicMs();
-    const due = Math.max(this.restingSinceMs, now - workMs);
-    this.onTimeSamples += (due - this.restingSinceMs) / this.periodMs;
-    this.record(now - due);
-    this.restingSinceMs = now;
-    this.meterWakes++;
-    this.resume(now, performance.eventLoopUtilization());
+    // Called from libuv as Node calls its own handles: an exception here would be the application's uncaught one.
+    try {
+      const now = monotonicMs();
+      const due = Math.max(this.restingSinceMs, now - workMs);
+      this.onTimeSamples += (due - this.restingSinceMs) / this.periodMs;
+      this.record(now - due);
+      this.restingSinceMs = now;
+      this.meterWakes++;
+      this.resume(now, performance.eventLoopUtilization());
+    } catch (e) {
+      process.emitWarning(`tracepipe: the event-loop sampler failed to wake (${(e as Error)?.message ?? String(e)}); it runs its timer from now on`);
+      this.restingSinceMs = undefined;
+      this.arm();
+    }
   };
 
   /** Turns the meter called back for: for tests and diagnostics. */
