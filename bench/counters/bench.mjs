@@ -18,8 +18,8 @@ const IDLE_ROUNDS = 3;
  * session runs once a second, which go on for a minute or two (BENCHMARKS.md §29.4): the steady state.
  */
 const IDLE_WINDOWS = [
-  { name: '40-60 s', from: 40_000, ms: 20_000 },
-  { name: '120-150 s (steady)', from: 120_000, ms: 30_000 },
+  { name: '40-60 s (V8 still optimising the periodic code)', from: 40_000, ms: 20_000, checked: false },
+  { name: '120-150 s (steady)', from: 120_000, ms: 30_000, checked: true },
 ];
 const IDLE_END_MS = Math.max(...IDLE_WINDOWS.map((w) => w.from + w.ms));
 /** Idle CPU of a counters session above the same process without one (issue 26). */
@@ -70,7 +70,13 @@ export async function run() {
     return [
       { check: 'round trips per CPU second with counters at 1 s / unmonitored', value: `${cpu.ratios.median.toFixed(3)} (unmonitored runs spread ${(100 * cpu.noise).toFixed(1)} %)`, target: 'not measurable above noise', met: 1 - cpu.ratios.median <= Math.max(cpu.noise, 0.01) },
       { check: 'round trips per second with counters at 1 s / unmonitored', value: `${wall.ratios.median.toFixed(3)} (unmonitored runs spread ${(100 * wall.noise).toFixed(1)} %)`, target: 'not measurable above noise', met: 1 - wall.ratios.median <= Math.max(wall.noise, 0.01) },
-      ...extras.map(({ window, extra }) => ({ check: `idle CPU of a counters session, ${window.name} after start`, value: `${extra.median.toFixed(2)} ms/s`, target: `<= ${TARGET_IDLE_MS} ms/s`, met: extra.median <= TARGET_IDLE_MS })),
+      // The target is the idle cost: the steady state's. The first window is reported beside it.
+      ...extras.map(({ window, extra }) => ({
+        check: `idle CPU of a counters session, ${window.name} after start`,
+        value: `${extra.median.toFixed(2)} ms/s`,
+        target: window.checked ? `<= ${TARGET_IDLE_MS} ms/s` : '',
+        met: window.checked ? extra.median <= TARGET_IDLE_MS : null,
+      })),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
