@@ -5,6 +5,7 @@
 // exactly what Node reads there, and say the loop is out of its poll.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
@@ -175,7 +176,7 @@ test('sleepWhileResting: back when the watched loop leaves its rest, when the wa
   assert.equal(Atomics.load(i32, POLLS), 10, 'one poll every 10 ms of its 100 ms');
 });
 
-test('the turn meter calls back once, as the first turn with work past its threshold ends, with the work\'s length (idle time in the poll not counted, a rebased turn\'s work before not counted); disarmed, it is silent, and it keeps no process alive', { skip, timeout: 60_000 }, async () => {
+test('the turn meter calls back once, as the first turn with work past its threshold ends, with the work\'s length (idle time in the poll not counted, a discount leaves out that much of the turn and no more); disarmed, it is silent, and it keeps no process alive', { skip, timeout: 60_000 }, async () => {
   const addon = createRequire(import.meta.url)(addonPath);
   const block = (ms) => {
     const end = performance.now() + ms;
@@ -206,22 +207,48 @@ test('the turn meter calls back once, as the first turn with work past its thres
   await sleep(100);
   assert.equal(calls.length, 1, 'called once');
   arm();
-  // A rebase drops the turn's work so far: 30 ms then a rebase, then 5 ms, is 5 ms of work.
+  // A discount leaves that much of the turn out, and no more: 30 ms less 25, then 5 ms, is 10 ms of work…
   setTimeout(() => {
     block(30);
-    addon.rebaseTurnMeter();
+    addon.discountTurnMeter(25);
     block(5);
   }, 10);
   await sleep(100);
-  assert.equal(calls.length, 1, 'a rebased turn is not work past the threshold');
+  assert.equal(calls.length, 1, 'a discounted turn under the threshold is not work past it');
+  // …and 40 ms less 5 is 35.
+  setTimeout(() => {
+    blockedAt = performance.now();
+    block(40);
+    addon.discountTurnMeter(5);
+  }, 10);
+  await sleep(100);
+  assert.equal(calls.length, 2, 'the work before a discount counts');
+  assert.ok(calls[1].workMs >= 35 && calls[1].workMs <= calls[1].at - blockedAt + 50, `the turn's work less the discount: ${calls[1].workMs} ms`);
+  arm();
   addon.disarmTurnMeter();
   setTimeout(() => block(40), 10);
   await sleep(100);
-  assert.equal(calls.length, 1, 'a disarmed meter is silent');
-  assert.throws(() => addon.armTurnMeter(-1, () => {}), /armTurnMeter needs/);
+  assert.equal(calls.length, 2, 'a disarmed meter is silent');
+  for (const bad of [-1, Infinity, NaN, 1e20]) assert.throws(() => addon.armTurnMeter(bad, () => {}), /armTurnMeter needs/);
   assert.throws(() => addon.armTurnMeter(5), /armTurnMeter needs/);
-  // An armed meter is unref'd: a process with nothing else to do ends.
-  const child = new Worker(`require(${JSON.stringify(addonPath)}).armTurnMeter(1, () => {});`, { eval: true });
-  const [code] = await Promise.race([once(child, 'exit'), sleep(WAIT_BOUND_MS).then(() => ['still running'])]);
-  assert.equal(code, 0);
+  assert.throws(() => addon.discountTurnMeter(Infinity), /discountTurnMeter needs/);
+  // An armed meter is unref'd: a thread with nothing else to do ends, and the meter closes with it
+  // before Node unloads the addon: in a process whose main thread never loaded the addon (this test's
+  // has, which kept the library mapped), a worker that armed it once, or that has it armed as it ends
+  // or is terminated, leaves the process to exit as it would (the close callback is the addon's code).
+  const source = `
+    const { Worker } = require('node:worker_threads');
+    const arm = 'const a = require(${JSON.stringify(addonPath)}); a.armTurnMeter(1, () => {});';
+    const run = (code) => new Promise((done) => new Worker(code, { eval: true }).on('exit', done));
+    (async () => {
+      await run(arm);
+      await run(arm + ' a.disarmTurnMeter();');
+      const w = new Worker(arm + ' setInterval(() => {}, 1000);', { eval: true });
+      setTimeout(() => w.terminate(), 200);
+      await new Promise((done) => w.on('exit', done));
+      process.exitCode = 7;
+    })();`;
+  const child = spawn(process.execPath, ['-e', source], { stdio: 'ignore' });
+  const [code, signal] = await Promise.race([once(child, 'exit'), sleep(WAIT_BOUND_MS).then(() => ['still running', null])]);
+  assert.deepEqual([code, signal], [7, null]);
 });

@@ -8,7 +8,7 @@ import { findProfile, readTrace, startSession } from '../dist/index.js';
 import { Ctl } from '../dist/buffers/session-memory.js';
 import { mainRestRoute } from '../dist/providers/event-loop/rest-clock.js';
 import { watchdogCounters } from '../dist/providers/event-loop/stall-watchdog.js';
-import { loopSamplerState, restsWithoutWatchdog } from '../dist/providers/event-loop/loop-sampler.js';
+import { loopSamplerState, restsWithoutWatchdog, runOwnTimer } from '../dist/providers/event-loop/loop-sampler.js';
 import { liveWorkers } from '../dist/providers/live-workers.js';
 import { workerRole } from '../dist/session/service-workers.js';
 import { tempDir } from './helpers/temp-dir.mjs';
@@ -317,6 +317,15 @@ test('a session that only needs the resting sampler woken (Runtime.Counters) run
     // No thread polls the resting loop: its own turns tell it when it works.
     assert.equal(watchdogCounters(), undefined, 'no watchdog');
     assert.ok(![...liveWorkers.values()].some((w) => workerRole(w) === 'tracepipe-watchdog'), 'no watchdog thread');
+    // A block just before tracepipe's own tick, in the same turn: the tick's own work is left out, not the block.
+    const before = loopSamplerState().meterWakes;
+    setTimeout(() => {
+      blockFor(300);
+      runOwnTimer(() => {});
+    }, 10);
+    await sleep(500);
+    assert.ok(loopSamplerState().meterWakes > before, 'a block before the tick in its turn woke the sampler');
+    await settledAtRest();
   } else {
     const before = watchdogCounters();
     await sleep(seconds * 1000);

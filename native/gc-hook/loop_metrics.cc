@@ -38,7 +38,14 @@ struct TurnMeter {
   uint64_t atNs = 0;
   uint64_t idleNs = 0;
   uint64_t thresholdNs = 0;
+  // Work of the turn under way that is not counted (the thread's own timer's).
+  uint64_t discountNs = 0;
   bool running = false;
+  // Closes the handle as the environment ends, and holds the end until libuv has let go of it: Node
+  // unloads this library after its environment's cleanup, and the close callback is code of it.
+  node::AsyncCleanupHookHandle cleanup;
+  void (*cleanupDone)(void*) = nullptr;
+  void* cleanupDoneArg = nullptr;
 };
 
 struct Reader {
@@ -136,6 +143,29 @@ void SleepWhileResting(const v8::FunctionCallbackInfo<v8::Value>& info) {
 void Rebase(TurnMeter* meter) {
   meter->atNs = uv_hrtime();
   meter->idleNs = uv_metrics_idle_time(meter->handle.loop);
+  meter->discountNs = 0;
+}
+
+void Stop(TurnMeter* meter) {
+  if (meter->running) uv_prepare_stop(&meter->handle);
+  meter->running = false;
+  // Nothing of the caller's is kept while it is not armed.
+  meter->callback.Reset();
+  meter->context.Reset();
+}
+
+void CloseTurnMeter(void* data, void (*done)(void*), void* doneArg) {
+  TurnMeter* meter = static_cast<TurnMeter*>(data);
+  Stop(meter);
+  meter->cleanupDone = done;
+  meter->cleanupDoneArg = doneArg;
+  uv_close(reinterpret_cast<uv_handle_t*>(&meter->handle), [](uv_handle_t* h) {
+    TurnMeter* closed = static_cast<TurnMeter*>(h->data);
+    void (*finished)(void*) = closed->cleanupDone;
+    void* arg = closed->cleanupDoneArg;
+    delete closed;
+    finished(arg);
+  });
 }
 
 void OnTurnEnd(uv_prepare_t* handle) {
@@ -144,20 +174,26 @@ void OnTurnEnd(uv_prepare_t* handle) {
   const uint64_t idle = uv_metrics_idle_time(handle->loop);
   const uint64_t elapsed = at - meter->atNs;
   const uint64_t idled = idle - meter->idleNs;
-  const uint64_t busy = elapsed > idled ? elapsed - idled : 0;
+  const uint64_t spent = elapsed > idled ? elapsed - idled : 0;
+  const uint64_t busy = spent > meter->discountNs ? spent - meter->discountNs : 0;
   meter->atNs = at;
   meter->idleNs = idle;
+  meter->discountNs = 0;
   if (busy < meter->thresholdNs) return;
-  uv_prepare_stop(handle);
-  meter->running = false;
   v8::Isolate* isolate = meter->isolate;
   v8::HandleScope scope(isolate);
   v8::Local<v8::Context> context = meter->context.Get(isolate);
+  v8::Local<v8::Function> callback = meter->callback.Get(isolate);
+  Stop(meter);
   v8::Context::Scope context_scope(context);
   v8::Local<v8::Value> argv[] = {v8::Number::New(isolate, static_cast<double>(busy) / 1e6)};
   // As Node calls back from its own handles: microtasks and process.nextTick run after it.
-  (void)node::MakeCallback(isolate, context->Global(), meter->callback.Get(isolate), 1, argv, node::async_context{0, 0});
+  (void)node::MakeCallback(isolate, context->Global(), callback, 1, argv, node::async_context{0, 0});
 }
+
+// Thresholds and discounts are whole milliseconds' worth of nanoseconds up to an hour: a larger or
+// non-finite one would not convert.
+constexpr double kLongestMs = 3600e3;
 
 // armTurnMeter(thresholdMs, callback): from now on, the first turn of this thread's loop whose work
 // reaches thresholdMs calls callback(workMs) as it ends, once (arm it again for the next).
@@ -166,7 +202,9 @@ void ArmTurnMeter(const v8::FunctionCallbackInfo<v8::Value>& info) {
   Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
   v8::Local<v8::Context> context = isolate->GetCurrentContext();
   const double thresholdMs = info.Length() < 1 ? -1 : info[0]->NumberValue(context).FromMaybe(-1);
-  if (!(thresholdMs >= 0) || info.Length() < 2 || !info[1]->IsFunction()) return Throw(isolate, "armTurnMeter needs a threshold (ms) and a function");
+  if (!(thresholdMs >= 0 && thresholdMs <= kLongestMs) || info.Length() < 2 || !info[1]->IsFunction()) {
+    return Throw(isolate, "armTurnMeter needs a threshold (0 to 3,600,000 ms) and a function");
+  }
   TurnMeter* meter = reader->meter;
   if (meter == nullptr) {
     meter = reader->meter = new TurnMeter();
@@ -175,6 +213,7 @@ void ArmTurnMeter(const v8::FunctionCallbackInfo<v8::Value>& info) {
     meter->handle.data = meter;
     // It never keeps the loop alive.
     uv_unref(reinterpret_cast<uv_handle_t*>(&meter->handle));
+    meter->cleanup = node::AddEnvironmentCleanupHook(isolate, CloseTurnMeter, meter);
   }
   meter->context.Reset(isolate, context);
   meter->callback.Reset(isolate, info[1].As<v8::Function>());
@@ -184,30 +223,23 @@ void ArmTurnMeter(const v8::FunctionCallbackInfo<v8::Value>& info) {
   meter->running = true;
 }
 
-// rebaseTurnMeter(): the work of the turn under way so far is not counted (the thread's own timer ran).
-void RebaseTurnMeter(const v8::FunctionCallbackInfo<v8::Value>& info) {
+// discountTurnMeter(ms): that much of the turn under way is not counted (the thread's own timer ran
+// for it); the rest of the turn's work, before and after, is.
+void DiscountTurnMeter(const v8::FunctionCallbackInfo<v8::Value>& info) {
   Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
-  if (reader->meter != nullptr && reader->meter->running) Rebase(reader->meter);
+  const double ms = info.Length() < 1 ? -1 : info[0]->NumberValue(info.GetIsolate()->GetCurrentContext()).FromMaybe(-1);
+  if (!(ms >= 0 && ms <= kLongestMs)) return Throw(info.GetIsolate(), "discountTurnMeter needs a duration (0 to 3,600,000 ms)");
+  if (reader->meter != nullptr && reader->meter->running) reader->meter->discountNs += static_cast<uint64_t>(ms * 1e6);
 }
 
 // disarmTurnMeter(): no callback until armed again.
 void DisarmTurnMeter(const v8::FunctionCallbackInfo<v8::Value>& info) {
   Reader* reader = static_cast<Reader*>(info.Data().As<v8::External>()->Value());
-  TurnMeter* meter = reader->meter;
-  if (meter == nullptr || !meter->running) return;
-  uv_prepare_stop(&meter->handle);
-  meter->running = false;
+  if (reader->meter != nullptr) Stop(reader->meter);
 }
 
 void Cleanup(void* data) {
   Reader* reader = static_cast<Reader*>(data);
-  if (TurnMeter* meter = reader->meter) {
-    uv_prepare_stop(&meter->handle);
-    meter->callback.Reset();
-    meter->context.Reset();
-    // Freed once libuv has let go of the handle (if its loop never turns again, at the process's end).
-    uv_close(reinterpret_cast<uv_handle_t*>(&meter->handle), [](uv_handle_t* h) { delete static_cast<TurnMeter*>(h->data); });
-  }
   // The watched loop ends with its thread's environment: nothing reads it after that.
   if (reader->own != nullptr) {
     uv_loop_t* own = reader->own;
@@ -233,6 +265,6 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   method("watchHeartbeat", WatchHeartbeat);
   method("sleepWhileResting", SleepWhileResting);
   method("armTurnMeter", ArmTurnMeter);
-  method("rebaseTurnMeter", RebaseTurnMeter);
+  method("discountTurnMeter", DiscountTurnMeter);
   method("disarmTurnMeter", DisarmTurnMeter);
 }

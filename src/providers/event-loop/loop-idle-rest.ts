@@ -23,8 +23,8 @@ interface LoopMetricsAddon {
    * time less its idle time) calls `onTurn(workMs)` as it ends, once.
    */
   armTurnMeter(thresholdMs: number, onTurn: (workMs: number) => void): void;
-  /** The work of the turn under way so far is not counted. */
-  rebaseTurnMeter(): void;
+  /** That much of the turn under way is not counted (the thread's own timer ran for it). */
+  discountTurnMeter(ms: number): void;
   disarmTurnMeter(): void;
 }
 
@@ -47,12 +47,12 @@ const NATIVE_REST_MS = 1000;
 /** The calling thread's turn meter (see LoopMetricsAddon.armTurnMeter). */
 export interface TurnMeter {
   arm(thresholdMs: number, onTurn: (workMs: number) => void): void;
-  rebase(): void;
+  discount(ms: number): void;
   disarm(): void;
 }
 
 /** The addon's turn meter, for the thread that arms it; undefined without the addon. */
-export const turnMeter: TurnMeter | undefined = addon && { arm: addon.armTurnMeter, rebase: addon.rebaseTurnMeter, disarm: addon.disarmTurnMeter };
+export const turnMeter: TurnMeter | undefined = addon && { arm: addon.armTurnMeter, discount: addon.discountTurnMeter, disarm: addon.disarmTurnMeter };
 
 /** On the main thread: puts its loop up for reading from other threads; false without the addon. */
 export function watchThisLoop(): boolean {

@@ -204,14 +204,15 @@ class LoopSampler {
   }
 
   /**
-   * The thread ran only tracepipe's own timer: if resting, the watchdog gets a new CPU reading, so it
-   * does not take this wake for work and ring. (Like the reading taken as the sampler begins resting,
+   * The thread ran tracepipe's own timer, for `ownMs`: if resting, the turn meter does not count that,
+   * or the watchdog gets a new CPU reading, so it does not take this wake for work and ring. (Like the reading taken as the sampler begins resting,
    * it is taken in a callback: a callback after it in the same turn that blocks in a system call at
    * once, without using the CPU, would look asleep. One that uses the CPU is seen.)
    */
-  ownTurnDone(): void {
+  ownTurnDone(ownMs: number): void {
     const hb = this.watch;
-    if (!hb && this.restingSinceMs !== undefined) return this.meter?.rebase();
+    // The turn meter leaves out this timer's own work only: a block before it in the turn still counts.
+    if (!hb && this.restingSinceMs !== undefined) return this.meter?.discount(ownMs);
     if (this.restingSinceMs === undefined || !hb || !this.restClock!.markRest(hb, monotonicMs())) return;
     this.restElu = performance.eventLoopUtilization();
   }
@@ -320,8 +321,9 @@ export function watchLoopSampler(hb: Heartbeat | undefined): void {
  * drain at once, not from an idle-seal timer later, and a resting sampler is not rung for this wake.
  */
 export function runOwnTimer(work: () => void): void {
+  const started = performance.now();
   threadSessions.writeAndHandOver(work);
-  sampler?.ownTurnDone();
+  sampler?.ownTurnDone(performance.now() - started);
 }
 
 /** Whether this thread's sampler rests now, and how often its turn meter woke it: for tests and diagnostics. */
