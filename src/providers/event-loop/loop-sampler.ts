@@ -47,8 +47,8 @@ export interface DelayFigures {
 /**
  * This thread's event-loop sampler: one timer, every `periodMs` while the loop has work, that records
  * how late it runs (the event-loop delay, as perf_hooks' monitorEventLoopDelay measures it) and beats
- * the heartbeat the main thread's watchdog reads. When something can wake it (the main thread, on
- * Linux), a sampler whose loop has had nothing to do for a few periods **rests**: no timer at all, so
+ * the heartbeat the main thread's watchdog reads. When something can wake it (the main thread, with
+ * the native addon or on Linux), a sampler whose loop has had nothing to do for a few periods **rests**: no timer at all, so
  * an idle process sleeps. Where a watchdog runs (it watches for stalls), it sees the thread run again
  * by its CPU time and rings a doorbell; the answer, when the loop turns, is a delay sample measured
  * from when the thread woke. Where none runs, the thread's own turn meter (the native addon's) calls
@@ -205,9 +205,10 @@ class LoopSampler {
 
   /**
    * The thread ran tracepipe's own timer, for `ownMs`: if resting, the turn meter does not count that,
-   * or the watchdog gets a new CPU reading, so it does not take this wake for work and ring. (Like the reading taken as the sampler begins resting,
-   * it is taken in a callback: a callback after it in the same turn that blocks in a system call at
-   * once, without using the CPU, would look asleep. One that uses the CPU is seen.)
+   * or the watchdog gets a new CPU reading, so it does not take this wake for work and ring. (Like the
+   * reading taken as the sampler begins resting, it is taken in a callback: a callback after it in the
+   * same turn that blocks in a system call at once, without using the CPU, would look asleep. One that
+   * uses the CPU is seen.)
    */
   ownTurnDone(ownMs: number): void {
     const hb = this.watch;
@@ -304,7 +305,7 @@ export function useLoopSampler(use: SamplerUse, periodMs: number | undefined): v
   const ms = Math.min(...uses.values());
   if (sampler) sampler.setPeriod(ms);
   else {
-    // Only the main thread has a watchdog to wake it, so only it may rest and needs its readings.
+    // Only the main thread has a watchdog or a turn meter to wake it, so only it may rest and needs its readings.
     sampler = new LoopSampler(ms, isMainThread ? openRestClock(mainRestRoute()) : undefined, isMainThread ? turnMeter : undefined);
     sampler.watchedBy(watch);
   }
