@@ -5,7 +5,7 @@
 // and the modules loaded on first use import it by path and get the one instance in its bundle,
 // never a second copy with its own state (a second provider registry). Dynamic imports stay
 // dynamic: what loads on first use (src/machinery.ts) still loads on first use, file by file;
-// bundling the session machinery the same way measured no faster (§30.2).
+// bundling the session machinery the same way saved 5 % of a session's start (§30.2, §30.3): not done.
 //
 // - dist/bundles/register-shared.js: what `tracepipe/register`'s diagnostics server and GC hook share
 //   with the public API (the thread's host, record layouts, errors, the GC tally): small modules,

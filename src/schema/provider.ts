@@ -137,7 +137,7 @@ export class ProviderImpl implements ProviderBase {
   readonly #mirrors: EnablementsMirror[] = [];
   /** Makes the members of a provider defined with its members deferred (defineBuiltinProvider); undefined once made. */
   #makeMembers: (() => void) | undefined;
-  /** A built-in provider's module that attaches its callbacks (a file: URL), until it has loaded. */
+  /** What names a built-in provider's module that attaches its callbacks (a file: URL), until it has loaded. */
   #machinery: (() => string) | undefined;
   /** That module's load where it is asynchronous (Node without require() of ES modules), once begun. */
   #machineryLoading: Promise<void> | undefined;
@@ -204,13 +204,11 @@ export class ProviderImpl implements ProviderBase {
   }
 
   /**
-   * A built-in provider's callbacks live in `url`, loaded when a session first enables it
-   * (loadMachinery): a process pays for the machinery of the providers it traces, not of all of them.
-   */
-  /**
-   * `url` names the module (a file: URL), asked for when it loads: the eight definitions computing
-   * theirs from their own module's URL as they ran cost every `import 'tracepipe'` ~2 ms (V8's
-   * `import.meta` and 16 URL parses; BENCHMARKS.md §30.2).
+   * A built-in provider's callbacks live in the module `url` names (a file: URL), loaded when a
+   * session first enables it (loadMachinery): a process pays for the machinery of the providers it
+   * traces, not of all of them. `url` is asked only then: the eight definitions computing theirs from
+   * their own module's URL as they ran cost every `import 'tracepipe'` ~2 ms (V8's `import.meta` and
+   * 16 URL parses; BENCHMARKS.md §30.2).
    */
   deferMachinery(url: () => string): void {
     this.#machinery = url;
