@@ -29,9 +29,10 @@ let loaded: SessionMachinery | undefined;
  * definitions (so that a session started from here, as the diagnostics server's first request is,
  * sees the same providers as one started after `import 'tracepipe'`); the promise state reader, with
  * which the API's spans of any provider end when their promise settles (a span writes only while a
- * session runs); and the list of live workers Runtime.Process's rundown names, kept from here on.
+ * session runs); the list of live workers Runtime.Process's rundown names, kept from here on; and the
+ * native drain, offered to the sessions it serves (src/sinks/native-file-drain.ts).
  */
-const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/promise-state.js', './providers/live-workers.js'];
+const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/promise-state.js', './providers/live-workers.js', './sinks/native-file-drain.js'];
 
 /** Loads the session machinery (once). */
 export function loadSessionMachinery(): Promise<SessionMachinery> {

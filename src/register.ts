@@ -20,6 +20,19 @@ import { loadDiagnosticsServer, loadFlightRecorder, loadSessionMachinery, loadSe
  */
 const SERVER_DELAY_MS = 100;
 
+/**
+ * Whether the startup session will drain through a worker (warmed while the machinery loads): not
+ * where the native drain serves it (a file in Drop mode, without an OTLP export; see
+ * src/sinks/native-file-drain.ts). A wrong guess costs only time: an unused warm worker is discarded.
+ */
+async function startupDrainIsWorker(): Promise<boolean> {
+  const env = process.env;
+  if ((env.TRACEPIPE_BUFFERING_MODE || 'drop').toLowerCase() !== 'drop' || env.TRACEPIPE_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT) return true;
+  if (env.TRACEPIPE_NATIVE_DRAIN === '0') return true;
+  const { loadNativeAddon } = await trackImport(import('./session/native-addon.js'));
+  return loadNativeAddon('native_drain').addon === undefined;
+}
+
 async function startServer(warn: (what: string, e: unknown) => boolean): Promise<void> {
   const { startDiagnosticServer } = await loadDiagnosticsServer();
   const { foreignHost } = await trackImport(import('./schema/provider-host.js'));
@@ -44,7 +57,7 @@ if (isMainThread()) {
   // Asked for: the main thread's CPU profiler made now, so that a sampler attached later starts warm
   // and names the functions V8 inlined before it (docs/PROVIDERS.md, "Names of optimized code").
   if (process.env.TRACEPIPE_CPU_READY === '1') {
-    const { loadNativeAddon } = await trackImport(import('./providers/native-addon.js'));
+    const { loadNativeAddon } = await trackImport(import('./session/native-addon.js'));
     loadNativeAddon<{ prepare(): void }>('cpu_sampler').addon?.prepare();
   }
   if (enable || recorder) {
@@ -52,7 +65,7 @@ if (isMainThread()) {
     // the list of live workers, which Runtime.Process's rundown names it from, has begun).
     await trackImport(import('./providers/live-workers.js'));
     const { warmDrainThread, discardWarmDrainThread } = await trackImport(import('./session/drain-thread.js'));
-    warmDrainThread();
+    if (recorder || (await startupDrainIsWorker())) warmDrainThread();
     // The machinery defines the built-in providers first: sessions naming them then get their events.
     // If it cannot load, tracing steps aside and the application starts as it would untraced.
     // At once where Node can (require() of ES modules reads each file in this thread, ~14 ms sooner

@@ -235,7 +235,7 @@ test('--import tracepipe/register with no session asked for loads the diagnostic
   assert.ok(afterStart.includes('ipc/diagnostics-server.js'), stderr);
   // The thread's host, record layouts and drop reasons are in the bundle register shares with the
   // public API (register imports the host by its own file, which re-exports it from there).
-  const allowed = /^(ipc\/(diagnostics-server|exit-flush|ipc-transport)|bundles\/register-shared|schema\/provider-host|session\/process-exit|buffers\/session-memory|providers\/native-addon)\.js$/;
+  const allowed = /^(ipc\/(diagnostics-server|exit-flush|ipc-transport)|bundles\/register-shared|schema\/provider-host|session\/process-exit|buffers\/session-memory|session\/native-addon)\.js$/;
   assert.deepEqual(afterStart.filter((m) => !allowed.test(m)), []);
 });
 

@@ -21,6 +21,10 @@
       "sources": ["cpu_sampler.cc"]
     },
     {
+      "target_name": "native_drain",
+      "sources": ["native_drain.cc", "drain/drain_loop.cc", "drain/chunk_scanner.cc", "drain/trace_writer.cc"]
+    },
+    {
       "target_name": "promise_state",
       "sources": ["promise_state.cc"]
     }

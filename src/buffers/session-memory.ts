@@ -138,7 +138,7 @@ export const ChunkF64 = { FirstSeq: 2 } as const;
 export const ChunkState = { Free: 0, Owned: 1, Sealed: 2, Claimed: 0x10000 } as const;
 
 /** What the drain makes resident before the session starts: a quiet session never needs more. */
-const INITIAL_RESIDENT_BYTES = 2 << 20;
+export const INITIAL_RESIDENT_BYTES = 2 << 20;
 /** Producers wake the drain early only once half of this much (or of what is resident) is in use. */
 const WAKE_WINDOW_BYTES = 64 << 20;
 const MAX_INFLIGHT_BYTES = 8 << 20;

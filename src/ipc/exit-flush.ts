@@ -19,7 +19,7 @@
  * without its end-of-stream block (docs/IPC.md).
  */
 import { Ctl, SessionState } from '../buffers/session-memory.js';
-import { loadNativeAddon } from '../providers/native-addon.js';
+import { loadNativeAddon } from '../session/native-addon.js';
 import { onProcessExit } from '../session/process-exit.js';
 import type { SessionWatcher, TraceSession } from '../session/session.js';
 import { requireBuiltin } from '../schema/this-thread.js';

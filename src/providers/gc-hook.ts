@@ -1,5 +1,5 @@
 import { GcRing } from './gc-ring.js';
-import { loadNativeAddon } from './native-addon.js';
+import { loadNativeAddon } from '../session/native-addon.js';
 import { errorMessage } from '../schema/error-message.js';
 
 /** The native GC hook (native/gc-hook/gc_hook.cc), built at install where a compiler is available. */

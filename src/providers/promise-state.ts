@@ -1,5 +1,5 @@
 import { type PromiseStateReader, usePromiseStateReader } from '../schema/promise-settlement.js';
-import { loadNativeAddon } from './native-addon.js';
+import { loadNativeAddon } from '../session/native-addon.js';
 
 /**
  * The native addon's promise state reader, for spans whose `run` returned a native promise: with it a

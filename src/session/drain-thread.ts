@@ -1,8 +1,54 @@
 import { requireBuiltin } from '../schema/this-thread.js';
 import type { WorkerOptions } from 'node:worker_threads';
+import type { HeaderInfo } from '../format/stream-header.js';
+import type { DrainMessage, OtlpSinkSpec, SinkSpec } from './drain-protocol.js';
 import { makeServiceWorker, markServiceWorker } from './service-workers.js';
 const { Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 type Worker = import('node:worker_threads').Worker;
+
+/** What a session's drain is given (src/workers/drain-worker.ts reads the same as its workerData). */
+export interface DrainSettings {
+  readonly sab: SharedArrayBuffer;
+  readonly sink: SinkSpec;
+  readonly otlp?: OtlpSinkSpec;
+  readonly header: HeaderInfo;
+  /** Trace origin on the process monotonic clock (ns, decimal string). */
+  readonly originNs: string;
+}
+
+/**
+ * A session's drain as its owner sees it: a worker thread (src/workers/drain-worker.ts), or a native
+ * thread where one serves the session (src/sinks/native-file-drain.ts). Either says 'running', then
+ * 'done' with its result, then exits.
+ */
+export interface DrainHandle {
+  on(event: 'message', listener: (msg: DrainMessage) => void): unknown;
+  on(event: 'error', listener: (e: Error) => void): unknown;
+  on(event: 'exit', listener: () => void): unknown;
+  /** Whether the drain keeps the process alive until it reports. */
+  ref(): void;
+  unref(): void;
+  /** Gives the drain up (it did not finish in time). */
+  terminate(): unknown;
+  /** Ring sessions' dump requests (only a worker drains a ring). */
+  postMessage(value: unknown, transfer?: readonly import('node:worker_threads').Transferable[]): void;
+  /** A drain that cannot hear Atomics.notify: the session's state changed (a stop, a failure). */
+  wake?(): void;
+  /** A drain that cannot hear Atomics.notify: waits, until `deadline` (Date.now()) at most, for it to end the stream. */
+  awaitStopped?(deadline: number): void;
+}
+
+/** Starts a drain without a worker for the sessions it can serve (undefined for the others). */
+export type NativeDrainStarter = (settings: DrainSettings) => DrainHandle | undefined;
+let nativeDrain: NativeDrainStarter | undefined;
+
+/**
+ * Offered by the sinks layer as the session machinery loads (it opens the session's file, which this
+ * layer cannot): sessions it serves then run without a drain worker.
+ */
+export function offerNativeDrain(starter: NativeDrainStarter): void {
+  nativeDrain = starter;
+}
 
 const ENTRY = new URL('../workers/drain-worker.js', import.meta.url);
 const OPTIONS: WorkerOptions = { execArgv: [], stdout: false, stderr: false };
@@ -37,8 +83,11 @@ export function warmDrainThread(): void {
   warm = worker;
 }
 
-/** A drain thread for a session's settings: the warm one if there is one, a new one otherwise. */
-export function drainThread(data: object): Worker {
+/** A drain for a session's settings: a native one where it serves, else the warm worker if there is one, else a new one. */
+export function drainThread(data: DrainSettings): DrainHandle {
+  // TRACEPIPE_NATIVE_DRAIN=0 keeps every session on a worker, as TRACEPIPE_GC_HOOK=0 turns off every native part.
+  const native = process.env.TRACEPIPE_NATIVE_DRAIN === '0' ? undefined : nativeDrain?.(data);
+  if (native) return native;
   const worker = warm;
   warm = undefined;
   if (!worker) return spawn({ ...OPTIONS, workerData: data });

@@ -11,14 +11,13 @@ import { announceClose, announceOpen, announceStarting } from './control-channel
 import { formatProviderSpec, normalizeProviders, type ProviderConfig, type ProviderRequest } from './provider-spec.js';
 import { type OutputConsumer, type SessionOutput, StreamConsumer } from './session-output.js';
 import { tracepipeVersion } from './version.js';
-import { drainThread } from './drain-thread.js';
+import { type DrainHandle, drainThread } from './drain-thread.js';
 import { onProcessExit } from './process-exit.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { SessionError, SessionLimitError } from './session-error.js';
 import { providerRegistry } from '../schema/provider.js';
 const { hostname } = requireBuiltin('node:os') as typeof import('node:os');
-const { isMainThread, MessageChannel, receiveMessageOnPort, Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
-type Worker = import('node:worker_threads').Worker;
+const { isMainThread, MessageChannel, receiveMessageOnPort } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /** What every session takes; SessionOptions adds its output (a ring has none). */
 export interface SessionSettings {
@@ -152,7 +151,7 @@ export class TraceSession {
     readonly memory: SessionMemory,
     providers: readonly ProviderConfig[],
     bufferingMode: BufferingModeName,
-    private readonly worker: Worker,
+    private readonly worker: DrainHandle,
     readonly originNs: bigint,
     private readonly stopTimeoutMs: number,
     /** Whether the drain writes the output itself (a file or an fd), so it can end the stream while this thread cannot run. */
@@ -230,6 +229,7 @@ export class TraceSession {
   private markFailed(): void {
     this.memory.setState(SessionState.Failed);
     new FairQueue(this.memory).wakeAll();
+    this.worker.wake?.();
   }
 
   /**
@@ -240,6 +240,7 @@ export class TraceSession {
     announceClose(this.id);
     if (this.memory.state < SessionState.Stopping) this.memory.setState(SessionState.Stopping);
     new FairQueue(this.memory).wakeAll();
+    this.worker.wake?.();
   }
 
   /** Flushes every event written before the call, from every thread, closes the output and resolves. */
@@ -331,6 +332,7 @@ export class TraceSession {
 
   /** @internal Waits in shared memory, until `deadline` (Date.now()) at most, for the drain begun by beginExitFlush. */
   awaitExitFlush(deadline: number): void {
+    if (this.worker.awaitStopped) return this.worker.awaitStopped(deadline);
     while (this.memory.state === SessionState.Stopping && Date.now() < deadline) {
       Atomics.wait(this.memory.i32, Ctl.State, SessionState.Stopping, Math.min(50, Math.max(1, deadline - Date.now())));
     }
@@ -529,7 +531,7 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
   const worker = drainThread({
     sab: memory.sab,
-    sink: prologue ? { ...sink, prologue } : sink,
+    sink: prologue && sink.kind === 'fd' ? { ...sink, prologue } : sink,
     ...(plan.otlp ? { otlp: plan.otlp } : {}),
     header: headerInfo(id, providers, mode, bufferSizeMB, originNs, wallNs),
     originNs: originNs.toString(),
@@ -552,7 +554,7 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
 }
 
 /** Resolves once the session's drain thread runs; rejects if it fails or exits first. */
-function drainRunning(session: TraceSession, worker: Worker): Promise<void> {
+function drainRunning(session: TraceSession, worker: DrainHandle): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let running = false;
     worker.on('message', (msg: DrainMessage) => {

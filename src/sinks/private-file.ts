@@ -1,6 +1,6 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { pauseThread } from './pause-thread.js';
 
 /**
@@ -120,7 +120,7 @@ export async function writePrivateFile(path: string, data: string | Uint8Array):
 
 /** A new file beside `path` whose name nobody can guess, created exclusively. */
 function createTemporary(path: string): { fd: number; name: string } {
-  const name = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const name = `${path}.${process.pid}.${(requireBuiltin('node:crypto') as typeof import('node:crypto')).randomBytes(6).toString('hex')}.tmp`;
   return { fd: openSync(name, NEW_FLAGS, PRIVATE_FILE_MODE), name };
 }
 

@@ -1,4 +1,4 @@
-import { loadNativeAddon } from '../native-addon.js';
+import { loadNativeAddon } from '../../session/native-addon.js';
 import { runtimeCpuSampler } from '../definitions/cpu-sampler.js';
 import { SampleWriter, StackTable } from './sample-writer.js';
 

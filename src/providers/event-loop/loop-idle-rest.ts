@@ -1,4 +1,4 @@
-import { loadNativeAddon } from '../native-addon.js';
+import { loadNativeAddon } from '../../session/native-addon.js';
 import type { Heartbeat } from './heartbeat.js';
 import type { RestClock, RestProbe } from './rest-clock.js';
 

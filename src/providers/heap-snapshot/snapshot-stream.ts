@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Session } from 'node:inspector';
-import { loadNativeAddon } from '../native-addon.js';
+import { loadNativeAddon } from '../../session/native-addon.js';
 import { NO_TOTALS, type ParseTotals, readSnapshotHeader, SnapshotJsonParser, type SnapshotOutput } from './snapshot-json-parser.js';
 import { errorMessage } from '../../schema/error-message.js';
 

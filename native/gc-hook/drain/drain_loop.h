@@ -1,0 +1,98 @@
+// A session's drain without a JavaScript isolate: src/drain/drain-loop.ts for a Drop-mode session
+// written to a file descriptor (what a startup session is), on a thread of its own. It writes the
+// stream src/drain/drain-loop.ts writes, pass for pass; what differs is how it hears of work.
+// JavaScript's Atomics.notify cannot wake a native thread, so it looks at the producers' wake word
+// every few ms instead (kActivePollMs, kQuietPollMs), and its owner wakes it directly (Wake) for a stop.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "chunk_scanner.h"
+#include "session_memory.h"
+#include "trace_writer.h"
+
+namespace tracepipe {
+
+struct ProducerResult {
+  int32_t thread_id;
+  double dropped;
+  double dropped_by_reason[kDropReasons];
+  double parks;
+  double longest_park_ns;
+};
+
+struct DrainResult {
+  double events_written = 0;
+  double events_dropped = 0;
+  double bytes_written = 0;
+  std::vector<ProducerResult> producers;
+  std::string error;
+};
+
+class DrainLoop : public RecordVisitor {
+ public:
+  // Takes `fd` (closed as the loop ends); `origin_ns` is the trace origin on CLOCK_MONOTONIC.
+  DrainLoop(const SessionMemory& m, int fd, std::vector<uint8_t> header, int64_t origin_ns);
+  // Runs until the session stops or the output fails; never throws.
+  DrainResult Run();
+  // From any thread: look at the session now (its owner stopped it).
+  void Wake();
+
+  bool Metadata(int slot, const uint8_t* bytes, size_t len) override;
+  void Event(int slot, uint32_t type_index, double timestamp_ms, double seq, const uint8_t* payload, uint32_t len) override;
+
+ private:
+  int64_t NowNs() const;
+  void RefreshSlots();
+  int64_t Pass(bool force);
+  std::vector<SlotProgress> FinalPass();
+  void MarkProgress(int64_t pass_start_ns, const std::vector<SlotProgress>& slots);
+  void Flush();
+  void Settle();
+  void EndStream(const std::vector<SlotProgress>& slots);
+  void ReasonsOf(const SlotProgress& p, double* counts) const;
+  // Sleeps until `done()` holds, the owner wakes this loop, or `ms` pass; looks every `poll_ms`.
+  template <typename Done>
+  void WaitUntil(double ms, double poll_ms, Done done);
+  void WaitForWork(int32_t wake, bool quiet, int32_t turnover);
+  void Fail(const std::string& why);
+  // The loss tracker's part (src/format/loss-tracker.ts): gaps in each thread's sequence numbers.
+  void NoteNext(int32_t thread, double next) { loss_next_[thread] = next; }
+  void Observe(int32_t thread, double seq);
+
+  const SessionMemory& m_;
+  int fd_;
+  int64_t origin_ns_;
+  ChunkScanner scanner_;
+  TraceWriter writer_;
+  std::string error_;
+  // Per slot: thread-local type index → stream type id (0: not described; kLeftOut: past a reader's limits).
+  std::vector<std::vector<int>> slot_types_;
+  std::map<std::string, int> type_ids_;
+  int64_t fields_described_ = 0;
+  std::vector<double> expected_seq_;
+  std::vector<bool> known_;
+  std::vector<int32_t> thread_ids_;
+  std::vector<double> origin_delta_;
+  std::vector<double> refused_times_, refused_types_;
+  double last_sequence_point_ns_ = -1e300;
+  double max_lateness_ns_ = 0;
+  double events_written_ = 0;
+  double last_event_ns_ = 0;
+  double bytes_taken_ = 0;
+  std::unordered_map<int32_t, double> loss_next_;
+  std::vector<ThreadProgress> last_progress_;
+  double dropped_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  uint64_t owner_wakes_ = 0;
+};
+
+}  // namespace tracepipe

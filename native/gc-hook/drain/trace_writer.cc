@@ -1,0 +1,147 @@
+#include "trace_writer.h"
+
+#include <cstring>
+
+namespace tracepipe {
+
+namespace {
+
+// src/format/block.ts.
+constexpr uint8_t kMetadataBlock = 1, kEventsBlock = 2, kSequencePointBlock = 3, kEndOfStreamBlock = 4, kDropReasonsBlock = 5;
+constexpr size_t kBlockHeaderSize = 12;
+constexpr int64_t kMaxEventBlock = 64 * 1024;
+// src/format/trace-writer.ts, EventFlag.
+constexpr uint8_t kNewType = 1, kNewThread = 2, kSequenceJump = 4;
+
+struct CrcTable {
+  uint32_t t[256];
+  CrcTable() {
+    for (uint32_t n = 0; n < 256; n++) {
+      uint32_t c = n;
+      for (int k = 0; k < 8; k++) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      t[n] = c;
+    }
+  }
+};
+const CrcTable kCrc;
+
+uint64_t Zigzag(int64_t n) { return n >= 0 ? static_cast<uint64_t>(n) * 2 : static_cast<uint64_t>(-(n + 1)) * 2 + 1; }
+
+void PutU32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+uint32_t Crc32(const uint8_t* data, size_t n, uint32_t previous) {
+  uint32_t c = ~previous;
+  for (size_t i = 0; i < n; i++) c = kCrc.t[(c ^ data[i]) & 0xff] ^ (c >> 8);
+  return ~c;
+}
+
+void TraceWriter::Varint(uint64_t n) {
+  while (n >= 128) {
+    out_.push_back(static_cast<uint8_t>((n & 127) | 128));
+    n >>= 7;
+  }
+  out_.push_back(static_cast<uint8_t>(n));
+}
+
+void TraceWriter::F64(double v) {
+  uint8_t b[8];
+  std::memcpy(b, &v, 8);  // Little endian hosts only, as the shared memory's layout already assumes.
+  out_.insert(out_.end(), b, b + 8);
+}
+
+void TraceWriter::OpenBlock(uint8_t kind) {
+  block_start_ = static_cast<int64_t>(out_.size());
+  out_.push_back(kind);
+  out_.resize(out_.size() + kBlockHeaderSize - 1, 0);
+}
+
+void TraceWriter::CloseBlock() {
+  if (block_start_ < 0) return;
+  uint8_t* block = out_.data() + block_start_;
+  const size_t payload = out_.size() - static_cast<size_t>(block_start_) - kBlockHeaderSize;
+  PutU32(block + 4, static_cast<uint32_t>(payload));
+  PutU32(block + 8, Crc32(block + kBlockHeaderSize, payload, Crc32(block, 8, 0)));
+  block_start_ = -1;
+  prev_thread_ = -1;
+  prev_type_ = -1;
+}
+
+void TraceWriter::Metadata(int type_id, const uint8_t* descriptor, size_t n) {
+  CloseBlock();
+  OpenBlock(kMetadataBlock);
+  Varint(1);
+  Varint(static_cast<uint64_t>(type_id));
+  Raw(descriptor, n);
+  CloseBlock();
+}
+
+void TraceWriter::Event(int type_id, int32_t thread_id, double seq, int64_t ts_ns, const uint8_t* payload, uint32_t len) {
+  if (block_start_ < 0 || static_cast<int64_t>(out_.size()) - block_start_ > kMaxEventBlock) {
+    CloseBlock();
+    OpenBlock(kEventsBlock);
+    Varint(Zigzag(ts_ns));
+    prev_ts_ = ts_ns;
+  }
+  const size_t flags_at = out_.size();
+  out_.push_back(0);
+  uint8_t flags = 0;
+  if (type_id != prev_type_) {
+    flags |= kNewType;
+    Varint(static_cast<uint64_t>(type_id));
+    prev_type_ = type_id;
+  }
+  if (thread_id != prev_thread_) {
+    flags |= kNewThread;
+    Varint(static_cast<uint64_t>(thread_id));
+    Varint(static_cast<uint64_t>(seq));
+    prev_thread_ = thread_id;
+  } else if (seq != prev_seq_ + 1) {
+    flags |= kSequenceJump;
+    Varint(static_cast<uint64_t>(seq - prev_seq_ - 1));
+  }
+  prev_seq_ = seq;
+  out_[flags_at] = flags;
+  Varint(Zigzag(ts_ns - prev_ts_));
+  prev_ts_ = ts_ns;
+  Varint(len);
+  Raw(payload, len);
+}
+
+void TraceWriter::SequencePoint(int64_t time_ns, int64_t max_lateness_ns, const std::vector<ThreadProgress>& threads) {
+  CloseBlock();
+  OpenBlock(kSequencePointBlock);
+  Varint(Zigzag(time_ns));
+  Varint(static_cast<uint64_t>(max_lateness_ns < 0 ? 0 : max_lateness_ns));
+  Varint(threads.size());
+  for (const ThreadProgress& t : threads) {
+    Varint(static_cast<uint64_t>(t.thread_id));
+    Varint(static_cast<uint64_t>(t.next_seq));
+    Varint(static_cast<uint64_t>(t.dropped));
+  }
+  CloseBlock();
+}
+
+void TraceWriter::DropReasons(const std::vector<int32_t>& threads, const std::vector<std::vector<double>>& counts) {
+  CloseBlock();
+  OpenBlock(kDropReasonsBlock);
+  Varint(threads.size());
+  for (size_t i = 0; i < threads.size(); i++) {
+    Varint(static_cast<uint64_t>(threads[i]));
+    Varint(counts[i].size());
+    for (double n : counts[i]) Varint(static_cast<uint64_t>(n));
+  }
+  CloseBlock();
+}
+
+void TraceWriter::End(const StreamTotals& t) {
+  CloseBlock();
+  OpenBlock(kEndOfStreamBlock);
+  for (double v : {t.events, t.dropped, t.end_time_ns, t.max_lateness_ns, t.threads, t.event_types}) F64(v);
+  CloseBlock();
+}
+
+}  // namespace tracepipe

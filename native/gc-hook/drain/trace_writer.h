@@ -1,0 +1,52 @@
+// Bytes out, as src/format/trace-writer.ts writes them (docs/FORMAT.md): blocks of a kind, a length and
+// a CRC-32, events with compressed headers, sequence points, drop reasons and the end of stream. The
+// stream header comes encoded from JavaScript. A reader cannot tell which drain wrote a stream.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tracepipe {
+
+struct ThreadProgress {
+  int32_t thread_id;
+  double next_seq;
+  double dropped;
+};
+
+struct StreamTotals {
+  double events, dropped, end_time_ns, max_lateness_ns, threads, event_types;
+};
+
+class TraceWriter {
+ public:
+  void Raw(const uint8_t* bytes, size_t n) { out_.insert(out_.end(), bytes, bytes + n); }
+  // A metadata block: a type's stream id and its descriptor's bytes (metadata-codec.ts, as described).
+  void Metadata(int type_id, const uint8_t* descriptor, size_t n);
+  void Event(int type_id, int32_t thread_id, double seq, int64_t ts_ns, const uint8_t* payload, uint32_t len);
+  void SequencePoint(int64_t time_ns, int64_t max_lateness_ns, const std::vector<ThreadProgress>& threads);
+  void DropReasons(const std::vector<int32_t>& threads, const std::vector<std::vector<double>>& counts);
+  void End(const StreamTotals& t);
+  // Closes an open events block; the bytes pending are then data(), size() long, until Clear().
+  void CloseBlock();
+  const uint8_t* data() const { return out_.data(); }
+  size_t size() const { return out_.size(); }
+  void Clear() { out_.clear(); }
+
+ private:
+  void OpenBlock(uint8_t kind);
+  void Varint(uint64_t n);
+  void F64(double v);
+
+  std::vector<uint8_t> out_;
+  int64_t block_start_ = -1;
+  int64_t prev_ts_ = 0;
+  int32_t prev_thread_ = -1;
+  int prev_type_ = -1;
+  double prev_seq_ = 0;
+};
+
+uint32_t Crc32(const uint8_t* data, size_t n, uint32_t previous);
+
+}  // namespace tracepipe

@@ -1,0 +1,269 @@
+// tracepipe's native drain: a session's drain on a thread with no JavaScript isolate (drain/drain_loop.h).
+// A JavaScript drain is a worker thread, which costs a process ~10 MB and tens of ms of CPU to start
+// (an isolate, Node's bootstrap, the drain's code compiled); this one costs a thread.
+//
+// JavaScript side: src/session/native-drain.ts. start() takes the session's SharedArrayBuffer, an open
+// output descriptor (the drain owns it from then on), the stream header's bytes, the trace origin and
+// a function it calls on this thread, through the loop, with the result once the stream has ended.
+// wake() is a stop's doorbell, join() the exit flush's bounded wait.
+
+#include <node.h>
+#include <uv.h>
+#include <v8.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "drain/drain_loop.h"
+
+namespace {
+
+using tracepipe::DrainLoop;
+using tracepipe::DrainResult;
+
+// How long an environment's teardown waits for a drain still running (its stream is being ended).
+constexpr int64_t kTeardownWaitMs = 500;
+
+struct Drain {
+  // Keeps the session's memory mapped while the thread reads it.
+  std::shared_ptr<v8::BackingStore> store;
+  tracepipe::SessionMemory memory;
+  std::unique_ptr<DrainLoop> loop;
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable finished_cv;
+  bool finished = false;
+  // The environment ended while the thread still ran: the thread must touch nothing of it.
+  bool orphaned = false;
+  DrainResult result;
+  uv_async_t* async = nullptr;
+  v8::Global<v8::Function> on_done;
+  v8::Global<v8::Context> context;
+  int id = 0;
+  struct Drains* owner = nullptr;
+};
+
+// One per environment (the thread that loaded the addon).
+struct Drains {
+  std::unordered_map<int, Drain*> live;
+  int next_id = 1;
+};
+
+void Throw(v8::Isolate* isolate, const char* message) {
+  isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8(isolate, message).ToLocalChecked()));
+}
+
+void Set(v8::Local<v8::Context> context, v8::Local<v8::Object> o, const char* key, v8::Local<v8::Value> value) {
+  o->Set(context, v8::String::NewFromUtf8(context->GetIsolate(), key).ToLocalChecked(), value).Check();
+}
+
+v8::Local<v8::Object> ResultObject(v8::Isolate* isolate, v8::Local<v8::Context> context, const DrainResult& r) {
+  v8::Local<v8::Object> o = v8::Object::New(isolate);
+  Set(context, o, "eventsWritten", v8::Number::New(isolate, r.events_written));
+  Set(context, o, "eventsDropped", v8::Number::New(isolate, r.events_dropped));
+  Set(context, o, "bytesWritten", v8::Number::New(isolate, r.bytes_written));
+  v8::Local<v8::Array> producers = v8::Array::New(isolate, static_cast<int>(r.producers.size()));
+  for (size_t i = 0; i < r.producers.size(); i++) {
+    const tracepipe::ProducerResult& p = r.producers[i];
+    v8::Local<v8::Object> po = v8::Object::New(isolate);
+    Set(context, po, "threadId", v8::Number::New(isolate, p.thread_id));
+    Set(context, po, "dropped", v8::Number::New(isolate, p.dropped));
+    v8::Local<v8::Array> reasons = v8::Array::New(isolate, tracepipe::kDropReasons);
+    for (int k = 0; k < tracepipe::kDropReasons; k++) reasons->Set(context, k, v8::Number::New(isolate, p.dropped_by_reason[k])).Check();
+    Set(context, po, "droppedByReason", reasons);
+    Set(context, po, "parks", v8::Number::New(isolate, p.parks));
+    Set(context, po, "longestParkNs", v8::Number::New(isolate, p.longest_park_ns));
+    producers->Set(context, static_cast<uint32_t>(i), po).Check();
+  }
+  Set(context, o, "producers", producers);
+  if (!r.error.empty()) Set(context, o, "error", v8::String::NewFromUtf8(isolate, r.error.c_str()).ToLocalChecked());
+  return o;
+}
+
+void CloseAsync(Drain* d) {
+  uv_close(reinterpret_cast<uv_handle_t*>(d->async), [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
+  d->async = nullptr;
+}
+
+// On the owner's thread, once the drain's thread has ended: the drain freed (its memory released
+// here, on a JavaScript thread), then the result to JavaScript.
+void Finished(uv_async_t* async) {
+  Drain* d = static_cast<Drain*>(async->data);
+  {
+    std::lock_guard<std::mutex> lock(d->mutex);
+    if (!d->finished) return;
+  }
+  d->thread.join();
+  v8::Isolate* isolate = v8::Isolate::GetCurrent();
+  v8::HandleScope scope(isolate);
+  v8::Local<v8::Context> context = d->context.Get(isolate);
+  v8::Context::Scope context_scope(context);
+  v8::Local<v8::Function> on_done = d->on_done.Get(isolate);
+  v8::Local<v8::Value> argv[] = {ResultObject(isolate, context, d->result)};
+  d->owner->live.erase(d->id);
+  CloseAsync(d);
+  d->on_done.Reset();
+  d->context.Reset();
+  delete d;
+  node::MakeCallback(isolate, context->Global(), on_done, 1, argv, node::async_context{0, 0});
+}
+
+void RunDrain(Drain* d) {
+  DrainResult result = d->loop->Run();
+  std::lock_guard<std::mutex> lock(d->mutex);
+  d->result = std::move(result);
+  d->finished = true;
+  d->finished_cv.notify_all();
+  if (!d->orphaned) uv_async_send(d->async);
+}
+
+Drain* Find(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Drains* drains = static_cast<Drains*>(info.Data().As<v8::External>()->Value());
+  const int id = info[0]->Int32Value(info.GetIsolate()->GetCurrentContext()).FromMaybe(0);
+  auto it = drains->live.find(id);
+  return it == drains->live.end() ? nullptr : it->second;
+}
+
+// start(sab, fd, header: Uint8Array, originNs: bigint, onDone(result)) → id.
+void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  Drains* drains = static_cast<Drains*>(info.Data().As<v8::External>()->Value());
+  if (info.Length() < 5 || !info[0]->IsSharedArrayBuffer() || !info[1]->IsInt32() || !info[2]->IsUint8Array() || !info[3]->IsBigInt() || !info[4]->IsFunction()) {
+    return Throw(isolate, "start(sab, fd, header, originNs, onDone)");
+  }
+  uv_loop_t* uv_loop = node::GetCurrentEventLoop(isolate);
+  if (uv_loop == nullptr) return Throw(isolate, "this thread has no event loop");
+  auto d = std::make_unique<Drain>();
+  d->store = info[0].As<v8::SharedArrayBuffer>()->GetBackingStore();
+  const char* why = nullptr;
+  if (!d->memory.Attach(static_cast<uint8_t*>(d->store->Data()), d->store->ByteLength(), &why)) {
+    return Throw(isolate, (std::string("tracepipe: session memory refused: ") + why).c_str());
+  }
+  if (d->memory.Load(tracepipe::ctl::kMode) != tracepipe::buffering_mode::kDrop) return Throw(isolate, "the native drain drains Drop-mode sessions only");
+  v8::Local<v8::Uint8Array> header = info[2].As<v8::Uint8Array>();
+  std::vector<uint8_t> header_bytes(header->ByteLength());
+  header->CopyContents(header_bytes.data(), header_bytes.size());
+  const int64_t origin_ns = info[3].As<v8::BigInt>()->Int64Value();
+  d->async = new uv_async_t();
+  if (uv_async_init(uv_loop, d->async, Finished) != 0) {
+    delete d->async;
+    return Throw(isolate, "cannot open the native drain's doorbell");
+  }
+  d->async->data = d.get();
+  d->on_done.Reset(isolate, info[4].As<v8::Function>());
+  d->context.Reset(isolate, context);
+  d->id = drains->next_id++;
+  d->owner = drains;
+  d->loop = std::make_unique<DrainLoop>(d->memory, info[1].As<v8::Int32>()->Value(), std::move(header_bytes), origin_ns);
+  Drain* raw = d.release();
+  drains->live[raw->id] = raw;
+  raw->thread = std::thread(RunDrain, raw);
+  info.GetReturnValue().Set(raw->id);
+}
+
+// wake(id): the owner stopped the session; the drain looks now rather than at its next poll.
+void Wake(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Drain* d = Find(info);
+  if (d != nullptr && d->loop) d->loop->Wake();
+}
+
+// join(id, timeoutMs) → whether the drain has ended its stream (the exit flush's wait: no loop runs then).
+void Join(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Drain* d = Find(info);
+  const double ms = info[1]->NumberValue(info.GetIsolate()->GetCurrentContext()).FromMaybe(0);
+  if (d == nullptr) return info.GetReturnValue().Set(true);
+  std::unique_lock<std::mutex> lock(d->mutex);
+  d->finished_cv.wait_for(lock, std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, ms) * 1000)), [d] { return d->finished; });
+  info.GetReturnValue().Set(d->finished);
+}
+
+// ref(id, on): whether the drain keeps the owner's loop alive until it reports.
+void Ref(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Drain* d = Find(info);
+  if (d == nullptr || d->async == nullptr) return;
+  if (info[1]->BooleanValue(info.GetIsolate())) uv_ref(reinterpret_cast<uv_handle_t*>(d->async));
+  else uv_unref(reinterpret_cast<uv_handle_t*>(d->async));
+}
+
+// The layout this drain reads, for the test that checks it against src/buffers/session-memory.ts.
+void Layout(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  v8::Local<v8::Object> o = v8::Object::New(isolate);
+  auto n = [&](const char* k, double v) { Set(context, o, k, v8::Number::New(isolate, v)); };
+  using namespace tracepipe;
+  n("State", ctl::kState), n("DrainWake", ctl::kDrainWake), n("FreeCount", ctl::kFreeCount), n("SlotCount", ctl::kSlotCount);
+  n("ChunkCount", ctl::kChunkCount), n("ChunkSize", ctl::kChunkSize), n("Mode", ctl::kMode), n("MaxSlots", ctl::kMaxSlots);
+  n("SlotsOffset", ctl::kSlotsOffset), n("ChunksOffset", ctl::kChunksOffset), n("TicketNext", ctl::kTicketNext);
+  n("TicketServing", ctl::kTicketServing), n("ChunksFreed", ctl::kChunksFreed), n("ChunksTaken", ctl::kChunksTaken);
+  n("ResidentChunks", ctl::kResidentChunks), n("SealCounter", ctl::kSealCounter), n("DrainAsleep", ctl::kDrainAsleep);
+  n("DrainPasses", ctl::kDrainPasses), n("Exiting", ctl::kExiting), n("SignalFlush", ctl::kSignalFlush), n("EventsWritten", ctl::kEventsWritten);
+  n("magic", kMagicValue), n("controlBytes", kControlBytes), n("slotBytes", kSlotBytes), n("chunkHeaderBytes", kChunkHeaderBytes);
+  n("recordHeaderSize", kRecordHeaderSize), n("dropReasons", kDropReasons), n("initialResidentBytes", static_cast<double>(kInitialResidentBytes));
+  n("slot.ThreadId", slot_i32::kThreadId), n("slot.State", slot_i32::kState), n("slot.Wake", slot_i32::kWake);
+  n("slot.InSlowPath", slot_i32::kInSlowPath), n("slot.OsThreadId", slot_i32::kOsThreadId);
+  n("slotF64.NextSeq", slot_f64::kNextSeq), n("slotF64.Dropped", slot_f64::kDropped), n("slotF64.OriginDeltaNs", slot_f64::kOriginDeltaNs);
+  n("slotF64.LongestParkNs", slot_f64::kLongestParkNs), n("slotF64.Parks", slot_f64::kParks), n("slotF64.DroppedByReason", slot_f64::kDroppedByReason);
+  n("chunk.State", chunk_i32::kState), n("chunk.Owner", chunk_i32::kOwner), n("chunk.Committed", chunk_i32::kCommitted);
+  n("chunk.ChunkSeq", chunk_i32::kChunkSeq), n("chunkF64.FirstSeq", chunk_f64::kFirstSeq);
+  n("state.Enabled", session_state::kEnabled), n("state.Stopping", session_state::kStopping), n("state.Stopped", session_state::kStopped);
+  n("state.Failed", session_state::kFailed), n("slotState.Claiming", slot_state::kClaiming), n("slotState.Live", slot_state::kLive);
+  n("slotState.Dead", slot_state::kDead), n("reason.TooLarge", drop_reason::kTooLarge), n("reason.InvalidArgument", drop_reason::kInvalidArgument);
+  n("metadataType", kMetadataType), n("metadataPartType", kMetadataPartType), n("sequenceGapType", kSequenceGapType);
+  info.GetReturnValue().Set(o);
+}
+
+// The environment ends (its thread exits, or the process): each drain still running is told the
+// process is exiting, so it ends its stream without waiting for other threads, and is given a bounded
+// time; one that does not finish in it is left to the process's end, touching nothing of this
+// environment (its memory stays mapped: it is never freed).
+void Cleanup(void* arg) {
+  Drains* drains = static_cast<Drains*>(arg);
+  for (auto& [id, d] : drains->live) {
+    (void)id;
+    d->memory.Store(tracepipe::ctl::kExiting, 1);
+    int32_t expected = tracepipe::session_state::kEnabled;
+    __atomic_compare_exchange_n(reinterpret_cast<int32_t*>(d->store->Data()) + tracepipe::ctl::kState, &expected, tracepipe::session_state::kStopping, false,
+                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    d->loop->Wake();
+    std::unique_lock<std::mutex> lock(d->mutex);
+    d->finished_cv.wait_for(lock, std::chrono::milliseconds(kTeardownWaitMs), [d = d] { return d->finished; });
+    if (d->async != nullptr) CloseAsync(d);
+    d->on_done.Reset();
+    d->context.Reset();
+    if (d->finished) {
+      lock.unlock();
+      d->thread.join();
+      delete d;
+    } else {
+      d->orphaned = true;
+      d->thread.detach();
+    }
+  }
+  delete drains;
+}
+
+}  // namespace
+
+NODE_MODULE_INIT(/* exports, module, context */) {
+  v8::Isolate* isolate = context->GetIsolate();
+  auto* drains = new Drains();
+  v8::Local<v8::External> data = v8::External::New(isolate, drains);
+  auto method = [&](const char* name, v8::FunctionCallback f) {
+    exports->Set(context, v8::String::NewFromUtf8(isolate, name).ToLocalChecked(), v8::FunctionTemplate::New(isolate, f, data)->GetFunction(context).ToLocalChecked())
+        .Check();
+  };
+  method("start", Start);
+  method("wake", Wake);
+  method("join", Join);
+  method("ref", Ref);
+  method("layout", Layout);
+  node::AddEnvironmentCleanupHook(isolate, Cleanup, drains);
+}

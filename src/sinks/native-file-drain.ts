@@ -1,0 +1,113 @@
+/**
+ * A Drop-mode session written to a file, drained by a native thread of the addon
+ * (native/gc-hook/native_drain.cc) instead of a worker: the stream is the same, and the process is
+ * spared an isolate (~10 MB, and tens of ms of CPU to boot it and compile the drain). Block mode,
+ * rings, OTLP exports and outputs read as they are written keep the worker: a native thread cannot
+ * wake what waits in Atomics.wait (a parked producer, a dump's waiter) and runs no JavaScript.
+ * BENCHMARKS.md §32 measures both drains.
+ */
+import { EventEmitter } from 'node:events';
+import { closeSync } from 'node:fs';
+import { SessionMemory, BufferingMode } from '../buffers/session-memory.js';
+import { addDropReasons, noDropReasons } from '../format/drop-reason.js';
+import { TraceWriter } from '../format/trace-writer.js';
+import { type DrainHandle, type DrainSettings, offerNativeDrain } from '../session/drain-thread.js';
+import type { DrainMessage, DrainResult } from '../session/drain-protocol.js';
+import { loadNativeAddon } from '../session/native-addon.js';
+import { errorMessage } from '../schema/error-message.js';
+import { createNewFileSync, openPrivateFileSync } from './private-file.js';
+
+/** The result as the addon reports it: drops by reason as counts in reason-code order. */
+interface NativeResult extends Omit<DrainResult, 'producers'> {
+  readonly producers: readonly { threadId: number; dropped: number; droppedByReason: number[]; parks: number; longestParkNs: number }[];
+}
+
+export interface NativeDrainAddon {
+  start(sab: SharedArrayBuffer, fd: number, header: Uint8Array, originNs: bigint, onDone: (result: NativeResult) => void): number;
+  wake(id: number): void;
+  join(id: number, timeoutMs: number): boolean;
+  ref(id: number, on: boolean): void;
+  layout(): Record<string, number>;
+}
+
+const addon = loadNativeAddon<NativeDrainAddon>('native_drain').addon;
+
+class NativeFileDrain extends EventEmitter implements DrainHandle {
+  private id = -1;
+
+  /** Starts draining `memory` into `fd` (which it then owns); says 'running' once its owner listens. */
+  start(native: NativeDrainAddon, settings: DrainSettings, fd: number): this {
+    const writer = new TraceWriter();
+    writer.header(settings.header);
+    this.id = native.start(settings.sab, fd, writer.take()!, BigInt(settings.originNs), (r) => this.finish(r));
+    this.tell({ type: 'running' });
+    return this;
+  }
+
+  /** A drain that could not start (its file would not open): says why, as a worker's would. */
+  failed(error: string): this {
+    this.tell({ type: 'failed', error });
+    process.nextTick(() => this.emit('exit', 1));
+    return this;
+  }
+
+  private tell(msg: DrainMessage): void {
+    // The owner listens once drainThread has returned.
+    process.nextTick(() => this.emit('message', msg));
+  }
+
+  private finish(r: NativeResult): void {
+    const producers = r.producers.map((p) => {
+      const droppedByReason = noDropReasons();
+      addDropReasons(droppedByReason, p.droppedByReason);
+      return { ...p, droppedByReason };
+    });
+    this.emit('message', { type: 'done', result: { ...r, producers } });
+    this.emit('exit', 0);
+  }
+
+  ref(): void {
+    if (this.id >= 0) addon!.ref(this.id, true);
+  }
+
+  unref(): void {
+    if (this.id >= 0) addon!.ref(this.id, false);
+  }
+
+  wake(): void {
+    if (this.id >= 0) addon!.wake(this.id);
+  }
+
+  /** The session was stopped or failed first: the drain ends its stream (or stops at its failure) at its next look. */
+  terminate(): void {
+    this.wake();
+  }
+
+  postMessage(): void {
+    throw new Error('tracepipe: a native drain takes no requests (only a ring is dumped)');
+  }
+
+  awaitStopped(deadline: number): void {
+    if (this.id >= 0) addon!.join(this.id, Math.max(0, deadline - Date.now()));
+  }
+}
+
+/** The native drain for a session it serves: a file output, Drop mode, no OTLP export. */
+function startNativeFileDrain(settings: DrainSettings): DrainHandle | undefined {
+  const { sink } = settings;
+  if (!addon || sink.kind !== 'file' || settings.otlp || SessionMemory.attach(settings.sab).mode !== BufferingMode.Drop) return undefined;
+  let fd: number;
+  try {
+    fd = sink.newFile ? createNewFileSync(sink.path) : openPrivateFileSync(sink.path);
+  } catch (e) {
+    return new NativeFileDrain().failed(errorMessage(e));
+  }
+  try {
+    return new NativeFileDrain().start(addon, settings, fd);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+offerNativeDrain(startNativeFileDrain);
