@@ -29,7 +29,7 @@ export function nodesToMeasure() {
 
 /** The version of `bin`, once it is known to load `tree`'s build and native addon (else the figures would measure a fallback). */
 function checkedNode({ bin, tree }) {
-  const probe = `const { loadNativeAddon } = await import(${JSON.stringify(pathToFileURL(join(tree, 'dist/providers/native-addon.js')).href)}); const r = loadNativeAddon('gc_hook'); console.log(r.addon ? process.version : 'missing: ' + r.missing);`;
+  const probe = `const { loadNativeAddon } = await import(${JSON.stringify(pathToFileURL(join(tree, 'dist/session/native-addon.js')).href)}); const r = loadNativeAddon('gc_hook'); console.log(r.addon ? process.version : 'missing: ' + r.missing);`;
   const r = spawnSync(bin, ['--input-type=module', '-e', probe], { encoding: 'utf8', env: { ...process.env, TRACEPIPE_GC_HOOK: '1' } });
   if (r.error) throw new Error(`BENCH_NODES: cannot run '${bin}' (${r.error.code ?? r.error.message})`);
   const out = r.stdout.trim();
