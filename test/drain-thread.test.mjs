@@ -26,6 +26,9 @@ async function drainThreads(file) {
 
 test('a session takes the drain thread warmed before it: the rundown names that thread as its only drain', async (t) => {
   const file = join(await tempDir(t), 'warm.tptrace');
+  // A file in Drop mode is the native drain's where the addon is built: this is about the worker's.
+  process.env.TRACEPIPE_NATIVE_DRAIN = '0';
+  t.after(() => delete process.env.TRACEPIPE_NATIVE_DRAIN);
   const created = [];
   const onWorker = ({ worker }) => created.push(worker.threadId);
   subscribe('worker_threads', onWorker);
@@ -78,7 +81,8 @@ test('a startup session with a setting it refuses starts no session, warns once,
 test('a startup session whose drain fails after taking the warm thread (an output it cannot open) leaves the flight recorder its own drain; the exit code is untouched', async (t) => {
   const dir = await tempDir(t);
   const r = await run(process.execPath, ['--import', REGISTER, '-e', 'throw new Error("app failed")'], {
-    env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: join(dir, 'missing', 'x.tptrace'), TRACEPIPE_FLIGHT_RECORDER: '4', TRACEPIPE_FLIGHT_DIR: dir },
+    // The worker drain's case (the native drain, where it serves the session, takes no warm thread).
+    env: { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: join(dir, 'missing', 'x.tptrace'), TRACEPIPE_FLIGHT_RECORDER: '4', TRACEPIPE_FLIGHT_DIR: dir, TRACEPIPE_NATIVE_DRAIN: '0' },
     timeout: 30_000,
   }).then(
     () => assert.fail('the application throws'),

@@ -2,10 +2,11 @@
 // it, every target of binding.gyp in one node-gyp run: the GC hook (gc_hook.node), the heap snapshot
 // stream (heap_snapshot.node), the main loop's idle time for the stall watchdog (loop_metrics.node),
 // the signal flush (signal_flush.node: a session's file ends complete when SIGTERM kills the process),
+// the native drain (native_drain.node: a Drop-mode session's file drained without a worker thread),
 // the state of a span's promise (promise_state.node) and the CPU sampler (cpu_sampler.node).
 // It is optional: without a compiler, Python or Node's headers, tracepipe installs and runs,
 // Runtime.GC falls back to perf_hooks, Runtime.HeapSnapshot and Runtime.CpuSampler to the inspector and
-// the watchdog to /proc schedstat, and a signal kills the process with its file ending at the drain's last pass
+// the watchdog to /proc schedstat, every session drains through a worker thread, and a signal kills the process with its file ending at the drain's last pass
 // (docs/PROVIDERS.md, docs/GCDUMP.md and docs/IPC.md say what that loses). So this never fails the install: it
 // says in one line why the addon was not built, and exits 0. TRACEPIPE_GC_HOOK=0 skips the build.
 import { spawnSync } from 'node:child_process';

@@ -6,8 +6,7 @@
  * wake what waits in Atomics.wait (a parked producer, a dump's waiter) and runs no JavaScript.
  * BENCHMARKS.md §32 measures both drains.
  */
-import { EventEmitter } from 'node:events';
-import { closeSync } from 'node:fs';
+import type { EventEmitter as EventEmitterType } from 'node:events';
 import { SessionMemory, BufferingMode } from '../buffers/session-memory.js';
 import { addDropReasons, noDropReasons } from '../format/drop-reason.js';
 import { TraceWriter } from '../format/trace-writer.js';
@@ -15,7 +14,11 @@ import { type DrainHandle, type DrainSettings, offerNativeDrain } from '../sessi
 import type { DrainMessage, DrainResult } from '../session/drain-protocol.js';
 import { loadNativeAddon } from '../session/native-addon.js';
 import { errorMessage } from '../schema/error-message.js';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { createNewFileSync, openPrivateFileSync } from './private-file.js';
+
+const { EventEmitter } = requireBuiltin('node:events') as typeof import('node:events');
+const { closeSync, statSync } = requireBuiltin('node:fs') as typeof import('node:fs');
 
 /** The result as the addon reports it: drops by reason as counts in reason-code order. */
 interface NativeResult extends Omit<DrainResult, 'producers'> {
@@ -32,7 +35,7 @@ export interface NativeDrainAddon {
 
 const addon = loadNativeAddon<NativeDrainAddon>('native_drain').addon;
 
-class NativeFileDrain extends EventEmitter implements DrainHandle {
+class NativeFileDrain extends (EventEmitter as typeof EventEmitterType) implements DrainHandle {
   private id = -1;
 
   /** Starts draining `memory` into `fd` (which it then owns); says 'running' once its owner listens. */
@@ -92,10 +95,24 @@ class NativeFileDrain extends EventEmitter implements DrainHandle {
   }
 }
 
-/** The native drain for a session it serves: a file output, Drop mode, no OTLP export. */
+/**
+ * Whether `path` names what the native drain may open on the owner's thread: nothing yet, a regular
+ * file or a device. A FIFO's open waits for its reader (up to 10 s, private-file.ts), which only a
+ * drain thread of its own may do; so do other kinds, to be safe.
+ */
+function opensAtOnce(path: string): boolean {
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st === undefined || st.isFile() || st.isCharacterDevice();
+  } catch {
+    return true; // The open says why it cannot be written (a directory in the way, no permission).
+  }
+}
+
+/** The native drain for a session it serves: a file output (see opensAtOnce), Drop mode, no OTLP export. */
 function startNativeFileDrain(settings: DrainSettings): DrainHandle | undefined {
   const { sink } = settings;
-  if (!addon || sink.kind !== 'file' || settings.otlp || SessionMemory.attach(settings.sab).mode !== BufferingMode.Drop) return undefined;
+  if (!addon || sink.kind !== 'file' || settings.otlp || SessionMemory.attach(settings.sab).mode !== BufferingMode.Drop || !opensAtOnce(sink.path)) return undefined;
   let fd: number;
   try {
     fd = sink.newFile ? createNewFileSync(sink.path) : openPrivateFileSync(sink.path);

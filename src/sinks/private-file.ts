@@ -1,7 +1,11 @@
-import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { requireBuiltin } from '../schema/this-thread.js';
 import { pauseThread } from './pause-thread.js';
+
+// Through the process, not an ES module import (which reads every export, and node:fs's lazy ones
+// load its streams): the main thread opens a session's file for the native drain.
+const { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeSync } = requireBuiltin('node:fs') as typeof import('node:fs');
+const { open } = requireBuiltin('node:fs/promises') as typeof import('node:fs/promises');
 
 /**
  * How tracepipe creates every file it writes. Traces hold argv, the working directory and URLs; heap
