@@ -72,7 +72,8 @@ test('Runtime.Process: rundown at start and stop with versions, threads and reso
   const worker = new Worker('setInterval(() => {}, 1000)', { eval: true });
   await new Promise((r) => worker.once('online', r));
   t.after(() => worker.terminate());
-  const session = await startSession({ providers: 'Runtime.Process', output: file });
+  // Block mode: its drain is a worker (a Drop-mode file's is native where the addon is built, and no thread of Node's).
+  const session = await startSession({ providers: 'Runtime.Process', output: file, bufferingMode: 'block' });
   await session.stop();
   const events = await eventsOf(file);
   for (const phase of ['start', 'stop']) {
