@@ -30,6 +30,12 @@ using tracepipe::DrainResult;
 // How long an environment's teardown waits for a drain still running (its stream is being ended).
 constexpr int64_t kTeardownWaitMs = 500;
 
+// Every running drain, by its session memory's address, for producers on any thread (wakeSession):
+// an entry goes before its drain's thread ends, so a producer never reaches a drain being freed.
+// Never destroyed: a producer may ask as the process exits.
+std::mutex* const registry_mutex = new std::mutex();
+auto* const registry = new std::unordered_map<const void*, DrainLoop*>();
+
 struct Drain {
   // Keeps the session's memory mapped while the thread reads it.
   std::shared_ptr<v8::BackingStore> store;
@@ -116,6 +122,10 @@ void Finished(uv_async_t* async) {
 
 void RunDrain(Drain* d) {
   DrainResult result = d->loop->Run();
+  {
+    std::lock_guard<std::mutex> forget(*registry_mutex);
+    registry->erase(d->store->Data());
+  }
   std::lock_guard<std::mutex> lock(d->mutex);
   d->result = std::move(result);
   d->finished = true;
@@ -164,6 +174,10 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   d->loop = std::make_unique<DrainLoop>(d->memory, info[1].As<v8::Int32>()->Value(), std::move(header_bytes), origin_ns);
   Drain* raw = d.release();
   drains->live[raw->id] = raw;
+  {
+    std::lock_guard<std::mutex> lock(*registry_mutex);
+    (*registry)[raw->store->Data()] = raw->loop.get();
+  }
   raw->thread = std::thread(RunDrain, raw);
   info.GetReturnValue().Set(raw->id);
 }
@@ -172,6 +186,16 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
 void Wake(const v8::FunctionCallbackInfo<v8::Value>& info) {
   Drain* d = Find(info);
   if (d != nullptr && d->loop) d->loop->Wake();
+}
+
+// wakeSession(sab): a producer on any thread took or sealed a chunk that its session's drain should
+// see now (SessionMemory.wakeDrain); nothing when no native drain runs on that memory.
+void WakeSession(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  if (info.Length() < 1 || !info[0]->IsSharedArrayBuffer()) return;
+  const void* data = info[0].As<v8::SharedArrayBuffer>()->GetBackingStore()->Data();
+  std::lock_guard<std::mutex> lock(*registry_mutex);
+  auto it = registry->find(data);
+  if (it != registry->end()) it->second->Wake();
 }
 
 // join(id, timeoutMs) → whether the drain has ended its stream (the exit flush's wait: no loop runs then).
@@ -262,6 +286,7 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   };
   method("start", Start);
   method("wake", Wake);
+  method("wakeSession", WakeSession);
   method("join", Join);
   method("ref", Ref);
   method("layout", Layout);

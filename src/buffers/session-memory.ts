@@ -80,6 +80,11 @@ export const Ctl = {
    * read one expects the next, and leaves the sequence point that releases it to that sample's pass.
    */
   SampleHandOvers: 31,
+  /**
+   * 1 when the session's drain is native (src/sinks/native-file-drain.ts): Atomics.notify cannot wake
+   * it, so wakeDrain also calls SessionMemory.wakeNative.
+   */
+  NativeDrain: 32,
 } as const;
 export const CONTROL_BYTES = 256;
 const MAGIC = 0x54504d31; // "TPM1"
@@ -303,9 +308,13 @@ export class SessionMemory {
     return this.i32[Ctl.BlockTimeoutMs]!;
   }
 
+  /** Wakes a native drain (set by the session layer, which loads the addon on the thread's first call). */
+  static wakeNative: ((sab: SharedArrayBuffer) => void) | undefined;
+
   wakeDrain(): void {
     Atomics.add(this.i32, Ctl.DrainWake, 1);
     Atomics.notify(this.i32, Ctl.DrainWake);
+    if (this.i32[Ctl.NativeDrain] !== 0) SessionMemory.wakeNative?.(this.sab);
   }
 
   /**

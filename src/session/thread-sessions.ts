@@ -11,6 +11,7 @@ import { errorMessage } from '../schema/error-message.js';
 import { onProcessExit } from './process-exit.js';
 import { thisOsThreadId } from './thread-schedstat.js';
 import { isServiceThread } from './service-thread.js';
+import './native-drain-wake.js';
 const diagnosticsChannel = requireBuiltin('node:diagnostics_channel') as typeof import('node:diagnostics_channel');
 const { threadId } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 

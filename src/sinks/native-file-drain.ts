@@ -7,7 +7,7 @@
  * BENCHMARKS.md §32 measures both drains.
  */
 import type { EventEmitter as EventEmitterType } from 'node:events';
-import { SessionMemory, BufferingMode } from '../buffers/session-memory.js';
+import { BufferingMode, Ctl, SessionMemory } from '../buffers/session-memory.js';
 import { addDropReasons, noDropReasons } from '../format/drop-reason.js';
 import { TraceWriter } from '../format/trace-writer.js';
 import { type DrainHandle, type DrainSettings, offerNativeDrain } from '../session/drain-thread.js';
@@ -42,6 +42,8 @@ class NativeFileDrain extends (EventEmitter as typeof EventEmitterType) implemen
   start(native: NativeDrainAddon, settings: DrainSettings, fd: number): this {
     const writer = new TraceWriter();
     writer.header(settings.header);
+    // From now on producers wake this drain through the addon (SessionMemory.wakeDrain).
+    Atomics.store(new Int32Array(settings.sab), Ctl.NativeDrain, 1);
     this.id = native.start(settings.sab, fd, writer.take()!, BigInt(settings.originNs), (r) => this.finish(r));
     this.tell({ type: 'running' });
     return this;

@@ -19,8 +19,7 @@ namespace {
 // sleeping on it: while there is work about (the JavaScript drain's IDLE_WAIT_MS), and while quiet.
 constexpr double kIdleWaitMs = 100;
 constexpr double kQuietWaitMs = 5000;
-constexpr double kActivePollMs = 10;
-constexpr double kQuietPollMs = 25;
+constexpr double kSignalPollMs = 1000;
 constexpr size_t kFlushBytes = 1 << 20;
 constexpr double kStopSettleMs = 2000;
 constexpr double kOpenQuietMs = 100;
@@ -407,12 +406,15 @@ void DrainLoop::EndStream(const std::vector<SlotProgress>& slots) {
 
 void DrainLoop::WaitForWork(int32_t wake, bool quiet, int32_t turnover) {
   if (!quiet) {
-    WaitUntil(kIdleWaitMs, kActivePollMs, [&] { return m_.Load(ctl::kDrainWake) != wake; });
+    WaitUntil(kIdleWaitMs, kIdleWaitMs, [&] { return m_.Load(ctl::kDrainWake) != wake; });
     return;
   }
+  // Asleep: producers wake it (wakeSession), as they wake a worker drain. A native signal handler
+  // cannot, so while one may end the session the sleep is bounded as the worker drain's is.
   m_.Store(ctl::kDrainAsleep, 1);
   if (m_.ChunkTurnover() == turnover) {
-    WaitUntil(kQuietWaitMs, kQuietPollMs, [&] { return m_.Load(ctl::kDrainWake) != wake || m_.ChunkTurnover() != turnover; });
+    const double longest = m_.Load(ctl::kSignalFlush) != 0 ? kSignalPollMs : kQuietWaitMs;
+    WaitUntil(longest, longest, [&] { return m_.Load(ctl::kDrainWake) != wake || m_.ChunkTurnover() != turnover; });
   }
   m_.Store(ctl::kDrainAsleep, 0);
 }

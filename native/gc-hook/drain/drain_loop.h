@@ -1,8 +1,8 @@
 // A session's drain without a JavaScript isolate: src/drain/drain-loop.ts for a Drop-mode session
 // written to a file descriptor (what a startup session is), on a thread of its own. It writes the
 // stream src/drain/drain-loop.ts writes, pass for pass; what differs is how it hears of work.
-// JavaScript's Atomics.notify cannot wake a native thread, so it looks at the producers' wake word
-// every few ms instead (kActivePollMs, kQuietPollMs), and its owner wakes it directly (Wake) for a stop.
+// JavaScript's Atomics.notify cannot wake a native thread: producers and the owner call Wake through
+// the addon instead (native_drain.cc, wakeSession and wake), beside the notify.
 #pragma once
 
 #include <condition_variable>
@@ -57,7 +57,7 @@ class DrainLoop : public RecordVisitor {
   void Settle();
   void EndStream(const std::vector<SlotProgress>& slots);
   void ReasonsOf(const SlotProgress& p, double* counts) const;
-  // Sleeps until `done()` holds, the owner wakes this loop, or `ms` pass; looks every `poll_ms`.
+  // Sleeps until `done()` holds, Wake is called, or `ms` pass; looks every `poll_ms`.
   template <typename Done>
   void WaitUntil(double ms, double poll_ms, Done done);
   void WaitForWork(int32_t wake, bool quiet, int32_t turnover);

@@ -39,30 +39,50 @@ uint32_t Crc32(const uint8_t* data, size_t n, uint32_t previous) {
   return ~c;
 }
 
+void TraceWriter::Ensure(size_t n) {
+  if (pos_ + n <= cap_) return;
+  size_t cap = cap_ == 0 ? 256 * 1024 : cap_ * 2;
+  while (cap < pos_ + n) cap *= 2;
+  std::unique_ptr<uint8_t[]> next(new uint8_t[cap]);
+  if (pos_ > 0) std::memcpy(next.get(), buf_.get(), pos_);
+  buf_ = std::move(next);
+  cap_ = cap;
+}
+
+void TraceWriter::Raw(const uint8_t* bytes, size_t n) {
+  Ensure(n);
+  std::memcpy(buf_.get() + pos_, bytes, n);
+  pos_ += n;
+}
+
+// Callers make room first (at most 10 bytes).
 void TraceWriter::Varint(uint64_t n) {
+  uint8_t* b = buf_.get();
   while (n >= 128) {
-    out_.push_back(static_cast<uint8_t>((n & 127) | 128));
+    b[pos_++] = static_cast<uint8_t>((n & 127) | 128);
     n >>= 7;
   }
-  out_.push_back(static_cast<uint8_t>(n));
+  b[pos_++] = static_cast<uint8_t>(n);
 }
 
 void TraceWriter::F64(double v) {
-  uint8_t b[8];
-  std::memcpy(b, &v, 8);  // Little endian hosts only, as the shared memory's layout already assumes.
-  out_.insert(out_.end(), b, b + 8);
+  Ensure(8);
+  std::memcpy(buf_.get() + pos_, &v, 8);  // Little endian hosts only, as the shared memory's layout already assumes.
+  pos_ += 8;
 }
 
 void TraceWriter::OpenBlock(uint8_t kind) {
-  block_start_ = static_cast<int64_t>(out_.size());
-  out_.push_back(kind);
-  out_.resize(out_.size() + kBlockHeaderSize - 1, 0);
+  Ensure(kBlockHeaderSize + 64);
+  block_start_ = static_cast<int64_t>(pos_);
+  std::memset(buf_.get() + pos_, 0, kBlockHeaderSize);
+  buf_[pos_] = kind;
+  pos_ += kBlockHeaderSize;
 }
 
 void TraceWriter::CloseBlock() {
   if (block_start_ < 0) return;
-  uint8_t* block = out_.data() + block_start_;
-  const size_t payload = out_.size() - static_cast<size_t>(block_start_) - kBlockHeaderSize;
+  uint8_t* block = buf_.get() + block_start_;
+  const size_t payload = pos_ - static_cast<size_t>(block_start_) - kBlockHeaderSize;
   PutU32(block + 4, static_cast<uint32_t>(payload));
   PutU32(block + 8, Crc32(block + kBlockHeaderSize, payload, Crc32(block, 8, 0)));
   block_start_ = -1;
@@ -80,14 +100,15 @@ void TraceWriter::Metadata(int type_id, const uint8_t* descriptor, size_t n) {
 }
 
 void TraceWriter::Event(int type_id, int32_t thread_id, double seq, int64_t ts_ns, const uint8_t* payload, uint32_t len) {
-  if (block_start_ < 0 || static_cast<int64_t>(out_.size()) - block_start_ > kMaxEventBlock) {
+  if (block_start_ < 0 || static_cast<int64_t>(pos_) - block_start_ > kMaxEventBlock) {
     CloseBlock();
     OpenBlock(kEventsBlock);
     Varint(Zigzag(ts_ns));
     prev_ts_ = ts_ns;
   }
-  const size_t flags_at = out_.size();
-  out_.push_back(0);
+  // The flags, up to five varints and the payload.
+  Ensure(1 + 5 * 10 + len);
+  const size_t flags_at = pos_++;
   uint8_t flags = 0;
   if (type_id != prev_type_) {
     flags |= kNewType;
@@ -104,16 +125,18 @@ void TraceWriter::Event(int type_id, int32_t thread_id, double seq, int64_t ts_n
     Varint(static_cast<uint64_t>(seq - prev_seq_ - 1));
   }
   prev_seq_ = seq;
-  out_[flags_at] = flags;
+  buf_[flags_at] = flags;
   Varint(Zigzag(ts_ns - prev_ts_));
   prev_ts_ = ts_ns;
   Varint(len);
-  Raw(payload, len);
+  std::memcpy(buf_.get() + pos_, payload, len);
+  pos_ += len;
 }
 
 void TraceWriter::SequencePoint(int64_t time_ns, int64_t max_lateness_ns, const std::vector<ThreadProgress>& threads) {
   CloseBlock();
   OpenBlock(kSequencePointBlock);
+  Ensure(30 + threads.size() * 30);
   Varint(Zigzag(time_ns));
   Varint(static_cast<uint64_t>(max_lateness_ns < 0 ? 0 : max_lateness_ns));
   Varint(threads.size());
@@ -128,8 +151,10 @@ void TraceWriter::SequencePoint(int64_t time_ns, int64_t max_lateness_ns, const 
 void TraceWriter::DropReasons(const std::vector<int32_t>& threads, const std::vector<std::vector<double>>& counts) {
   CloseBlock();
   OpenBlock(kDropReasonsBlock);
+  Ensure(10);
   Varint(threads.size());
   for (size_t i = 0; i < threads.size(); i++) {
+    Ensure(20 + counts[i].size() * 10);
     Varint(static_cast<uint64_t>(threads[i]));
     Varint(counts[i].size());
     for (double n : counts[i]) Varint(static_cast<uint64_t>(n));

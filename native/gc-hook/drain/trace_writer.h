@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace tracepipe {
@@ -21,7 +22,7 @@ struct StreamTotals {
 
 class TraceWriter {
  public:
-  void Raw(const uint8_t* bytes, size_t n) { out_.insert(out_.end(), bytes, bytes + n); }
+  void Raw(const uint8_t* bytes, size_t n);
   // A metadata block: a type's stream id and its descriptor's bytes (metadata-codec.ts, as described).
   void Metadata(int type_id, const uint8_t* descriptor, size_t n);
   void Event(int type_id, int32_t thread_id, double seq, int64_t ts_ns, const uint8_t* payload, uint32_t len);
@@ -30,16 +31,20 @@ class TraceWriter {
   void End(const StreamTotals& t);
   // Closes an open events block; the bytes pending are then data(), size() long, until Clear().
   void CloseBlock();
-  const uint8_t* data() const { return out_.data(); }
-  size_t size() const { return out_.size(); }
-  void Clear() { out_.clear(); }
+  const uint8_t* data() const { return buf_.get(); }
+  size_t size() const { return pos_; }
+  void Clear() { pos_ = 0; }
 
  private:
+  // Room for `n` more bytes (the buffer only grows: it is reused after every flush).
+  void Ensure(size_t n);
   void OpenBlock(uint8_t kind);
   void Varint(uint64_t n);
   void F64(double v);
 
-  std::vector<uint8_t> out_;
+  std::unique_ptr<uint8_t[]> buf_;
+  size_t pos_ = 0;
+  size_t cap_ = 0;
   int64_t block_start_ = -1;
   int64_t prev_ts_ = 0;
   int32_t prev_thread_ = -1;
