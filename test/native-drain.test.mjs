@@ -135,13 +135,17 @@ test('the same program traced through the native drain and the worker drain give
   assert.deepEqual(native.threads, worker.threads);
 });
 
-test('a full disk fails the native drain with the reason, and the application runs on', { skip: skip || (!existsSync('/dev/full') && 'no /dev/full') }, async () => {
-  const session = await startSession({ providers: 'Runtime.Process', output: '/dev/full' });
-  const r = await session.stop();
-  assert.equal(r.status, 'failed');
-  assert.match(r.error.message, /No space left on device, writing the trace/);
+test('a full disk fails the start with the reason, as a worker drain does, and the application runs on', { skip: skip || (!existsSync('/dev/full') && 'no /dev/full') }, async () => {
+  for (const env of ['1', '0']) {
+    process.env.TRACEPIPE_NATIVE_DRAIN = env;
+    try {
+      await assert.rejects(startSession({ providers: 'Runtime.Process', output: '/dev/full' }), /^SessionError: cannot start session: ENOSPC: no space left on device, write$/);
+    } finally {
+      delete process.env.TRACEPIPE_NATIVE_DRAIN;
+    }
+  }
   // The application is untouched: it goes on and can trace again.
-  assert.equal(typeof (await workersStartedBy({ providers: 'Runtime.Process', output: '/dev/null' })), 'number');
+  assert.equal(await workersStartedBy({ providers: 'Runtime.Process', output: '/dev/null' }), 0);
 });
 
 test('a file that cannot be opened fails the start with the reason, as a worker drain does', { skip }, async (t) => {
@@ -168,4 +172,97 @@ test('process.exit() right after the start: the native drain ends the stream com
   assert.equal(n, 5000);
   assert.equal(skim.complete, true);
   assert.equal(skim.dropped, 0);
+});
+
+test('field names holding ":" and "," keep two event types apart, in either drain', { skip, timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const script = join(dir, 'collide.mjs');
+  await (await import('node:fs/promises')).writeFile(
+    script,
+    `import { Worker, isMainThread, parentPort } from 'node:worker_threads';
+    import { defineProvider, startSession, readTrace } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+    // The same provider and event, with fields one drain once keyed alike: 'a:u8,b' (one) and 'a', 'b' (two).
+    const p = defineProvider('Collide', { events: { E: { id: 1, fields: isMainThread ? [['a:u8,b', 'u8']] : [['a', 'u8'], ['b', 'u8']] } } });
+    if (!isMainThread) parentPort.once('message', () => { p.E.write(7, 9); parentPort.postMessage('done'); });
+    else {
+      const session = await startSession({ providers: 'Collide', output: process.argv[2] });
+      const w = new Worker(new URL(import.meta.url));
+      await new Promise((r) => w.once('online', r));
+      p.E.write(5);
+      w.postMessage('go');
+      await new Promise((r) => w.once('message', r));
+      await w.terminate();
+      await session.stop();
+      const out = [];
+      for await (const e of readTrace(process.argv[2])) if (e.provider === 'Collide') out.push(e.fields);
+      console.log(JSON.stringify(out.sort((a, b) => Object.keys(a).length - Object.keys(b).length)));
+    }`,
+  );
+  for (const env of ['1', '0']) {
+    const { stdout } = await run(process.execPath, [script, join(dir, `c${env}.tptrace`)], { env: { ...process.env, TRACEPIPE_NATIVE_DRAIN: env } });
+    assert.deepEqual(JSON.parse(stdout), [{ 'a:u8,b': 5 }, { a: 7, b: 9 }], `TRACEPIPE_NATIVE_DRAIN=${env}`);
+  }
+});
+
+test('a record with a bad length in a chunk still being written: either drain writes the events before it once', { skip }, async (t) => {
+  const { ChunkI32: CI, ChunkF64: CF } = await import('../dist/buffers/session-memory.js');
+  const { DrainLoop } = await import('../dist/drain/drain-loop.js');
+  const { ByteWriter } = await import('../dist/format/byte-writer.js');
+  const { encodeDescriptor } = await import('../dist/format/metadata-codec.js');
+  const { TraceWriter } = await import('../dist/format/trace-writer.js');
+  const { openSync, writeSync, readFileSync } = await import('node:fs');
+  // One thread's chunk, not sealed: a description, two events, then a record 3 bytes long (shorter than its header).
+  const memory = () => {
+    const m = SessionMemory.create(planLayout(1), BufferingMode.Drop);
+    const { i32, u32, f64, u8 } = m;
+    const slot = m.allocSlot(1, 0, 0);
+    const base = m.chunkBase(0);
+    i32[(base >> 2) + CI.Owner] = slot;
+    f64[(base >> 3) + CF.FirstSeq] = 0;
+    i32[(base >> 2) + CI.State] = ChunkState.Owned;
+    i32[Ctl.FreeCount]--;
+    i32[Ctl.ChunksTaken]++;
+    let pos = base + CHUNK_HEADER_BYTES;
+    const put = (len, type, ts, payload) => {
+      u32[pos >> 2] = len;
+      u32[(pos >> 2) + 1] = type;
+      f64[(pos >> 3) + 1] = ts;
+      u8.set(payload, pos + RECORD_HEADER_SIZE);
+      pos += (len + 7) & ~7;
+    };
+    const w = new ByteWriter();
+    w.varint(1);
+    encodeDescriptor({ provider: 'P', name: 'E', id: 1, version: 0, level: 4, keywords: 0n, fields: [['v', 'u8']] }, w);
+    const d = w.take();
+    put(RECORD_HEADER_SIZE + d.length, METADATA_TYPE_INDEX, 0, d);
+    put(RECORD_HEADER_SIZE + 1, 1, 1, [5]);
+    put(RECORD_HEADER_SIZE + 1, 1, 2, [6]);
+    put(3, 1, 3, []);
+    u32[(base >> 2) + CI.Committed] = pos;
+    f64[m.slotF64(slot, SlotF64.NextSeq)] = 2;
+    i32[Ctl.State] = SessionState.Stopping;
+    i32[Ctl.Exiting] = 1;
+    return m;
+  };
+  const info = { pid: 1, processTitle: 't', argv: [], execArgv: [], nodeVersion: process.version, tracepipeVersion: '0', platform: 'linux', arch: 'x64', hostname: 'h', clock: { wallClockNs: '0', monotonicNs: '0' }, session: { id: 1, providers: 'P', bufferingMode: 'drop', bufferSizeMB: 1 } };
+  const dir = await tempDir(t);
+  const count = async (file) => {
+    let n = 0;
+    const skim = await readTrace(file).skim((e) => void (e.provider === 'P' && n++));
+    return { n, complete: skim.complete };
+  };
+  const parts = [];
+  new DrainLoop(memory(), { write: (b) => parts.push(Buffer.from(b)), close() {} }, info, 0).run();
+  const workerFile = join(dir, 'worker.tptrace');
+  (await import('node:fs')).writeFileSync(workerFile, Buffer.concat(parts));
+  const nativeFile = join(dir, 'native.tptrace');
+  const fd = openSync(nativeFile, 'w', 0o600);
+  const header = new TraceWriter();
+  header.header(info);
+  writeSync(fd, header.take());
+  const addon = createRequire(import.meta.url)(ADDON);
+  await new Promise((resolve) => addon.start(memory().sab, fd, process.hrtime.bigint(), resolve));
+  assert.ok(readFileSync(nativeFile).length > 0);
+  assert.deepEqual(await count(workerFile), { n: 2, complete: true });
+  assert.deepEqual(await count(nativeFile), { n: 2, complete: true });
 });

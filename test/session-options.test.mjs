@@ -91,7 +91,7 @@ test('startSession rejects bad options with a one-line error and leaves no sessi
     [{ providers: 'A', output: file, bufferSizeMB: 'big' }, SessionError, /bufferSizeMB must be a number/],
     [{ providers: 'A', output: file, bufferSizeMB: NaN }, SessionError, /bufferSizeMB must be a number/],
     [{ providers: 'A', output: file, bufferSizeMB: 0.001 }, RangeError, /bufferSizeMB must be at least 1\/64/],
-    [{ providers: 'A', output: file, bufferSizeMB: 5000 }, RangeError, /bufferSizeMB must be below 4095/],
+    [{ providers: 'A', output: file, bufferSizeMB: 5000 }, RangeError, /bufferSizeMB must be at most 2047/],
     [undefined, SessionError, /needs an options object/],
   ];
   for (const [options, type, pattern] of cases) {

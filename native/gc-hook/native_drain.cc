@@ -14,10 +14,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <pthread.h>
 #include <unordered_map>
 
 #include "drain/drain_loop.h"
@@ -41,7 +42,7 @@ struct Drain {
   std::shared_ptr<v8::BackingStore> store;
   tracepipe::SessionMemory memory;
   std::unique_ptr<DrainLoop> loop;
-  std::thread thread;
+  pthread_t thread{};
   std::mutex mutex;
   std::condition_variable finished_cv;
   bool finished = false;
@@ -105,7 +106,7 @@ void Finished(uv_async_t* async) {
     std::lock_guard<std::mutex> lock(d->mutex);
     if (!d->finished) return;
   }
-  d->thread.join();
+  pthread_join(d->thread, nullptr);
   v8::Isolate* isolate = v8::Isolate::GetCurrent();
   v8::HandleScope scope(isolate);
   v8::Local<v8::Context> context = d->context.Get(isolate);
@@ -120,7 +121,8 @@ void Finished(uv_async_t* async) {
   node::MakeCallback(isolate, context->Global(), on_done, 1, argv, node::async_context{0, 0});
 }
 
-void RunDrain(Drain* d) {
+void* RunDrain(void* arg) {
+  Drain* d = static_cast<Drain*>(arg);
   DrainResult result = d->loop->Run();
   {
     std::lock_guard<std::mutex> forget(*registry_mutex);
@@ -131,6 +133,7 @@ void RunDrain(Drain* d) {
   d->finished = true;
   d->finished_cv.notify_all();
   if (!d->orphaned) uv_async_send(d->async);
+  return nullptr;
 }
 
 Drain* Find(const v8::FunctionCallbackInfo<v8::Value>& info) {
@@ -140,13 +143,13 @@ Drain* Find(const v8::FunctionCallbackInfo<v8::Value>& info) {
   return it == drains->live.end() ? nullptr : it->second;
 }
 
-// start(sab, fd, header: Uint8Array, originNs: bigint, onDone(result)) → id.
+// start(sab, fd, originNs: bigint, onDone(result)) → id; the stream's header is in `fd` already.
 void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   v8::Isolate* isolate = info.GetIsolate();
   v8::Local<v8::Context> context = isolate->GetCurrentContext();
   Drains* drains = static_cast<Drains*>(info.Data().As<v8::External>()->Value());
-  if (info.Length() < 5 || !info[0]->IsSharedArrayBuffer() || !info[1]->IsInt32() || !info[2]->IsUint8Array() || !info[3]->IsBigInt() || !info[4]->IsFunction()) {
-    return Throw(isolate, "start(sab, fd, header, originNs, onDone)");
+  if (info.Length() < 4 || !info[0]->IsSharedArrayBuffer() || !info[1]->IsInt32() || !info[2]->IsBigInt() || !info[3]->IsFunction()) {
+    return Throw(isolate, "start(sab, fd, originNs, onDone)");
   }
   uv_loop_t* uv_loop = node::GetCurrentEventLoop(isolate);
   if (uv_loop == nullptr) return Throw(isolate, "this thread has no event loop");
@@ -157,28 +160,35 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
     return Throw(isolate, (std::string("tracepipe: session memory refused: ") + why).c_str());
   }
   if (d->memory.Load(tracepipe::ctl::kMode) != tracepipe::buffering_mode::kDrop) return Throw(isolate, "the native drain drains Drop-mode sessions only");
-  v8::Local<v8::Uint8Array> header = info[2].As<v8::Uint8Array>();
-  std::vector<uint8_t> header_bytes(header->ByteLength());
-  header->CopyContents(header_bytes.data(), header_bytes.size());
-  const int64_t origin_ns = info[3].As<v8::BigInt>()->Int64Value();
+  const int64_t origin_ns = info[2].As<v8::BigInt>()->Int64Value();
   d->async = new uv_async_t();
   if (uv_async_init(uv_loop, d->async, Finished) != 0) {
     delete d->async;
     return Throw(isolate, "cannot open the native drain's doorbell");
   }
   d->async->data = d.get();
-  d->on_done.Reset(isolate, info[4].As<v8::Function>());
+  d->on_done.Reset(isolate, info[3].As<v8::Function>());
   d->context.Reset(isolate, context);
   d->id = drains->next_id++;
   d->owner = drains;
-  d->loop = std::make_unique<DrainLoop>(d->memory, info[1].As<v8::Int32>()->Value(), std::move(header_bytes), origin_ns);
-  Drain* raw = d.release();
-  drains->live[raw->id] = raw;
+  d->loop = std::make_unique<DrainLoop>(d->memory, info[1].As<v8::Int32>()->Value(), origin_ns);
   {
     std::lock_guard<std::mutex> lock(*registry_mutex);
-    (*registry)[raw->store->Data()] = raw->loop.get();
+    (*registry)[d->store->Data()] = d->loop.get();
   }
-  raw->thread = std::thread(RunDrain, raw);
+  // A process at its thread limit gets an error, as a worker's would be, not an abort.
+  const int failed = pthread_create(&d->thread, nullptr, RunDrain, d.get());
+  if (failed != 0) {
+    {
+      std::lock_guard<std::mutex> lock(*registry_mutex);
+      registry->erase(d->store->Data());
+    }
+    d->loop->Disown();
+    CloseAsync(d.get());
+    return Throw(isolate, (std::string("cannot start the native drain's thread: ") + std::strerror(failed)).c_str());
+  }
+  Drain* raw = d.release();
+  drains->live[raw->id] = raw;
   info.GetReturnValue().Set(raw->id);
 }
 
@@ -196,6 +206,13 @@ void WakeSession(const v8::FunctionCallbackInfo<v8::Value>& info) {
   std::lock_guard<std::mutex> lock(*registry_mutex);
   auto it = registry->find(data);
   if (it != registry->end()) it->second->Wake();
+}
+
+// abandon(id): the owner gave the drain up (it did not finish in time): it writes nothing more, closes
+// its descriptor and ends as soon as it is out of the write it may be blocked in.
+void Abandon(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  Drain* d = Find(info);
+  if (d != nullptr && d->loop) d->loop->Abandon();
 }
 
 // join(id, timeoutMs) → whether the drain has ended its stream (the exit flush's wait: no loop runs then).
@@ -256,6 +273,7 @@ void Cleanup(void* arg) {
     int32_t expected = tracepipe::session_state::kEnabled;
     __atomic_compare_exchange_n(reinterpret_cast<int32_t*>(d->store->Data()) + tracepipe::ctl::kState, &expected, tracepipe::session_state::kStopping, false,
                                 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    d->memory.Add(tracepipe::ctl::kDrainWake, 1);
     d->loop->Wake();
     std::unique_lock<std::mutex> lock(d->mutex);
     d->finished_cv.wait_for(lock, std::chrono::milliseconds(kTeardownWaitMs), [d = d] { return d->finished; });
@@ -264,11 +282,11 @@ void Cleanup(void* arg) {
     d->context.Reset();
     if (d->finished) {
       lock.unlock();
-      d->thread.join();
+      pthread_join(d->thread, nullptr);
       delete d;
     } else {
       d->orphaned = true;
-      d->thread.detach();
+      pthread_detach(d->thread);
     }
   }
   delete drains;
@@ -287,6 +305,7 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   method("start", Start);
   method("wake", Wake);
   method("wakeSession", WakeSession);
+  method("abandon", Abandon);
   method("join", Join);
   method("ref", Ref);
   method("layout", Layout);

@@ -120,7 +120,12 @@ export class ChunkScanner {
           // Cannot happen with a correct producer; never trust shared memory blindly though. A chunk
           // still being written is read again next pass; a sealed one is abandoned, and the events
           // lost with it show as a sequence gap (counted as dropped) when the next chunk starts.
-          if (state !== ChunkState.Sealed) return visited;
+          if (state !== ChunkState.Sealed) {
+            // What was read so far is in the stream: the next pass goes on from here, not again.
+            this.consumed[s] = r;
+            this.nextSeq[s] = seq;
+            return visited;
+          }
           r = committed;
           break;
         }

@@ -173,7 +173,8 @@ export function parseBufferSizeMB(text: string): number | undefined {
 export function planLayout(bufferSizeMB: number): MemoryLayout {
   const total = Math.floor(bufferSizeMB * 1024 * 1024);
   if (!Number.isFinite(total) || total < 16 * 1024) throw new RangeError(`tracepipe: bufferSizeMB must be at least 1/64 (16 KiB); got ${bufferSizeMB}`);
-  if (total > 4095 * 1024 * 1024) throw new RangeError(`tracepipe: bufferSizeMB must be below 4095; got ${bufferSizeMB}`);
+  // Byte offsets into the buffer stay below 2^31: the drain and the producers index it with 32-bit shifts.
+  if (total > 2047 * 1024 * 1024) throw new RangeError(`tracepipe: bufferSizeMB must be at most 2047; got ${bufferSizeMB}`);
   const maxSlots = maxSlotsFor(total);
   let chunkSize = 64 * 1024;
   while (chunkSize > 4096 && total / chunkSize < 16) chunkSize /= 2;

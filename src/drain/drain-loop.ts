@@ -65,8 +65,9 @@ const FINAL_PASSES = 8;
 /** The stream type id of a type left out of the stream (see DrainLoop.metadata). */
 const LEFT_OUT = -1;
 
+/** Unambiguous whatever the names hold (field names may contain ':' or ','). */
 function descriptorKey(d: EventDescriptor): string {
-  return `${d.provider}\0${d.name}\0${d.id}\0${d.version}\0${d.level}\0${d.keywords}\0${d.fields.map((f) => f.join(':')).join(',')}`;
+  return JSON.stringify([d.provider, d.name, d.id, d.version, d.level, String(d.keywords), d.fields]);
 }
 
 function withReasons(counts: readonly number[]) {

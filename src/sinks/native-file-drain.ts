@@ -18,7 +18,7 @@ import { requireBuiltin } from '../schema/this-thread.js';
 import { createNewFileSync, openPrivateFileSync } from './private-file.js';
 
 const { EventEmitter } = requireBuiltin('node:events') as typeof import('node:events');
-const { closeSync, statSync } = requireBuiltin('node:fs') as typeof import('node:fs');
+const { closeSync, statSync, writeSync } = requireBuiltin('node:fs') as typeof import('node:fs');
 
 /** The result as the addon reports it: drops by reason as counts in reason-code order. */
 interface NativeResult extends Omit<DrainResult, 'producers'> {
@@ -26,8 +26,9 @@ interface NativeResult extends Omit<DrainResult, 'producers'> {
 }
 
 export interface NativeDrainAddon {
-  start(sab: SharedArrayBuffer, fd: number, header: Uint8Array, originNs: bigint, onDone: (result: NativeResult) => void): number;
+  start(sab: SharedArrayBuffer, fd: number, originNs: bigint, onDone: (result: NativeResult) => void): number;
   wake(id: number): void;
+  abandon(id: number): void;
   join(id: number, timeoutMs: number): boolean;
   ref(id: number, on: boolean): void;
   layout(): Record<string, number>;
@@ -38,13 +39,19 @@ const addon = loadNativeAddon<NativeDrainAddon>('native_drain').addon;
 class NativeFileDrain extends (EventEmitter as typeof EventEmitterType) implements DrainHandle {
   private id = -1;
 
-  /** Starts draining `memory` into `fd` (which it then owns); says 'running' once its owner listens. */
+  /**
+   * Starts draining `memory` into `fd` (which it then owns), once the stream's header is written here:
+   * an output that takes nothing fails the start, as a worker drain's does. Says 'running' once its
+   * owner listens.
+   */
   start(native: NativeDrainAddon, settings: DrainSettings, fd: number): this {
     const writer = new TraceWriter();
     writer.header(settings.header);
+    const header = writer.take()!;
+    for (let off = 0; off < header.length; ) off += writeSync(fd, header, off, header.length - off);
     // From now on producers wake this drain through the addon (SessionMemory.wakeDrain).
     Atomics.store(new Int32Array(settings.sab), Ctl.NativeDrain, 1);
-    this.id = native.start(settings.sab, fd, writer.take()!, BigInt(settings.originNs), (r) => this.finish(r));
+    this.id = native.start(settings.sab, fd, BigInt(settings.originNs), (r) => this.finish(r));
     this.tell({ type: 'running' });
     return this;
   }
@@ -83,9 +90,9 @@ class NativeFileDrain extends (EventEmitter as typeof EventEmitterType) implemen
     if (this.id >= 0) addon!.wake(this.id);
   }
 
-  /** The session was stopped or failed first: the drain ends its stream (or stops at its failure) at its next look. */
+  /** The owner gave the drain up (its stop timed out): it writes nothing more and closes the file. */
   terminate(): void {
-    this.wake();
+    if (this.id >= 0) addon!.abandon(this.id);
   }
 
   postMessage(): void {
@@ -125,7 +132,7 @@ function startNativeFileDrain(settings: DrainSettings): DrainHandle | undefined 
     return new NativeFileDrain().start(addon, settings, fd);
   } catch (e) {
     closeSync(fd);
-    throw e;
+    return new NativeFileDrain().failed(errorMessage(e));
   }
 }
 

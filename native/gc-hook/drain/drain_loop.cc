@@ -162,10 +162,7 @@ class RunningThreads {
 
 }  // namespace
 
-DrainLoop::DrainLoop(const SessionMemory& m, int fd, std::vector<uint8_t> header, int64_t origin_ns)
-    : m_(m), fd_(fd), origin_ns_(origin_ns), scanner_(m) {
-  writer_.Raw(header.data(), header.size());
-}
+DrainLoop::DrainLoop(const SessionMemory& m, int fd, int64_t origin_ns) : m_(m), fd_(fd), origin_ns_(origin_ns), scanner_(m) {}
 
 int64_t DrainLoop::NowNs() const {
   struct timespec t;
@@ -190,6 +187,11 @@ void DrainLoop::WaitUntil(double ms, double poll_ms, Done done) {
     if (left <= 0) return;
     cv_.wait_for(lock, std::chrono::microseconds(static_cast<int64_t>(std::min(left, poll_ms) * 1000)));
   }
+}
+
+void DrainLoop::Abandon() {
+  abandoned_.store(true);
+  Wake();
 }
 
 void DrainLoop::Fail(const std::string& why) {
@@ -290,7 +292,7 @@ void DrainLoop::Flush() {
   writer_.CloseBlock();
   const uint8_t* p = writer_.data();
   size_t left = writer_.size();
-  bytes_taken_ += static_cast<double>(left);
+  if (abandoned_.load()) Fail("the owner stopped waiting for the drain");
   while (left > 0 && error_.empty() && fd_ >= 0) {
     const ssize_t n = write(fd_, p, left);
     if (n < 0 && errno == EINTR) continue;
@@ -300,6 +302,7 @@ void DrainLoop::Flush() {
     }
     p += n;
     left -= static_cast<size_t>(n);
+    bytes_taken_ += static_cast<double>(n);
   }
   writer_.Clear();
 }
@@ -420,10 +423,9 @@ void DrainLoop::WaitForWork(int32_t wake, bool quiet, int32_t turnover) {
 }
 
 DrainResult DrainLoop::Run() {
-  Flush();  // The header.
   m_.Prefault();
   int64_t last_visited = 0;
-  while (error_.empty()) {
+  while (error_.empty() && !abandoned_.load()) {
     const int32_t wake = m_.Load(ctl::kDrainWake);
     if (m_.State() >= session_state::kStopping) break;
     m_.Prefault();
@@ -433,6 +435,7 @@ DrainResult DrainLoop::Run() {
     const bool quiet = last_visited == 0 || m_.AllChunksFree();
     WaitForWork(wake, quiet, turnover);
   }
+  if (error_.empty() && abandoned_.load()) Fail("the owner stopped waiting for the drain");
   if (error_.empty() && m_.State() == session_state::kFailed) Fail("session failed");
   if (error_.empty()) Settle();
   if (error_.empty()) EndStream(FinalPass());

@@ -5,6 +5,7 @@
 // the addon instead (native_drain.cc, wakeSession and wake), beside the notify.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -37,12 +38,17 @@ struct DrainResult {
 
 class DrainLoop : public RecordVisitor {
  public:
-  // Takes `fd` (closed as the loop ends); `origin_ns` is the trace origin on CLOCK_MONOTONIC.
-  DrainLoop(const SessionMemory& m, int fd, std::vector<uint8_t> header, int64_t origin_ns);
+  // Takes `fd` (closed as the loop ends), where the stream's header is already written; `origin_ns`
+  // is the trace origin on CLOCK_MONOTONIC.
+  DrainLoop(const SessionMemory& m, int fd, int64_t origin_ns);
   // Runs until the session stops or the output fails; never throws.
   DrainResult Run();
   // From any thread: look at the session now (its owner stopped it).
   void Wake();
+  // From any thread: write nothing more and end (the owner gave up waiting for the stream's end).
+  void Abandon();
+  // The loop never ran: the descriptor stays its opener's.
+  void Disown() { fd_ = -1; }
 
   bool Metadata(int slot, const uint8_t* bytes, size_t len) override;
   void Event(int slot, uint32_t type_index, double timestamp_ms, double seq, const uint8_t* payload, uint32_t len) override;
@@ -93,6 +99,7 @@ class DrainLoop : public RecordVisitor {
   std::mutex mutex_;
   std::condition_variable cv_;
   uint64_t owner_wakes_ = 0;
+  std::atomic<bool> abandoned_{false};
 };
 
 }  // namespace tracepipe

@@ -128,8 +128,10 @@ class SessionMemory {
   // SessionMemory.prefault: pages made resident ahead of the producers, with an atomic add of 0 (a
   // write access that cannot undo a producer's concurrent store).
   void Prefault() const {
-    const int32_t resident = Plain(ctl::kResidentChunks);
+    int32_t resident = Plain(ctl::kResidentChunks);
     if (resident >= chunk_count_) return;
+    if (resident < 0) resident = 0;  // Never trust shared memory blindly: only this drain writes the word.
+
     const int32_t in_use = chunk_count_ - Load(ctl::kFreeCount);
     if (resident > 0 && static_cast<int64_t>(in_use) * 2 <= resident) return;
     const int64_t first = (kInitialResidentBytes + chunk_size_ - 1) / chunk_size_;
