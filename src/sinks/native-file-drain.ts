@@ -38,6 +38,8 @@ const addon = loadNativeAddon<NativeDrainAddon>('native_drain').addon;
 
 class NativeFileDrain extends (EventEmitter as typeof EventEmitterType) implements DrainHandle {
   private id = -1;
+  /** The stream's header, written here: its bytes count with the drain's. */
+  private headerBytes = 0;
 
   /**
    * Starts draining `memory` into `fd` (which it then owns), once the stream's header is written here:
@@ -49,6 +51,7 @@ class NativeFileDrain extends (EventEmitter as typeof EventEmitterType) implemen
     writer.header(settings.header);
     const header = writer.take()!;
     for (let off = 0; off < header.length; ) off += writeSync(fd, header, off, header.length - off);
+    this.headerBytes = header.length;
     // From now on producers wake this drain through the addon (SessionMemory.wakeDrain).
     Atomics.store(new Int32Array(settings.sab), Ctl.NativeDrain, 1);
     this.id = native.start(settings.sab, fd, BigInt(settings.originNs), (r) => this.finish(r));
@@ -74,7 +77,7 @@ class NativeFileDrain extends (EventEmitter as typeof EventEmitterType) implemen
       addDropReasons(droppedByReason, p.droppedByReason);
       return { ...p, droppedByReason };
     });
-    this.emit('message', { type: 'done', result: { ...r, producers } });
+    this.emit('message', { type: 'done', result: { ...r, bytesWritten: r.bytesWritten + this.headerBytes, producers } });
     this.emit('exit', 0);
   }
 
