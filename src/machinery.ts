@@ -30,9 +30,9 @@ let loaded: SessionMachinery | undefined;
  * sees the same providers as one started after `import 'tracepipe'`); the promise state reader, with
  * which the API's spans of any provider end when their promise settles (a span writes only while a
  * session runs); the list of live workers Runtime.Process's rundown names, kept from here on; and the
- * native drain, offered to the sessions it serves (src/sinks/native-file-drain.ts).
+ * native drain, offered to the sessions it serves (src/sinks/native-drain.ts).
  */
-const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/promise-state.js', './providers/live-workers.js', './sinks/native-file-drain.js'];
+const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/promise-state.js', './providers/live-workers.js', './sinks/native-drain.js'];
 
 /** Loads the session machinery (once). */
 export function loadSessionMachinery(): Promise<SessionMachinery> {

@@ -23,7 +23,7 @@ const SERVER_DELAY_MS = 100;
 /**
  * Whether the startup session will drain through a worker (warmed while the machinery loads): not
  * where the native drain serves it (a file in Drop mode, without an OTLP export; see
- * src/sinks/native-file-drain.ts). A wrong guess costs only time: an unused warm worker is discarded.
+ * src/sinks/native-drain.ts). A wrong guess costs only time: an unused warm worker is discarded.
  */
 async function startupDrainIsWorker(): Promise<boolean> {
   const env = process.env;

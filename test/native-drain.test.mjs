@@ -261,8 +261,43 @@ test('a record with a bad length in a chunk still being written: either drain wr
   header.header(info);
   writeSync(fd, header.take());
   const addon = createRequire(import.meta.url)(ADDON);
-  await new Promise((resolve) => addon.start(memory().sab, fd, process.hrtime.bigint(), resolve));
+  await new Promise((resolve) => addon.start(memory().sab, fd, false, process.hrtime.bigint(), resolve));
   assert.ok(readFileSync(nativeFile).length > 0);
   assert.deepEqual(await count(workerFile), { n: 2, complete: true });
   assert.deepEqual(await count(nativeFile), { n: 2, complete: true });
+});
+
+test('a session a client attaches (its socket as the output) is drained natively in Drop mode, by a worker in Block mode', { skip, timeout: 60_000 }, async (t) => {
+  const { collectTracing, defineProvider, startDiagnosticServer, stopTracing } = await import('../dist/index.js');
+  const { useTmpdir } = await import('./helpers/ipc-processes.mjs');
+  await useTmpdir((f) => t.after(f));
+  const server = await startDiagnosticServer();
+  t.after(() => server.close());
+  const p = defineProvider('Native.Attach', { events: { Hit: { id: 1, fields: [['n', 'u32']] } } });
+  for (const [bufferingMode, workers] of [['drop', 0], ['block', 1]]) {
+    const created = [];
+    const onWorker = ({ worker }) => created.push(worker);
+    subscribe('worker_threads', onWorker);
+    let bytes;
+    try {
+      const stream = await collectTracing(process.pid, { providers: 'Native.Attach', bufferingMode, bufferSizeMB: 1, rundown: true });
+      const chunks = [];
+      const read = (async () => {
+        for await (const c of stream) chunks.push(c);
+      })();
+      for (let i = 0; i < 1000; i++) p.Hit.write(i);
+      await stopTracing(process.pid, stream.sessionId);
+      await read;
+      bytes = Buffer.concat(chunks);
+    } finally {
+      unsubscribe('worker_threads', onWorker);
+    }
+    assert.equal(created.length, workers, `${bufferingMode}: drain workers`);
+    let n = 0;
+    const skim = await readTrace((async function* () {
+      yield bytes;
+    })()).skim((e) => void (e.provider === 'Native.Attach' && n++));
+    assert.equal(skim.complete, true, bufferingMode);
+    assert.equal(n, 1000, bufferingMode);
+  }
 });

@@ -99,7 +99,7 @@ export async function run() {
       '--import of an empty module': { nodeArgs: ['--import', EMPTY_MODULE], env: {} },
       '--import tracepipe/register': { nodeArgs: ['--import', 'tracepipe/register'], env: {} },
       'startup session (TRACEPIPE_ENABLE=1)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output } },
-      // The same through the worker drain, the native drain's fallback (src/sinks/native-file-drain.ts).
+      // The same through the worker drain, the native drain's fallback (src/sinks/native-drain.ts).
       'startup session, worker drain (TRACEPIPE_NATIVE_DRAIN=0)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output, TRACEPIPE_NATIVE_DRAIN: '0' } },
       // A provider that needs no watchdog thread: what the session's drain and machinery cost alone.
       'startup session of Runtime.Process alone': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output, TRACEPIPE_PROVIDERS: 'Runtime.Process' } },

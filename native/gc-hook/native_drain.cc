@@ -143,13 +143,14 @@ Drain* Find(const v8::FunctionCallbackInfo<v8::Value>& info) {
   return it == drains->live.end() ? nullptr : it->second;
 }
 
-// start(sab, fd, originNs: bigint, onDone(result)) → id; the stream's header is in `fd` already.
+// start(sab, fd, live: boolean, originNs: bigint, onDone(result)) → id; the stream's header is in `fd`
+// already. `live`: `fd` is its opener's, a reader consumes it as it is written (else a file it owns).
 void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   v8::Isolate* isolate = info.GetIsolate();
   v8::Local<v8::Context> context = isolate->GetCurrentContext();
   Drains* drains = static_cast<Drains*>(info.Data().As<v8::External>()->Value());
-  if (info.Length() < 4 || !info[0]->IsSharedArrayBuffer() || !info[1]->IsInt32() || !info[2]->IsBigInt() || !info[3]->IsFunction()) {
-    return Throw(isolate, "start(sab, fd, originNs, onDone)");
+  if (info.Length() < 5 || !info[0]->IsSharedArrayBuffer() || !info[1]->IsInt32() || !info[2]->IsBoolean() || !info[3]->IsBigInt() || !info[4]->IsFunction()) {
+    return Throw(isolate, "start(sab, fd, live, originNs, onDone)");
   }
   uv_loop_t* uv_loop = node::GetCurrentEventLoop(isolate);
   if (uv_loop == nullptr) return Throw(isolate, "this thread has no event loop");
@@ -160,18 +161,19 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
     return Throw(isolate, (std::string("tracepipe: session memory refused: ") + why).c_str());
   }
   if (d->memory.Load(tracepipe::ctl::kMode) != tracepipe::buffering_mode::kDrop) return Throw(isolate, "the native drain drains Drop-mode sessions only");
-  const int64_t origin_ns = info[2].As<v8::BigInt>()->Int64Value();
+  const DrainLoop::Output output = info[2]->IsTrue() ? DrainLoop::Output::kLiveDescriptor : DrainLoop::Output::kFile;
+  const int64_t origin_ns = info[3].As<v8::BigInt>()->Int64Value();
   d->async = new uv_async_t();
   if (uv_async_init(uv_loop, d->async, Finished) != 0) {
     delete d->async;
     return Throw(isolate, "cannot open the native drain's doorbell");
   }
   d->async->data = d.get();
-  d->on_done.Reset(isolate, info[3].As<v8::Function>());
+  d->on_done.Reset(isolate, info[4].As<v8::Function>());
   d->context.Reset(isolate, context);
   d->id = drains->next_id++;
   d->owner = drains;
-  d->loop = std::make_unique<DrainLoop>(d->memory, info[1].As<v8::Int32>()->Value(), origin_ns);
+  d->loop = std::make_unique<DrainLoop>(d->memory, info[1].As<v8::Int32>()->Value(), output, origin_ns);
   {
     std::lock_guard<std::mutex> lock(*registry_mutex);
     (*registry)[d->store->Data()] = d->loop.get();

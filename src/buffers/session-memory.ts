@@ -81,7 +81,7 @@ export const Ctl = {
    */
   SampleHandOvers: 31,
   /**
-   * 1 when the session's drain is native (src/sinks/native-file-drain.ts): Atomics.notify cannot wake
+   * 1 when the session's drain is native (src/sinks/native-drain.ts): Atomics.notify cannot wake
    * it, so wakeDrain also calls SessionMemory.wakeNative.
    */
   NativeDrain: 32,

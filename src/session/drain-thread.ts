@@ -18,7 +18,7 @@ export interface DrainSettings {
 
 /**
  * A session's drain as its owner sees it: a worker thread (src/workers/drain-worker.ts), or a native
- * thread where one serves the session (src/sinks/native-file-drain.ts). Either says 'running', then
+ * thread where one serves the session (src/sinks/native-drain.ts). Either says 'running', then
  * 'done' with its result, then exits.
  */
 export interface DrainHandle {

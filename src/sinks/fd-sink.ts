@@ -1,6 +1,9 @@
-import { readSync, writeSync } from 'node:fs';
 import type { Sink } from '../drain/sink.js';
+import { requireBuiltin } from '../schema/this-thread.js';
 import { pauseThread } from './pause-thread.js';
+
+// Through the process: the main thread loads this for the native drain (an ES module import of node:fs loads its streams).
+const { readSync, writeSync } = requireBuiltin('node:fs') as typeof import('node:fs');
 
 /** How long a write waits for a full socket buffer before trying again. */
 const RETRY_WAIT_MS = 2;

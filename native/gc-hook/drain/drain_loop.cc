@@ -20,6 +20,13 @@ namespace {
 constexpr double kIdleWaitMs = 100;
 constexpr double kQuietWaitMs = 5000;
 constexpr double kSignalPollMs = 1000;
+constexpr double kIdleMarkNs = 1e9;
+constexpr double kSampleMarkWaitMs = 1500;
+// src/sinks/fd-sink.ts.
+constexpr double kRetryWaitMs = 2;
+constexpr double kReaderStallMs = 30000;
+constexpr double kPeerCheckMs = 2000;
+constexpr double kPeerCheckEarlyMs = kPeerCheckMs / 4;
 constexpr size_t kFlushBytes = 1 << 20;
 constexpr double kStopSettleMs = 2000;
 constexpr double kOpenQuietMs = 100;
@@ -162,7 +169,67 @@ class RunningThreads {
 
 }  // namespace
 
-DrainLoop::DrainLoop(const SessionMemory& m, int fd, int64_t origin_ns) : m_(m), fd_(fd), origin_ns_(origin_ns), scanner_(m) {}
+DrainLoop::DrainLoop(const SessionMemory& m, int fd, Output output, int64_t origin_ns)
+    : m_(m), fd_(fd), output_(output), origin_ns_(origin_ns), scanner_(m) {}
+
+bool DrainLoop::MarkTime() const {
+  const double now = static_cast<double>(NowNs());
+  return output_ == Output::kLiveDescriptor && now - last_event_ns_ < kIdleMarkNs && now - last_sequence_point_ns_ >= kIdleWaitMs * 1e6;
+}
+
+bool DrainLoop::MarkOwed() const {
+  return output_ == Output::kLiveDescriptor && last_sequence_point_ns_ < last_event_ns_ + kIdleWaitMs * 1e6;
+}
+
+bool DrainLoop::WriteLive(const uint8_t* p, size_t n) {
+  double last_progress = NowMs();
+  while (n > 0) {
+    const ssize_t k = write(fd_, p, n);
+    if (k > 0) {
+      p += k;
+      n -= static_cast<size_t>(k);
+      bytes_taken_ += static_cast<double>(k);
+      last_progress = NowMs();
+      continue;
+    }
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (abandoned_.load()) return false;
+      if (NowMs() - last_progress >= kReaderStallMs) {
+        Fail("the reader took nothing for 30 s");
+        return false;
+      }
+      WaitUntil(kRetryWaitMs, kRetryWaitMs, [] { return false; });
+      continue;
+    }
+    Fail(k < 0 && errno != EPIPE && errno != ECONNRESET && errno != ENOTCONN ? std::string(std::strerror(errno)) + ", writing the trace" : "the reader closed the connection");
+    return false;
+  }
+  return true;
+}
+
+// Never congested (a full socket is waited out in WriteLive); this is where a reader that vanished
+// without a write to fail is noticed: a non-blocking read sees end-of-file or a reset.
+void DrainLoop::CheckPeer() {
+  if (output_ != Output::kLiveDescriptor) return;
+  const double now = NowMs();
+  if (now - last_peer_check_ms_ < kPeerCheckEarlyMs) return;
+  last_peer_check_ms_ = now;
+  uint8_t scratch[256];
+  for (;;) {
+    const ssize_t n = read(fd_, scratch, sizeof scratch);
+    if (n > 0) continue;  // What the reader sent is discarded.
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    Fail("the reader closed the connection");
+    return;
+  }
+}
+
+double DrainLoop::MaxSleepMs() const {
+  if (output_ != Output::kLiveDescriptor) return kQuietWaitMs;
+  return std::max(0.0, last_peer_check_ms_ + kPeerCheckMs - NowMs());
+}
 
 int64_t DrainLoop::NowNs() const {
   struct timespec t;
@@ -293,6 +360,10 @@ void DrainLoop::Flush() {
   const uint8_t* p = writer_.data();
   size_t left = writer_.size();
   if (abandoned_.load()) Fail("the owner stopped waiting for the drain");
+  if (output_ == Output::kLiveDescriptor) {
+    if (left > 0 && error_.empty()) WriteLive(p, left);
+    left = 0;
+  }
   while (left > 0 && error_.empty() && fd_ >= 0) {
     const ssize_t n = write(fd_, p, left);
     if (n < 0 && errno == EINTR) continue;
@@ -320,6 +391,12 @@ int64_t DrainLoop::Pass(bool force) {
   RefreshSlots();
   const int64_t visited = scanner_.Scan(*this);
   if (visited < 0) return -1;
+  if (visited > 0) {
+    // Read after the scan: a sample's hand-over is counted before its chunk is sealed.
+    const int32_t hand_overs = m_.Load(ctl::kSampleHandOvers);
+    read_sample_ = hand_overs != sample_hand_overs_;
+    sample_hand_overs_ = hand_overs;
+  }
   if (visited > 0 || force) MarkProgress(pass_start, scanner_.Progress());
   Flush();
   m_.Store(ctl::kEventsWritten, static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(events_written_))));
@@ -407,7 +484,7 @@ void DrainLoop::EndStream(const std::vector<SlotProgress>& slots) {
   Flush();
 }
 
-void DrainLoop::WaitForWork(int32_t wake, bool quiet, int32_t turnover) {
+void DrainLoop::WaitForWork(int32_t wake, bool quiet, int32_t turnover, bool owed_to_next_sample) {
   if (!quiet) {
     WaitUntil(kIdleWaitMs, kIdleWaitMs, [&] { return m_.Load(ctl::kDrainWake) != wake; });
     return;
@@ -416,7 +493,8 @@ void DrainLoop::WaitForWork(int32_t wake, bool quiet, int32_t turnover) {
   // cannot, so while one may end the session the sleep is bounded as the worker drain's is.
   m_.Store(ctl::kDrainAsleep, 1);
   if (m_.ChunkTurnover() == turnover) {
-    const double longest = m_.Load(ctl::kSignalFlush) != 0 ? kSignalPollMs : kQuietWaitMs;
+    double longest = std::min(m_.Load(ctl::kSignalFlush) != 0 ? kSignalPollMs : kQuietWaitMs, owed_to_next_sample ? kSampleMarkWaitMs : kQuietWaitMs);
+    longest = std::min(longest, MaxSleepMs());
     WaitUntil(longest, longest, [&] { return m_.Load(ctl::kDrainWake) != wake || m_.ChunkTurnover() != turnover; });
   }
   m_.Store(ctl::kDrainAsleep, 0);
@@ -430,17 +508,23 @@ DrainResult DrainLoop::Run() {
     if (m_.State() >= session_state::kStopping) break;
     m_.Prefault();
     const int32_t turnover = m_.ChunkTurnover();
-    last_visited = Pass(last_visited > 0);
+    CheckPeer();
+    if (!error_.empty()) break;
+    // A point still owed is written by whatever pass comes next (drain-loop.ts says why).
+    last_visited = Pass(last_visited > 0 || MarkTime() || MarkOwed());
     if (last_visited < 0) break;
-    const bool quiet = last_visited == 0 || m_.AllChunksFree();
-    WaitForWork(wake, quiet, turnover);
+    const bool owed = MarkOwed();
+    // The next sample wakes this drain (a live reader's), and its pass writes the point owed.
+    const bool owed_to_next_sample = owed && read_sample_;
+    const bool quiet = (last_visited == 0 || m_.AllChunksFree()) && (!owed || owed_to_next_sample);
+    WaitForWork(wake, quiet, turnover, owed_to_next_sample);
   }
   if (error_.empty() && abandoned_.load()) Fail("the owner stopped waiting for the drain");
   if (error_.empty() && m_.State() == session_state::kFailed) Fail("session failed");
   if (error_.empty()) Settle();
   if (error_.empty()) EndStream(FinalPass());
   if (!error_.empty()) m_.SetState(session_state::kFailed);
-  if (fd_ >= 0) {
+  if (fd_ >= 0 && output_ == Output::kFile) {
     // Not every output can be synced (pipes, /dev/null); the data was written either way.
     fsync(fd_);
     if (close(fd_) != 0 && errno != EINTR) Fail(std::string(std::strerror(errno)) + ", closing the trace");

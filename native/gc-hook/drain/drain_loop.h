@@ -38,9 +38,11 @@ struct DrainResult {
 
 class DrainLoop : public RecordVisitor {
  public:
-  // Takes `fd` (closed as the loop ends), where the stream's header is already written; `origin_ns`
-  // is the trace origin on CLOCK_MONOTONIC.
-  DrainLoop(const SessionMemory& m, int fd, int64_t origin_ns);
+  // Where the stream goes: a file the loop owns (closed as it ends), or a descriptor its opener owns
+  // that a reader consumes as it is written (a client's socket: src/sinks/fd-sink.ts).
+  enum class Output { kFile, kLiveDescriptor };
+  // `fd` holds the stream's header already; `origin_ns` is the trace origin on CLOCK_MONOTONIC.
+  DrainLoop(const SessionMemory& m, int fd, Output output, int64_t origin_ns);
   // Runs until the session stops or the output fails; never throws.
   DrainResult Run();
   // From any thread: look at the session now (its owner stopped it).
@@ -66,15 +68,30 @@ class DrainLoop : public RecordVisitor {
   // Sleeps until `done()` holds, Wake is called, or `ms` pass; looks every `poll_ms`.
   template <typename Done>
   void WaitUntil(double ms, double poll_ms, Done done);
-  void WaitForWork(int32_t wake, bool quiet, int32_t turnover);
+  void WaitForWork(int32_t wake, bool quiet, int32_t turnover, bool owed_to_next_sample);
   void Fail(const std::string& why);
+  // A live reader's needs (src/drain/drain-loop.ts, markTime and markOwed): sequence points past the
+  // last events, written after the producers go quiet.
+  bool MarkTime() const;
+  bool MarkOwed() const;
+  // src/sinks/fd-sink.ts: writes what a non-blocking socket takes, retrying while it is full (for at
+  // most kReaderStallMs without progress), and notices a reader that went away.
+  bool WriteLive(const uint8_t* p, size_t n);
+  void CheckPeer();
+  double MaxSleepMs() const;
   // The loss tracker's part (src/format/loss-tracker.ts): gaps in each thread's sequence numbers.
   void NoteNext(int32_t thread, double next) { loss_next_[thread] = next; }
   void Observe(int32_t thread, double seq);
 
   const SessionMemory& m_;
   int fd_;
+  const Output output_;
   int64_t origin_ns_;
+  // Live outputs: SampleHandOvers as the last pass that read events saw it, whether it read a sample,
+  // and when the reader was last checked for.
+  int32_t sample_hand_overs_ = 0;
+  bool read_sample_ = false;
+  double last_peer_check_ms_ = -1e300;
   ChunkScanner scanner_;
   TraceWriter writer_;
   std::string error_;

@@ -13,7 +13,7 @@ namespace ctl {
 constexpr int kMagic = 0, kState = 1, kDrainWake = 2, kFreeCount = 3, kSlotCount = 4, kChunkCount = 5, kChunkSize = 6,
               kMode = 7, kMaxSlots = 9, kSlotsOffset = 10, kChunksOffset = 11, kTicketNext = 12, kTicketServing = 13,
               kChunksFreed = 15, kChunksTaken = 19, kResidentChunks = 20, kSealCounter = 21, kDrainAsleep = 23,
-              kDrainPasses = 24, kExiting = 25, kSignalFlush = 26, kEventsWritten = 27;
+              kDrainPasses = 24, kExiting = 25, kSignalFlush = 26, kEventsWritten = 27, kSampleHandOvers = 31;
 }  // namespace ctl
 constexpr int32_t kMagicValue = 0x54504d31;
 constexpr int kControlBytes = 256;
