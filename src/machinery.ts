@@ -29,16 +29,31 @@ let loaded: SessionMachinery | undefined;
  * definitions (so that a session started from here, as the diagnostics server's first request is,
  * sees the same providers as one started after `import 'tracepipe'`); the promise state reader, with
  * which the API's spans of any provider end when their promise settles (a span writes only while a
- * session runs); the list of live workers Runtime.Process's rundown names, kept from here on; and the
- * native drain, offered to the sessions it serves (src/sinks/native-drain.ts).
+ * session runs); and the list of live workers Runtime.Process's rundown names, kept from here on.
  */
-const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/promise-state.js', './providers/live-workers.js', './sinks/native-drain.js'];
+const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/promise-state.js', './providers/live-workers.js'];
+
+/**
+ * The native drain (src/sinks/native-drain.ts), offered to the sessions it serves. Where Node can
+ * require() ES modules it loads with the first session it may serve, once that session's thread can
+ * write (its files would otherwise delay the first event by ~4 ms); elsewhere with the machinery.
+ */
+async function offerNativeDrain(sync: boolean): Promise<void> {
+  type DrainThread = typeof import('./session/drain-thread.js');
+  type NativeDrain = typeof import('./sinks/native-drain.js');
+  const require = canRequireModules() ? process.getBuiltinModule('node:module').createRequire(import.meta.url) : undefined;
+  const drainThread = (sync ? require!('./session/drain-thread.js') : await trackImport(import('./session/drain-thread.js'))) as DrainThread;
+  if (require) return drainThread.offerNativeDrain(() => (require('./sinks/native-drain.js') as NativeDrain).startNativeDrain);
+  const { startNativeDrain } = await trackImport(import('./sinks/native-drain.js'));
+  drainThread.offerNativeDrain(() => startNativeDrain);
+}
 
 /** Loads the session machinery (once). */
 export function loadSessionMachinery(): Promise<SessionMachinery> {
   loading ??= (async () => {
     for (const m of BEFORE_SESSIONS) await trackImport(import(m));
     const [session, providerSpec] = await Promise.all([trackImport(import('./session/session.js')), trackImport(import('./session/provider-spec.js'))]);
+    await offerNativeDrain(false);
     loaded = { session, providerSpec };
     return loaded;
   })();
@@ -58,6 +73,7 @@ export function loadSessionMachineryNow(): SessionMachinery | undefined {
   const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);
   for (const m of BEFORE_SESSIONS) require(m);
   loaded = { session: require('./session/session.js') as SessionMachinery['session'], providerSpec: require('./session/provider-spec.js') as SessionMachinery['providerSpec'] };
+  void offerNativeDrain(true);
   loading = Promise.resolve(loaded);
   return loaded;
 }

@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { readTrace, startSession } from '../dist/index.js';
 import { Ctl, SlotI32, SlotF64, ChunkI32, ChunkF64, ChunkState, SessionState, SlotState, DropReasonCode, CONTROL_BYTES, SLOT_BYTES, CHUNK_HEADER_BYTES, INITIAL_RESIDENT_BYTES, DROP_REASONS, SessionMemory, planLayout, BufferingMode } from '../dist/buffers/session-memory.js';
 import { RECORD_HEADER_SIZE, METADATA_TYPE_INDEX, METADATA_PART_TYPE_INDEX, SEQUENCE_GAP_TYPE_INDEX } from '../dist/schema/record-abi.js';
+import { FORMAT_MAJOR, FORMAT_MINOR } from '../dist/format/stream-header.js';
 import { tempDir } from './helpers/temp-dir.mjs';
 
 const run = promisify(execFile);
@@ -22,7 +23,7 @@ const ADDON = new URL('../native/gc-hook/build/Release/native_drain.node', impor
 const built = existsSync(ADDON) && process.env.TRACEPIPE_GC_HOOK !== '0' && process.env.TRACEPIPE_NATIVE_DRAIN !== '0';
 const skip = built ? false : 'the native addon is not built here (or turned off)';
 
-test('the native drain reads the layout src/buffers/session-memory.ts and src/schema/record-abi.ts define', { skip }, () => {
+test('the native drain reads the layout src/buffers/session-memory.ts and src/schema/record-abi.ts define, and writes the format version src/format/stream-header.ts does', { skip }, () => {
   const layout = createRequire(import.meta.url)(ADDON).layout();
   const js = {
     magic: SessionMemory.create(planLayout(1), BufferingMode.Drop).i32[Ctl.Magic],
@@ -35,6 +36,8 @@ test('the native drain reads the layout src/buffers/session-memory.ts and src/sc
     metadataType: METADATA_TYPE_INDEX,
     metadataPartType: METADATA_PART_TYPE_INDEX,
     sequenceGapType: SEQUENCE_GAP_TYPE_INDEX,
+    formatMajor: FORMAT_MAJOR,
+    formatMinor: FORMAT_MINOR,
     'reason.TooLarge': DropReasonCode.TooLarge,
     'reason.InvalidArgument': DropReasonCode.InvalidArgument,
   };
@@ -209,8 +212,7 @@ test('a record with a bad length in a chunk still being written: either drain wr
   const { DrainLoop } = await import('../dist/drain/drain-loop.js');
   const { ByteWriter } = await import('../dist/format/byte-writer.js');
   const { encodeDescriptor } = await import('../dist/format/metadata-codec.js');
-  const { TraceWriter } = await import('../dist/format/trace-writer.js');
-  const { openSync, writeSync, readFileSync } = await import('node:fs');
+  const { openSync, readFileSync } = await import('node:fs');
   // One thread's chunk, not sealed: a description, two events, then a record 3 bytes long (shorter than its header).
   const memory = () => {
     const m = SessionMemory.create(planLayout(1), BufferingMode.Drop);
@@ -257,11 +259,8 @@ test('a record with a bad length in a chunk still being written: either drain wr
   (await import('node:fs')).writeFileSync(workerFile, Buffer.concat(parts));
   const nativeFile = join(dir, 'native.tptrace');
   const fd = openSync(nativeFile, 'w', 0o600);
-  const header = new TraceWriter();
-  header.header(info);
-  writeSync(fd, header.take());
   const addon = createRequire(import.meta.url)(ADDON);
-  await new Promise((resolve) => addon.start(memory().sab, fd, false, process.hrtime.bigint(), resolve));
+  await new Promise((resolve) => addon.start(memory().sab, fd, false, process.hrtime.bigint(), new TextEncoder().encode(JSON.stringify(info)), undefined, resolve));
   assert.ok(readFileSync(nativeFile).length > 0);
   assert.deepEqual(await count(workerFile), { n: 2, complete: true });
   assert.deepEqual(await count(nativeFile), { n: 2, complete: true });

@@ -11,6 +11,7 @@
 #include <uv.h>
 #include <v8.h>
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -54,6 +55,8 @@ struct Drain {
   v8::Global<v8::Context> context;
   int id = 0;
   struct Drains* owner = nullptr;
+  // The header written by start(): its bytes count with the drain's (a prologue's do not, as with a worker).
+  double header_bytes = 0;
 };
 
 // One per environment (the thread that loaded the addon).
@@ -112,6 +115,7 @@ void Finished(uv_async_t* async) {
   v8::Local<v8::Context> context = d->context.Get(isolate);
   v8::Context::Scope context_scope(context);
   v8::Local<v8::Function> on_done = d->on_done.Get(isolate);
+  d->result.bytes_written += d->header_bytes;
   v8::Local<v8::Value> argv[] = {ResultObject(isolate, context, d->result)};
   d->owner->live.erase(d->id);
   CloseAsync(d);
@@ -143,14 +147,47 @@ Drain* Find(const v8::FunctionCallbackInfo<v8::Value>& info) {
   return it == drains->live.end() ? nullptr : it->second;
 }
 
-// start(sab, fd, live: boolean, originNs: bigint, onDone(result)) → id; the stream's header is in `fd`
-// already. `live`: `fd` is its opener's, a reader consumes it as it is written (else a file it owns).
+// How long the stream's first bytes may wait for room in a socket a client has just connected.
+constexpr int kFirstBytesWaitMs = 1000;
+
+// Writes the output's first bytes (a client's prologue, the stream's header) on the calling thread,
+// before the drain runs: an output that takes nothing fails the start, as it does a worker drain's.
+// A full non-blocking socket is waited for, kFirstBytesWaitMs at most. Returns the error, Node's way
+// ("ENOSPC: no space left on device, write"), or an empty string.
+std::string WriteFirst(int fd, const uint8_t* p, size_t n) {
+  int waited = 0;
+  while (n > 0) {
+    const ssize_t k = write(fd, p, n);
+    if (k > 0) {
+      p += k;
+      n -= static_cast<size_t>(k);
+      continue;
+    }
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && waited < kFirstBytesWaitMs) {
+      struct pollfd pfd = {fd, POLLOUT, 0};
+      poll(&pfd, 1, 10);
+      waited += 10;
+      continue;
+    }
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return "the reader took nothing for 1 s";
+    const int e = k < 0 ? errno : EIO;
+    return std::string(uv_err_name(-e)) + ": " + uv_strerror(-e) + ", write";
+  }
+  return "";
+}
+
+// start(sab, fd, live: boolean, originNs: bigint, header: Uint8Array (the JSON document), prologue:
+// Uint8Array | undefined, onDone(result)) → id. Throws with the reason when the first bytes cannot be
+// written. `live`: `fd` is its opener's, a reader consumes it as it is written (else a file it owns,
+// from a successful start on).
 void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   v8::Isolate* isolate = info.GetIsolate();
   v8::Local<v8::Context> context = isolate->GetCurrentContext();
   Drains* drains = static_cast<Drains*>(info.Data().As<v8::External>()->Value());
-  if (info.Length() < 5 || !info[0]->IsSharedArrayBuffer() || !info[1]->IsInt32() || !info[2]->IsBoolean() || !info[3]->IsBigInt() || !info[4]->IsFunction()) {
-    return Throw(isolate, "start(sab, fd, live, originNs, onDone)");
+  if (info.Length() < 7 || !info[0]->IsSharedArrayBuffer() || !info[1]->IsInt32() || !info[2]->IsBoolean() || !info[3]->IsBigInt() || !info[4]->IsUint8Array() ||
+      !(info[5]->IsUndefined() || info[5]->IsUint8Array()) || !info[6]->IsFunction()) {
+    return Throw(isolate, "start(sab, fd, live, originNs, header, prologue, onDone)");
   }
   uv_loop_t* uv_loop = node::GetCurrentEventLoop(isolate);
   if (uv_loop == nullptr) return Throw(isolate, "this thread has no event loop");
@@ -163,17 +200,38 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if (d->memory.Load(tracepipe::ctl::kMode) != tracepipe::buffering_mode::kDrop) return Throw(isolate, "the native drain drains Drop-mode sessions only");
   const DrainLoop::Output output = info[2]->IsTrue() ? DrainLoop::Output::kLiveDescriptor : DrainLoop::Output::kFile;
   const int64_t origin_ns = info[3].As<v8::BigInt>()->Int64Value();
+  const int fd = info[1].As<v8::Int32>()->Value();
+  {
+    std::vector<uint8_t> first;
+    if (info[5]->IsUint8Array()) {
+      v8::Local<v8::Uint8Array> prologue = info[5].As<v8::Uint8Array>();
+      first.resize(prologue->ByteLength());
+      prologue->CopyContents(first.data(), first.size());
+    }
+    v8::Local<v8::Uint8Array> json = info[4].As<v8::Uint8Array>();
+    std::vector<uint8_t> json_bytes(json->ByteLength());
+    json->CopyContents(json_bytes.data(), json_bytes.size());
+    tracepipe::TraceWriter header;
+    header.Header(json_bytes.data(), json_bytes.size());
+    first.insert(first.end(), header.data(), header.data() + header.size());
+    const std::string failed = WriteFirst(fd, first.data(), first.size());
+    if (!failed.empty()) {
+      isolate->ThrowException(v8::Exception::Error(v8::String::NewFromUtf8(isolate, failed.c_str()).ToLocalChecked()));
+      return;
+    }
+    d->header_bytes = static_cast<double>(header.size());
+  }
   d->async = new uv_async_t();
   if (uv_async_init(uv_loop, d->async, Finished) != 0) {
     delete d->async;
     return Throw(isolate, "cannot open the native drain's doorbell");
   }
   d->async->data = d.get();
-  d->on_done.Reset(isolate, info[4].As<v8::Function>());
+  d->on_done.Reset(isolate, info[6].As<v8::Function>());
   d->context.Reset(isolate, context);
   d->id = drains->next_id++;
   d->owner = drains;
-  d->loop = std::make_unique<DrainLoop>(d->memory, info[1].As<v8::Int32>()->Value(), output, origin_ns);
+  d->loop = std::make_unique<DrainLoop>(d->memory, fd, output, origin_ns);
   {
     std::lock_guard<std::mutex> lock(*registry_mutex);
     (*registry)[d->store->Data()] = d->loop.get();
@@ -259,6 +317,7 @@ void Layout(const v8::FunctionCallbackInfo<v8::Value>& info) {
   n("state.Enabled", session_state::kEnabled), n("state.Stopping", session_state::kStopping), n("state.Stopped", session_state::kStopped);
   n("state.Failed", session_state::kFailed), n("slotState.Claiming", slot_state::kClaiming), n("slotState.Live", slot_state::kLive);
   n("slotState.Dead", slot_state::kDead), n("reason.TooLarge", drop_reason::kTooLarge), n("reason.InvalidArgument", drop_reason::kInvalidArgument);
+  n("formatMajor", kFormatMajor), n("formatMinor", kFormatMinor);
   n("metadataType", kMetadataType), n("metadataPartType", kMetadataPartType), n("sequenceGapType", kSequenceGapType);
   info.GetReturnValue().Set(o);
 }

@@ -1,6 +1,10 @@
-import * as zlib from 'node:zlib';
+import { requireBuiltin } from '../schema/this-thread.js';
 
-/** CRC-32 (IEEE) of a block payload; node:zlib's native one where this Node has it (20.15+). */
+/**
+ * CRC-32 (IEEE) of a block payload; node:zlib's native one where this Node has it (20.15+), for
+ * inputs long enough to pay for loading node:zlib (~5 ms, which a session's start on the main thread,
+ * checksumming only its stream header, need not pay).
+ */
 const table = (() => {
   const t = new Int32Array(256);
   for (let n = 0; n < 256; n++) {
@@ -18,5 +22,12 @@ export function crc32Portable(data: Uint8Array, previous = 0): number {
   return (c ^ -1) >>> 0;
 }
 
-const native = (zlib as unknown as { crc32?: (d: Uint8Array, previous?: number) => number }).crc32;
-export const crc32: (data: Uint8Array, previous?: number) => number = native ? (d, previous = 0) => native(d, previous) >>> 0 : crc32Portable;
+/** Below this many bytes the table is as quick as loading node:zlib would be worth. */
+const NATIVE_FROM_BYTES = 4096;
+let native: ((d: Uint8Array, previous?: number) => number) | null | undefined;
+
+export function crc32(data: Uint8Array, previous = 0): number {
+  if (data.length < NATIVE_FROM_BYTES) return crc32Portable(data, previous);
+  native ??= (requireBuiltin('node:zlib') as { crc32?: (d: Uint8Array, previous?: number) => number }).crc32 ?? null;
+  return native ? native(data, previous) >>> 0 : crc32Portable(data, previous);
+}

@@ -41,13 +41,15 @@ export interface DrainHandle {
 /** Starts a drain without a worker for the sessions it can serve (undefined for the others). */
 export type NativeDrainStarter = (settings: DrainSettings) => DrainHandle | undefined;
 let nativeDrain: NativeDrainStarter | undefined;
+let loadNativeDrain: (() => NativeDrainStarter) | undefined;
 
 /**
- * Offered by the sinks layer as the session machinery loads (it opens the session's file, which this
- * layer cannot): sessions it serves then run without a drain worker.
+ * Offered as the session machinery loads (src/machinery.ts; the native drain is the sinks layer's: it
+ * opens the session's file, which this layer cannot), loaded by the first session it may serve:
+ * sessions it serves then run without a drain worker.
  */
-export function offerNativeDrain(starter: NativeDrainStarter): void {
-  nativeDrain = starter;
+export function offerNativeDrain(load: () => NativeDrainStarter): void {
+  loadNativeDrain = load;
 }
 
 const ENTRY = new URL('../workers/drain-worker.js', import.meta.url);
@@ -86,6 +88,7 @@ export function warmDrainThread(): void {
 /** A drain for a session's settings: a native one where it serves, else the warm worker if there is one, else a new one. */
 export function drainThread(data: DrainSettings): DrainHandle {
   // TRACEPIPE_NATIVE_DRAIN=0 keeps every session on a worker, as TRACEPIPE_GC_HOOK=0 turns off every native part.
+  if (process.env.TRACEPIPE_NATIVE_DRAIN !== '0') nativeDrain ??= loadNativeDrain?.();
   const native = process.env.TRACEPIPE_NATIVE_DRAIN === '0' ? undefined : nativeDrain?.(data);
   if (native) return native;
   const worker = warm;

@@ -11,7 +11,7 @@ import { errorMessage } from '../schema/error-message.js';
 import { onProcessExit } from './process-exit.js';
 import { thisOsThreadId } from './thread-schedstat.js';
 import { isServiceThread } from './service-thread.js';
-import './native-drain-wake.js';
+import { loadNativeAddon } from './native-addon.js';
 const diagnosticsChannel = requireBuiltin('node:diagnostics_channel') as typeof import('node:diagnostics_channel');
 const { threadId } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
@@ -28,6 +28,18 @@ interface LiveSession {
 }
 
 const origin = threadOriginNs();
+
+/**
+ * How this thread wakes a native drain (native/gc-hook/native_drain.cc), which Atomics.notify cannot
+ * reach: through the addon, loaded on the thread's first such wake (a worker that never wakes one
+ * never loads it). A wake is rare: a chunk taken or sealed while the drain sleeps, or the budget half
+ * used.
+ */
+let nativeDrainAddon: { wakeSession(sab: SharedArrayBuffer): void } | null | undefined;
+SessionMemory.wakeNative = (sab) => {
+  nativeDrainAddon ??= loadNativeAddon<{ wakeSession(sab: SharedArrayBuffer): void }>('native_drain').addon ?? null;
+  nativeDrainAddon?.wakeSession(sab);
+};
 
 /**
  * This thread's copy of "which sessions want what" (seed 000: the component keeps its own state and

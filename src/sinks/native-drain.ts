@@ -4,20 +4,17 @@
  * worker: the stream is the same, and the process is spared an isolate (~10 MB, and tens of ms of CPU
  * to boot it and compile the drain). Block mode, rings, OTLP exports and outputs consumed on this
  * thread (a stream, a listener) keep the worker: a native thread cannot wake what waits in
- * Atomics.wait (a parked producer, a dump's waiter) and runs no JavaScript. BENCHMARKS.md §32
+ * Atomics.wait (a parked producer, a dump's waiter) and runs no JavaScript. BENCHMARKS.md §37
  * measures both drains.
  */
 import type { EventEmitter as EventEmitterType } from 'node:events';
 import { BufferingMode, Ctl, SessionMemory } from '../buffers/session-memory.js';
 import { addDropReasons, noDropReasons } from '../format/drop-reason.js';
-import { TraceWriter } from '../format/trace-writer.js';
-import { type DrainHandle, type DrainSettings, offerNativeDrain } from '../session/drain-thread.js';
+import type { DrainHandle, DrainSettings } from '../session/drain-thread.js';
 import type { DrainMessage, DrainResult } from '../session/drain-protocol.js';
 import { loadNativeAddon } from '../session/native-addon.js';
 import { errorMessage } from '../schema/error-message.js';
 import { requireBuiltin } from '../schema/this-thread.js';
-import { writeSome } from './fd-sink.js';
-import { pauseThread } from './pause-thread.js';
 import { createNewFileSync, openPrivateFileSync } from './private-file.js';
 
 const { EventEmitter } = requireBuiltin('node:events') as typeof import('node:events');
@@ -29,7 +26,8 @@ interface NativeResult extends Omit<DrainResult, 'producers'> {
 }
 
 export interface NativeDrainAddon {
-  start(sab: SharedArrayBuffer, fd: number, live: boolean, originNs: bigint, onDone: (result: NativeResult) => void): number;
+  /** Writes the prologue and the header (the JSON document, framed) first, and throws when they cannot be written. */
+  start(sab: SharedArrayBuffer, fd: number, live: boolean, originNs: bigint, header: Uint8Array, prologue: Uint8Array | undefined, onDone: (result: NativeResult) => void): number;
   wake(id: number): void;
   abandon(id: number): void;
   join(id: number, timeoutMs: number): boolean;
@@ -37,28 +35,27 @@ export interface NativeDrainAddon {
   layout(): Record<string, number>;
 }
 
-const addon = loadNativeAddon<NativeDrainAddon>('native_drain').addon;
+/** Loaded by the first session it may serve: after that session's thread can write (loading it takes ~2 ms). */
+let addon: NativeDrainAddon | null | undefined;
 
 class NativeDrain extends (EventEmitter as typeof EventEmitterType) implements DrainHandle {
   private id = -1;
-  /** The stream's header, written here: its bytes count with the drain's (a prologue's do not, as with a worker). */
-  private headerBytes = 0;
 
   /**
-   * Starts draining into `fd` once `first` (a prologue, the stream's header) is written here: an output
-   * that takes nothing fails the start, as a worker drain's does. A file's descriptor is the drain's
-   * from then on; a live one stays its opener's. Says 'running' once its owner listens.
+   * Starts draining into `fd` once the addon has written its first bytes (a client's prologue, the
+   * stream's header) on this thread: an output that takes nothing fails the start, as a worker
+   * drain's does. A file's descriptor is the drain's from then on; a live one stays its opener's. Says
+   * 'running' once its owner listens.
    */
   start(native: NativeDrainAddon, settings: DrainSettings, fd: number, live: boolean): this {
-    const { bytes, headerBytes } = firstBytes(settings);
-    writeFirst(fd, bytes);
-    this.headerBytes = headerBytes;
     const i32 = new Int32Array(settings.sab);
     // A live reader waits for periodic samples: their hand-over wakes the drain (SessionMemory.liveReader).
     if (live) Atomics.store(i32, Ctl.LiveReader, 1);
     // From now on producers wake this drain through the addon (SessionMemory.wakeDrain).
     Atomics.store(i32, Ctl.NativeDrain, 1);
-    this.id = native.start(settings.sab, fd, live, BigInt(settings.originNs), (r) => this.finish(r));
+    const header = new TextEncoder().encode(JSON.stringify(settings.header));
+    const prologue = settings.sink.kind === 'fd' ? settings.sink.prologue : undefined;
+    this.id = native.start(settings.sab, fd, live, BigInt(settings.originNs), header, prologue, (r) => this.finish(r));
     this.tell({ type: 'running' });
     return this;
   }
@@ -81,7 +78,7 @@ class NativeDrain extends (EventEmitter as typeof EventEmitterType) implements D
       addDropReasons(droppedByReason, p.droppedByReason);
       return { ...p, droppedByReason };
     });
-    this.emit('message', { type: 'done', result: { ...r, bytesWritten: r.bytesWritten + this.headerBytes, producers } });
+    this.emit('message', { type: 'done', result: { ...r, producers } });
     this.emit('exit', 0);
   }
 
@@ -111,21 +108,6 @@ class NativeDrain extends (EventEmitter as typeof EventEmitterType) implements D
   }
 }
 
-/** How long the first bytes may wait for room in a socket a client has just connected (they fit at once). */
-const FIRST_BYTES_WAIT_MS = 1000;
-
-/** Writes `bytes` whole; a full non-blocking socket is retried for FIRST_BYTES_WAIT_MS at most. */
-function writeFirst(fd: number, bytes: Uint8Array): void {
-  const deadline = performance.now() + FIRST_BYTES_WAIT_MS;
-  for (let off = 0; off < bytes.length; ) {
-    const n = writeSome(fd, bytes, off);
-    off += n;
-    if (n > 0) continue;
-    if (performance.now() >= deadline) throw new Error(`the reader took nothing for ${FIRST_BYTES_WAIT_MS / 1000} s`);
-    pauseThread(2);
-  }
-}
-
 /**
  * Whether `path` names what the native drain may open on the owner's thread: nothing yet, a regular
  * file or a device. A FIFO's open waits for its reader (up to 10 s, private-file.ts), which only a
@@ -140,22 +122,12 @@ function opensAtOnce(path: string): boolean {
   }
 }
 
-/** The stream's first bytes: an fd output's prologue, then the header. */
-function firstBytes(settings: DrainSettings): { bytes: Uint8Array; headerBytes: number } {
-  const writer = new TraceWriter();
-  writer.header(settings.header);
-  const header = writer.take()!;
-  const prologue = settings.sink.kind === 'fd' ? settings.sink.prologue : undefined;
-  const bytes = new Uint8Array((prologue?.length ?? 0) + header.length);
-  if (prologue) bytes.set(prologue);
-  bytes.set(header, prologue?.length ?? 0);
-  return { bytes, headerBytes: header.length };
-}
-
 /** The native drain for a session it serves: Drop mode, no OTLP export, a file (see opensAtOnce) or an fd. */
-function startNativeDrain(settings: DrainSettings): DrainHandle | undefined {
+export function startNativeDrain(settings: DrainSettings): DrainHandle | undefined {
   const { sink } = settings;
-  if (!addon || settings.otlp || SessionMemory.attach(settings.sab).mode !== BufferingMode.Drop) return undefined;
+  if (settings.otlp || (sink.kind !== 'fd' && sink.kind !== 'file') || SessionMemory.attach(settings.sab).mode !== BufferingMode.Drop) return undefined;
+  addon ??= loadNativeAddon<NativeDrainAddon>('native_drain').addon ?? null;
+  if (!addon) return undefined;
   if (sink.kind === 'fd') {
     try {
       return new NativeDrain().start(addon, settings, sink.fd, true);
@@ -178,4 +150,3 @@ function startNativeDrain(settings: DrainSettings): DrainHandle | undefined {
   }
 }
 
-offerNativeDrain(startNativeDrain);

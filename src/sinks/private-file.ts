@@ -5,7 +5,8 @@ import { pauseThread } from './pause-thread.js';
 // Through the process, not an ES module import (which reads every export, and node:fs's lazy ones
 // load its streams): the main thread opens a session's file for the native drain.
 const { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeSync } = requireBuiltin('node:fs') as typeof import('node:fs');
-const { open } = requireBuiltin('node:fs/promises') as typeof import('node:fs/promises');
+/** node:fs/promises, loaded by the first asynchronous open (the main thread's session start needs none). */
+const fsPromises = (): typeof import('node:fs/promises') => requireBuiltin('node:fs/promises') as typeof import('node:fs/promises');
 
 /**
  * How tracepipe creates every file it writes. Traces hold argv, the working directory and URLs; heap
@@ -92,7 +93,7 @@ export function openPrivateFileSync(path: string): number {
 
 /** openPrivateFileSync for the asynchronous file API. */
 export async function openPrivateFile(path: string): Promise<FileHandle> {
-  const fh = await open(path, OUTPUT_FLAGS, PRIVATE_FILE_MODE);
+  const fh = await fsPromises().open(path, OUTPUT_FLAGS, PRIVATE_FILE_MODE);
   try {
     makePrivate(fh.fd, path);
   } catch (e) {
@@ -104,7 +105,7 @@ export async function openPrivateFile(path: string): Promise<FileHandle> {
 
 /** Creates `path`, which must not exist (a file in a directory tracepipe has just prepared): a name planted meanwhile fails, never followed. */
 export function createNewFile(path: string): Promise<FileHandle> {
-  return open(path, NEW_FLAGS, PRIVATE_FILE_MODE);
+  return fsPromises().open(path, NEW_FLAGS, PRIVATE_FILE_MODE);
 }
 
 /** createNewFile for the synchronous file API. */

@@ -104,6 +104,19 @@ void TraceWriter::CloseBlock() {
   prev_type_ = -1;
 }
 
+void TraceWriter::Header(const uint8_t* json, size_t n) {
+  static const uint8_t kMagic[8] = {'T', 'P', 'T', 'R', 'A', 'C', 'E', 0};
+  Raw(kMagic, 8);
+  const size_t start = pos_;
+  const uint8_t prefix[8] = {kFormatMajor & 0xff, kFormatMajor >> 8, kFormatMinor & 0xff, kFormatMinor >> 8, 0, 0, 0, 0};
+  Raw(prefix, 8);
+  PutU32(buf_.get() + start + 4, static_cast<uint32_t>(n));
+  Raw(json, n);
+  uint8_t crc[4];
+  PutU32(crc, Crc32(buf_.get() + start, pos_ - start, 0));
+  Raw(crc, 4);
+}
+
 void TraceWriter::Metadata(int type_id, const uint8_t* descriptor, size_t n) {
   CloseBlock();
   OpenBlock(kMetadataBlock);

@@ -20,8 +20,14 @@ struct StreamTotals {
   double events, dropped, end_time_ns, max_lateness_ns, threads, event_types;
 };
 
+// src/format/stream-header.ts: the format this writer writes.
+constexpr uint16_t kFormatMajor = 1, kFormatMinor = 2;
+
 class TraceWriter {
  public:
+  // The stream header: `TPTRACE\0`, u16 major, u16 minor, u32 length, the JSON document, and the
+  // CRC-32 of everything after the magic.
+  void Header(const uint8_t* json, size_t n);
   void Raw(const uint8_t* bytes, size_t n);
   // A metadata block: a type's stream id and its descriptor's bytes (metadata-codec.ts, as described).
   void Metadata(int type_id, const uint8_t* descriptor, size_t n);
