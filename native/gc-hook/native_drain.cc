@@ -2,10 +2,12 @@
 // A JavaScript drain is a worker thread, which costs a process ~10 MB and tens of ms of CPU to start
 // (an isolate, Node's bootstrap, the drain's code compiled); this one costs a thread.
 //
-// JavaScript side: src/session/native-drain.ts. start() takes the session's SharedArrayBuffer, an open
-// output descriptor (the drain owns it from then on), the stream header's bytes, the trace origin and
-// a function it calls on this thread, through the loop, with the result once the stream has ended.
-// wake() is a stop's doorbell, join() the exit flush's bounded wait.
+// JavaScript side: src/sinks/native-drain.ts. start() takes the session's SharedArrayBuffer, an open
+// output descriptor (a file it owns from then on, or a client's socket), the trace origin, the stream
+// header's document, a client's prologue and a function it calls on this thread, through the loop,
+// with the result once the stream has ended; it writes the first bytes before it returns. wake() is a
+// stop's doorbell, wakeSession() a producer's (from any thread), abandon() gives a drain up, join() is
+// the exit flush's bounded wait.
 
 #include <node.h>
 #include <uv.h>
@@ -252,7 +254,7 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   info.GetReturnValue().Set(raw->id);
 }
 
-// wake(id): the owner stopped the session; the drain looks now rather than at its next poll.
+// wake(id): the owner stopped the session, or it failed: the drain looks now.
 void Wake(const v8::FunctionCallbackInfo<v8::Value>& info) {
   Drain* d = Find(info);
   if (d != nullptr && d->loop) d->loop->Wake();
@@ -306,6 +308,7 @@ void Layout(const v8::FunctionCallbackInfo<v8::Value>& info) {
   n("TicketServing", ctl::kTicketServing), n("ChunksFreed", ctl::kChunksFreed), n("ChunksTaken", ctl::kChunksTaken);
   n("ResidentChunks", ctl::kResidentChunks), n("SealCounter", ctl::kSealCounter), n("DrainAsleep", ctl::kDrainAsleep);
   n("DrainPasses", ctl::kDrainPasses), n("Exiting", ctl::kExiting), n("SignalFlush", ctl::kSignalFlush), n("EventsWritten", ctl::kEventsWritten);
+  n("SampleHandOvers", ctl::kSampleHandOvers);
   n("magic", kMagicValue), n("controlBytes", kControlBytes), n("slotBytes", kSlotBytes), n("chunkHeaderBytes", kChunkHeaderBytes);
   n("recordHeaderSize", kRecordHeaderSize), n("dropReasons", kDropReasons), n("initialResidentBytes", static_cast<double>(kInitialResidentBytes));
   n("slot.ThreadId", slot_i32::kThreadId), n("slot.State", slot_i32::kState), n("slot.Wake", slot_i32::kWake);

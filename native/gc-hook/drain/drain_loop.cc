@@ -199,7 +199,7 @@ bool DrainLoop::WriteLive(const uint8_t* p, size_t n) {
         Fail("the reader took nothing for 30 s");
         return false;
       }
-      WaitUntil(kRetryWaitMs, kRetryWaitMs, [] { return false; });
+      WaitUntil(kRetryWaitMs, [] { return false; });
       continue;
     }
     Fail(k < 0 && errno != EPIPE && errno != ECONNRESET && errno != ENOTCONN ? std::string(std::strerror(errno)) + ", writing the trace" : "the reader closed the connection");
@@ -244,7 +244,7 @@ void DrainLoop::Wake() {
 }
 
 template <typename Done>
-void DrainLoop::WaitUntil(double ms, double poll_ms, Done done) {
+void DrainLoop::WaitUntil(double ms, Done done) {
   const double deadline = NowMs() + ms;
   std::unique_lock<std::mutex> lock(mutex_);
   const uint64_t wakes = owner_wakes_;
@@ -252,7 +252,7 @@ void DrainLoop::WaitUntil(double ms, double poll_ms, Done done) {
     if (owner_wakes_ != wakes || done()) return;
     const double left = deadline - NowMs();
     if (left <= 0) return;
-    cv_.wait_for(lock, std::chrono::microseconds(static_cast<int64_t>(std::min(left, poll_ms) * 1000)));
+    cv_.wait_for(lock, std::chrono::microseconds(static_cast<int64_t>(left * 1000)));
   }
 }
 
@@ -447,7 +447,7 @@ void DrainLoop::Settle() {
       open_seq = seq;
     }
     const int32_t wake = m_.Load(ctl::kDrainWake);
-    WaitUntil(kSettlePollMs, kSettlePollMs, [&] { return m_.Load(ctl::kDrainWake) != wake; });
+    WaitUntil(kSettlePollMs, [&] { return m_.Load(ctl::kDrainWake) != wake; });
   }
 }
 
@@ -486,7 +486,7 @@ void DrainLoop::EndStream(const std::vector<SlotProgress>& slots) {
 
 void DrainLoop::WaitForWork(int32_t wake, bool quiet, int32_t turnover, bool owed_to_next_sample) {
   if (!quiet) {
-    WaitUntil(kIdleWaitMs, kIdleWaitMs, [&] { return m_.Load(ctl::kDrainWake) != wake; });
+    WaitUntil(kIdleWaitMs, [&] { return m_.Load(ctl::kDrainWake) != wake; });
     return;
   }
   // Asleep: producers wake it (wakeSession), as they wake a worker drain. A native signal handler
@@ -495,7 +495,7 @@ void DrainLoop::WaitForWork(int32_t wake, bool quiet, int32_t turnover, bool owe
   if (m_.ChunkTurnover() == turnover) {
     double longest = std::min(m_.Load(ctl::kSignalFlush) != 0 ? kSignalPollMs : kQuietWaitMs, owed_to_next_sample ? kSampleMarkWaitMs : kQuietWaitMs);
     longest = std::min(longest, MaxSleepMs());
-    WaitUntil(longest, longest, [&] { return m_.Load(ctl::kDrainWake) != wake || m_.ChunkTurnover() != turnover; });
+    WaitUntil(longest, [&] { return m_.Load(ctl::kDrainWake) != wake || m_.ChunkTurnover() != turnover; });
   }
   m_.Store(ctl::kDrainAsleep, 0);
 }

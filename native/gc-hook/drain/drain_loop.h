@@ -1,5 +1,5 @@
 // A session's drain without a JavaScript isolate: src/drain/drain-loop.ts for a Drop-mode session
-// written to a file descriptor (what a startup session is), on a thread of its own. It writes the
+// written to a file (what a startup session is) or a client's socket, on a thread of its own. It writes the
 // stream src/drain/drain-loop.ts writes, pass for pass; what differs is how it hears of work.
 // JavaScript's Atomics.notify cannot wake a native thread: producers and the owner call Wake through
 // the addon instead (native_drain.cc, wakeSession and wake), beside the notify.
@@ -65,9 +65,9 @@ class DrainLoop : public RecordVisitor {
   void Settle();
   void EndStream(const std::vector<SlotProgress>& slots);
   void ReasonsOf(const SlotProgress& p, double* counts) const;
-  // Sleeps until `done()` holds, Wake is called, or `ms` pass; looks every `poll_ms`.
+  // Sleeps until Wake is called (then `done()` is looked at), `done()` holds, or `ms` pass.
   template <typename Done>
-  void WaitUntil(double ms, double poll_ms, Done done);
+  void WaitUntil(double ms, Done done);
   void WaitForWork(int32_t wake, bool quiet, int32_t turnover, bool owed_to_next_sample);
   void Fail(const std::string& why);
   // A live reader's needs (src/drain/drain-loop.ts, markTime and markOwed): sequence points past the
