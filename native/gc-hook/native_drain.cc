@@ -5,9 +5,9 @@
 // JavaScript side: src/sinks/native-drain.ts. start() takes the session's SharedArrayBuffer, an open
 // output descriptor (a file it owns from then on, or a client's socket), the trace origin, the stream
 // header's document, a client's prologue and a function it calls on this thread, through the loop,
-// with the result once the stream has ended; it writes the first bytes before it returns. wake() is a
-// stop's doorbell, wakeSession() a producer's (from any thread), abandon() gives a drain up, join() is
-// the exit flush's bounded wait.
+// with the result once the stream has ended; it writes the first bytes before it returns.
+// wakeSession() is the doorbell of whoever notifies the drain (a producer on any thread, the owner
+// for a stop), abandon() gives a drain up, join() is the exit flush's bounded wait.
 
 #include <node.h>
 #include <uv.h>
@@ -254,12 +254,6 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   info.GetReturnValue().Set(raw->id);
 }
 
-// wake(id): the owner stopped the session, or it failed: the drain looks now.
-void Wake(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  Drain* d = Find(info);
-  if (d != nullptr && d->loop) d->loop->Wake();
-}
-
 // wakeSession(sab): a producer on any thread took or sealed a chunk that its session's drain should
 // see now (SessionMemory.wakeDrain); nothing when no native drain runs on that memory.
 void WakeSession(const v8::FunctionCallbackInfo<v8::Value>& info) {
@@ -367,7 +361,6 @@ NODE_MODULE_INIT(/* exports, module, context */) {
         .Check();
   };
   method("start", Start);
-  method("wake", Wake);
   method("wakeSession", WakeSession);
   method("abandon", Abandon);
   method("join", Join);

@@ -32,8 +32,6 @@ export interface DrainHandle {
   terminate(): unknown;
   /** Ring sessions' dump requests (only a worker drains a ring). */
   postMessage(value: unknown, transfer?: readonly import('node:worker_threads').Transferable[]): void;
-  /** A drain that cannot hear Atomics.notify: the session's state changed (a stop, a failure). */
-  wake?(): void;
   /** A drain that cannot hear Atomics.notify: waits, until `deadline` (Date.now()) at most, for it to end the stream. */
   awaitStopped?(deadline: number): void;
 }

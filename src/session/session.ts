@@ -229,7 +229,6 @@ export class TraceSession {
   private markFailed(): void {
     this.memory.setState(SessionState.Failed);
     new FairQueue(this.memory).wakeAll();
-    this.worker.wake?.();
   }
 
   /**
@@ -240,7 +239,6 @@ export class TraceSession {
     announceClose(this.id);
     if (this.memory.state < SessionState.Stopping) this.memory.setState(SessionState.Stopping);
     new FairQueue(this.memory).wakeAll();
-    this.worker.wake?.();
   }
 
   /** Flushes every event written before the call, from every thread, closes the output and resolves. */

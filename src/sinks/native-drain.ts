@@ -28,7 +28,6 @@ interface NativeResult extends Omit<DrainResult, 'producers'> {
 export interface NativeDrainAddon {
   /** Writes the prologue and the header (the JSON document, framed) first, and throws when they cannot be written. */
   start(sab: SharedArrayBuffer, fd: number, live: boolean, originNs: bigint, header: Uint8Array, prologue: Uint8Array | undefined, onDone: (result: NativeResult) => void): number;
-  wake(id: number): void;
   abandon(id: number): void;
   join(id: number, timeoutMs: number): boolean;
   ref(id: number, on: boolean): void;
@@ -90,11 +89,7 @@ class NativeDrain extends (EventEmitter as typeof EventEmitterType) implements D
     if (this.id >= 0) addon!.ref(this.id, false);
   }
 
-  wake(): void {
-    if (this.id >= 0) addon!.wake(this.id);
-  }
-
-  /** The owner gave the drain up (its stop timed out): it writes nothing more and closes the file. */
+  /** The owner gave the drain up (its stop timed out): it writes nothing more, and closes a file it owns. */
   terminate(): void {
     if (this.id >= 0) addon!.abandon(this.id);
   }

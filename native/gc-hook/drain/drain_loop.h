@@ -1,8 +1,8 @@
 // A session's drain without a JavaScript isolate: src/drain/drain-loop.ts for a Drop-mode session
 // written to a file (what a startup session is) or a client's socket, on a thread of its own. It writes the
 // stream src/drain/drain-loop.ts writes, pass for pass; what differs is how it hears of work.
-// JavaScript's Atomics.notify cannot wake a native thread: producers and the owner call Wake through
-// the addon instead (native_drain.cc, wakeSession and wake), beside the notify.
+// JavaScript's Atomics.notify cannot wake a native thread: whoever notifies the drain (producers, the
+// owner) calls Wake through the addon too (native_drain.cc, wakeSession; SessionMemory.wakeDrain).
 #pragma once
 
 #include <atomic>
@@ -45,7 +45,7 @@ class DrainLoop : public RecordVisitor {
   DrainLoop(const SessionMemory& m, int fd, Output output, int64_t origin_ns);
   // Runs until the session stops or the output fails; never throws.
   DrainResult Run();
-  // From any thread: look at the session now (its owner stopped it).
+  // From any thread: look at the session now (a producer's chunk, a stop).
   void Wake();
   // From any thread: write nothing more and end (the owner gave up waiting for the stream's end).
   void Abandon();
