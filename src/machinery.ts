@@ -43,7 +43,7 @@ async function offerNativeDrain(sync: boolean): Promise<void> {
   type NativeDrain = typeof import('./sinks/native-drain.js');
   const require = canRequireModules() ? process.getBuiltinModule('node:module').createRequire(import.meta.url) : undefined;
   const drainThread = (sync ? require!('./session/drain-thread.js') : await trackImport(import('./session/drain-thread.js'))) as DrainThread;
-  if (require) return drainThread.offerNativeDrain(() => (require('./sinks/native-drain.js') as NativeDrain).startNativeDrain);
+  if (require) return drainThread.offerNativeDrain(() => (canRequireModules() ? (require('./sinks/native-drain.js') as NativeDrain).startNativeDrain : undefined));
   const { startNativeDrain } = await trackImport(import('./sinks/native-drain.js'));
   drainThread.offerNativeDrain(() => startNativeDrain);
 }

@@ -269,7 +269,10 @@ test('a record with a bad length in a chunk still being written: either drain wr
 test('a session a client attaches (its socket as the output) is drained natively in Drop mode, by a worker in Block mode', { skip, timeout: 60_000 }, async (t) => {
   const { collectTracing, defineProvider, startDiagnosticServer, stopTracing } = await import('../dist/index.js');
   const { useTmpdir } = await import('./helpers/ipc-processes.mjs');
+  const tmp = process.env.TMPDIR;
   await useTmpdir((f) => t.after(f));
+  // The endpoint's directory is this test's alone: the next tests make theirs where they did.
+  t.after(() => (tmp === undefined ? delete process.env.TMPDIR : (process.env.TMPDIR = tmp)));
   const server = await startDiagnosticServer();
   t.after(() => server.close());
   const p = defineProvider('Native.Attach', { events: { Hit: { id: 1, fields: [['n', 'u32']] } } });
@@ -298,5 +301,63 @@ test('a session a client attaches (its socket as the output) is drained natively
     })()).skim((e) => void (e.provider === 'Native.Attach' && n++));
     assert.equal(skim.complete, true, bufferingMode);
     assert.equal(n, 1000, bufferingMode);
+  }
+});
+
+test("a client's socket whose stop timed out: its opener closes it and the number is reused, and the drain writes nothing there", { skip, timeout: 60_000 }, async (t) => {
+  const net = await import('node:net');
+  const { once } = await import('node:events');
+  const { openSync, closeSync, fstatSync } = await import('node:fs');
+  const { defineProvider } = await import('../dist/index.js');
+  const dir = await tempDir(t);
+  const server = net.createServer();
+  server.listen(join(dir, 's.sock'));
+  await once(server, 'listening');
+  const client = net.connect(join(dir, 's.sock'));
+  client.pause(); // Never reads: the socket fills and the drain waits on it.
+  const [socket] = await once(server, 'connection');
+  socket.pause();
+  const fd = socket._handle.fd;
+  t.after(() => {
+    client.destroy();
+    server.close();
+  });
+  const p = defineProvider('Native.Reuse', { events: { Hit: { id: 1, fields: [['s', 'string']] } } });
+  const session = await startSession({ providers: 'Native.Reuse', output: { fd }, bufferSizeMB: 4, stopTimeoutMs: 300 });
+  const big = 'x'.repeat(2000);
+  for (let k = 0; k < 40; k++) {
+    for (let i = 0; i < 2000; i++) p.Hit.write(big);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  let victim = -1;
+  // As src/ipc/diagnostics-requests.ts does: the socket is closed once the session is done, and the
+  // next open takes the lowest free number, most likely the socket's.
+  session.done.then(() => {
+    socket.destroy();
+    victim = openSync(join(dir, 'victim'), 'w');
+  });
+  const r = await session.stop();
+  assert.equal(r.status, 'failed');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(fstatSync(victim).size, 0, 'the unrelated file received no trace bytes');
+  closeSync(victim);
+});
+
+test('a session that starts while an import() of another of tracepipe\'s entries is under way gets a drain (a worker, if the native one cannot load then)', { skip, timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const entry = new URL('../dist/index.js', import.meta.url).href;
+  const code = `
+    import { startSession } from ${JSON.stringify(entry)};
+    // The machinery loads (an option refused after it has), then an import of another entry is under way.
+    await startSession({ providers: 'Runtime.Process', output: '' }).catch(() => {});
+    const k = Number(process.argv[1]);
+    const inflight = import(${JSON.stringify(new URL('../dist/export.js', import.meta.url).href)});
+    for (let i = 0; i < k; i++) await new Promise((r) => setImmediate(r));
+    const s = await startSession({ providers: 'Runtime.Process', output: process.argv[2] });
+    console.log((await s.stop()).status);
+    await inflight;`;
+  for (let k = 0; k <= 10; k++) {
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code, String(k), join(dir, `k${k}.tptrace`)]);
+    assert.equal(stdout.trim(), 'stopped', `after ${k} turns`);
   }
 });

@@ -13,6 +13,7 @@
 #include <uv.h>
 #include <v8.h>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -149,14 +150,17 @@ Drain* Find(const v8::FunctionCallbackInfo<v8::Value>& info) {
   return it == drains->live.end() ? nullptr : it->second;
 }
 
-// How long the stream's first bytes may wait for room in a socket a client has just connected.
+// How long the stream's first bytes may wait for room in a socket once part of them is in.
 constexpr int kFirstBytesWaitMs = 1000;
+// WriteFirst's answer for a socket that took none of them: the session takes a worker drain, which
+// waits for its reader off this thread.
+const char* const kWouldBlock = "would block";
 
 // Writes the output's first bytes (a client's prologue, the stream's header) on the calling thread,
 // before the drain runs: an output that takes nothing fails the start, as it does a worker drain's.
-// A full non-blocking socket is waited for, kFirstBytesWaitMs at most. Returns the error, Node's way
-// ("ENOSPC: no space left on device, write"), or an empty string.
-std::string WriteFirst(int fd, const uint8_t* p, size_t n) {
+// Returns the error as the worker drain would say it, kWouldBlock, or an empty string.
+std::string WriteFirst(int fd, bool live, const uint8_t* p, size_t n) {
+  const size_t all = n;
   int waited = 0;
   while (n > 0) {
     const ssize_t k = write(fd, p, n);
@@ -166,23 +170,27 @@ std::string WriteFirst(int fd, const uint8_t* p, size_t n) {
       continue;
     }
     if (k < 0 && errno == EINTR) continue;
-    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && waited < kFirstBytesWaitMs) {
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (n == all) return kWouldBlock;
+      // Part of a small header in a socket's buffer: the rest follows as soon as the reader reads.
+      if (waited >= kFirstBytesWaitMs) return "the reader took nothing for 1 s";
       struct pollfd pfd = {fd, POLLOUT, 0};
       poll(&pfd, 1, 10);
       waited += 10;
       continue;
     }
-    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return "the reader took nothing for 1 s";
     const int e = k < 0 ? errno : EIO;
-    return std::string(uv_err_name(-e)) + ": " + uv_strerror(-e) + ", write";
+    if (live && (e == EPIPE || e == ECONNRESET || e == ENOTCONN)) return "the reader closed the connection";
+    return tracepipe::ErrnoMessage(e, "write");
   }
   return "";
 }
 
 // start(sab, fd, live: boolean, originNs: bigint, header: Uint8Array (the JSON document), prologue:
-// Uint8Array | undefined, onDone(result)) → id. Throws with the reason when the first bytes cannot be
-// written. `live`: `fd` is its opener's, a reader consumes it as it is written (else a file it owns,
-// from a successful start on).
+// Uint8Array | undefined, onDone(result)) → id, or -1 when a socket took none of the first bytes (the
+// session takes a worker). Throws with the reason when they cannot be written. `live`: `fd` is its
+// opener's, a reader consumes it as it is written, and the drain writes to a copy of it (else a file
+// it owns, from a successful start on).
 void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   v8::Isolate* isolate = info.GetIsolate();
   v8::Local<v8::Context> context = isolate->GetCurrentContext();
@@ -216,7 +224,8 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
     tracepipe::TraceWriter header;
     header.Header(json_bytes.data(), json_bytes.size());
     first.insert(first.end(), header.data(), header.data() + header.size());
-    const std::string failed = WriteFirst(fd, first.data(), first.size());
+    const std::string failed = WriteFirst(fd, output == DrainLoop::Output::kLiveDescriptor, first.data(), first.size());
+    if (failed == kWouldBlock) return info.GetReturnValue().Set(-1);
     if (!failed.empty()) {
       isolate->ThrowException(v8::Exception::Error(v8::String::NewFromUtf8(isolate, failed.c_str()).ToLocalChecked()));
       return;
@@ -226,6 +235,7 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   d->async = new uv_async_t();
   if (uv_async_init(uv_loop, d->async, Finished) != 0) {
     delete d->async;
+    d->async = nullptr;
     return Throw(isolate, "cannot open the native drain's doorbell");
   }
   d->async->data = d.get();
@@ -233,7 +243,11 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
   d->context.Reset(isolate, context);
   d->id = drains->next_id++;
   d->owner = drains;
-  d->loop = std::make_unique<DrainLoop>(d->memory, fd, output, origin_ns);
+  // A socket's number is its opener's, who closes it (and may reuse it) when the session ends, which
+  // can be before this thread is done (a stop that timed out): the drain writes to a copy of its own.
+  const int own_fd = output == DrainLoop::Output::kLiveDescriptor ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : fd;
+  if (own_fd < 0) return Throw(isolate, ("cannot start the native drain: " + tracepipe::ErrnoMessage(errno, "dup")).c_str());
+  d->loop = std::make_unique<DrainLoop>(d->memory, own_fd, output, origin_ns);
   {
     std::lock_guard<std::mutex> lock(*registry_mutex);
     (*registry)[d->store->Data()] = d->loop.get();
@@ -245,6 +259,7 @@ void Start(const v8::FunctionCallbackInfo<v8::Value>& info) {
       std::lock_guard<std::mutex> lock(*registry_mutex);
       registry->erase(d->store->Data());
     }
+    if (own_fd != fd) close(own_fd);
     d->loop->Disown();
     CloseAsync(d.get());
     return Throw(isolate, (std::string("cannot start the native drain's thread: ") + std::strerror(failed)).c_str());
@@ -265,7 +280,8 @@ void WakeSession(const v8::FunctionCallbackInfo<v8::Value>& info) {
 }
 
 // abandon(id): the owner gave the drain up (it did not finish in time): it writes nothing more, closes
-// its descriptor and ends as soon as it is out of the write it may be blocked in.
+// its descriptor (a file, or its copy of a socket) and ends as soon as it is out of the write it may
+// be blocked in.
 void Abandon(const v8::FunctionCallbackInfo<v8::Value>& info) {
   Drain* d = Find(info);
   if (d != nullptr && d->loop) d->loop->Abandon();

@@ -39,14 +39,15 @@ export interface DrainHandle {
 /** Starts a drain without a worker for the sessions it can serve (undefined for the others). */
 export type NativeDrainStarter = (settings: DrainSettings) => DrainHandle | undefined;
 let nativeDrain: NativeDrainStarter | undefined;
-let loadNativeDrain: (() => NativeDrainStarter) | undefined;
+/** Undefined, or throws, when it cannot load now: that session gets a worker, and a later one tries again. */
+let loadNativeDrain: (() => NativeDrainStarter | undefined) | undefined;
 
 /**
  * Offered as the session machinery loads (src/machinery.ts; the native drain is the sinks layer's: it
  * opens the session's file, which this layer cannot), loaded by the first session it may serve:
  * sessions it serves then run without a drain worker.
  */
-export function offerNativeDrain(load: () => NativeDrainStarter): void {
+export function offerNativeDrain(load: () => NativeDrainStarter | undefined): void {
   loadNativeDrain = load;
 }
 
@@ -86,8 +87,16 @@ export function warmDrainThread(): void {
 /** A drain for a session's settings: a native one where it serves, else the warm worker if there is one, else a new one. */
 export function drainThread(data: DrainSettings): DrainHandle {
   // TRACEPIPE_NATIVE_DRAIN=0 keeps every session on a worker, as TRACEPIPE_GC_HOOK=0 turns off every native part.
-  if (process.env.TRACEPIPE_NATIVE_DRAIN !== '0') nativeDrain ??= loadNativeDrain?.();
-  const native = process.env.TRACEPIPE_NATIVE_DRAIN === '0' ? undefined : nativeDrain?.(data);
+  const wanted = process.env.TRACEPIPE_NATIVE_DRAIN !== '0';
+  if (wanted && !nativeDrain) {
+    try {
+      nativeDrain = loadNativeDrain?.();
+    } catch {
+      // require() refuses a module of ours that an import() has under way (the application's, of
+      // another entry of tracepipe): a worker this time.
+    }
+  }
+  const native = wanted ? nativeDrain?.(data) : undefined;
   if (native) return native;
   const worker = warm;
   warm = undefined;

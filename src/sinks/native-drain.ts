@@ -26,7 +26,10 @@ interface NativeResult extends Omit<DrainResult, 'producers'> {
 }
 
 export interface NativeDrainAddon {
-  /** Writes the prologue and the header (the JSON document, framed) first, and throws when they cannot be written. */
+  /**
+   * Writes the prologue and the header (the JSON document, framed) first, and throws when they cannot
+   * be written; -1 when a socket takes none of them now.
+   */
   start(sab: SharedArrayBuffer, fd: number, live: boolean, originNs: bigint, header: Uint8Array, prologue: Uint8Array | undefined, onDone: (result: NativeResult) => void): number;
   abandon(id: number): void;
   join(id: number, timeoutMs: number): boolean;
@@ -46,7 +49,7 @@ class NativeDrain extends (EventEmitter as typeof EventEmitterType) implements D
    * drain's does. A file's descriptor is the drain's from then on; a live one stays its opener's. Says
    * 'running' once its owner listens.
    */
-  start(native: NativeDrainAddon, settings: DrainSettings, fd: number, live: boolean): this {
+  start(native: NativeDrainAddon, settings: DrainSettings, fd: number, live: boolean): this | undefined {
     const i32 = new Int32Array(settings.sab);
     // A live reader waits for periodic samples: their hand-over wakes the drain (SessionMemory.liveReader).
     if (live) Atomics.store(i32, Ctl.LiveReader, 1);
@@ -55,6 +58,11 @@ class NativeDrain extends (EventEmitter as typeof EventEmitterType) implements D
     const header = new TextEncoder().encode(JSON.stringify(settings.header));
     const prologue = settings.sink.kind === 'fd' ? settings.sink.prologue : undefined;
     this.id = native.start(settings.sab, fd, live, BigInt(settings.originNs), header, prologue, (r) => this.finish(r));
+    if (this.id < 0) {
+      // A socket that took none of the first bytes: a worker drain waits for its reader, off this thread.
+      Atomics.store(i32, Ctl.NativeDrain, 0);
+      return undefined;
+    }
     this.tell({ type: 'running' });
     return this;
   }
@@ -138,7 +146,10 @@ export function startNativeDrain(settings: DrainSettings): DrainHandle | undefin
     return new NativeDrain().failed(errorMessage(e));
   }
   try {
-    return new NativeDrain().start(addon, settings, fd, false);
+    const drain = new NativeDrain().start(addon, settings, fd, false);
+    // A device that takes nothing now (opened non-blocking by someone else): a worker opens it again.
+    if (!drain) closeSync(fd);
+    return drain;
   } catch (e) {
     closeSync(fd);
     return new NativeDrain().failed(errorMessage(e));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -49,6 +50,12 @@ double NowMs() {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
+
+}  // namespace
+
+std::string ErrnoMessage(int e, const char* call) { return std::string(uv_err_name(-e)) + ": " + uv_strerror(-e) + ", " + call; }
+
+namespace {
 
 // JavaScript's Math.round.
 double RoundHalfUp(double x) { return std::floor(x + 0.5); }
@@ -184,6 +191,7 @@ bool DrainLoop::MarkOwed() const {
 bool DrainLoop::WriteLive(const uint8_t* p, size_t n) {
   double last_progress = NowMs();
   while (n > 0) {
+    if (abandoned_.load()) return false;
     const ssize_t k = write(fd_, p, n);
     if (k > 0) {
       p += k;
@@ -194,7 +202,6 @@ bool DrainLoop::WriteLive(const uint8_t* p, size_t n) {
     }
     if (k < 0 && errno == EINTR) continue;
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (abandoned_.load()) return false;
       if (NowMs() - last_progress >= kReaderStallMs) {
         Fail("the reader took nothing for 30 s");
         return false;
@@ -202,7 +209,7 @@ bool DrainLoop::WriteLive(const uint8_t* p, size_t n) {
       WaitUntil(kRetryWaitMs, [] { return false; });
       continue;
     }
-    Fail(k < 0 && errno != EPIPE && errno != ECONNRESET && errno != ENOTCONN ? std::string(std::strerror(errno)) + ", writing the trace" : "the reader closed the connection");
+    Fail(k < 0 && errno != EPIPE && errno != ECONNRESET && errno != ENOTCONN ? ErrnoMessage(errno, "write") : "the reader closed the connection");
     return false;
   }
   return true;
@@ -211,7 +218,7 @@ bool DrainLoop::WriteLive(const uint8_t* p, size_t n) {
 // Never congested (a full socket is waited out in WriteLive); this is where a reader that vanished
 // without a write to fail is noticed: a non-blocking read sees end-of-file or a reset.
 void DrainLoop::CheckPeer() {
-  if (output_ != Output::kLiveDescriptor) return;
+  if (output_ != Output::kLiveDescriptor || abandoned_.load()) return;
   const double now = NowMs();
   if (now - last_peer_check_ms_ < kPeerCheckEarlyMs) return;
   last_peer_check_ms_ = now;
@@ -368,7 +375,7 @@ void DrainLoop::Flush() {
     const ssize_t n = write(fd_, p, left);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      Fail(std::string(n < 0 ? std::strerror(errno) : "the output took no bytes") + ", writing the trace");
+      Fail(n < 0 ? ErrnoMessage(errno, "write") : "the output took no bytes");
       break;
     }
     p += n;
@@ -524,10 +531,11 @@ DrainResult DrainLoop::Run() {
   if (error_.empty()) Settle();
   if (error_.empty()) EndStream(FinalPass());
   if (!error_.empty()) m_.SetState(session_state::kFailed);
-  if (fd_ >= 0 && output_ == Output::kFile) {
-    // Not every output can be synced (pipes, /dev/null); the data was written either way.
-    fsync(fd_);
-    if (close(fd_) != 0 && errno != EINTR) Fail(std::string(std::strerror(errno)) + ", closing the trace");
+  if (fd_ >= 0) {
+    // Not every output can be synced (pipes, /dev/null, sockets); the data was written either way.
+    if (output_ == Output::kFile) fsync(fd_);
+    // A file is this drain's; a live descriptor is its own copy of the opener's (native_drain.cc).
+    if (close(fd_) != 0 && errno != EINTR && output_ == Output::kFile) Fail(ErrnoMessage(errno, "close"));
     fd_ = -1;
   }
   DrainResult result;

@@ -20,6 +20,10 @@
 
 namespace tracepipe {
 
+// What Node says of a failed system call ("ENOSPC: no space left on device, write"), as the worker
+// drain's sinks report it.
+std::string ErrnoMessage(int e, const char* call);
+
 struct ProducerResult {
   int32_t thread_id;
   double dropped;
@@ -38,8 +42,9 @@ struct DrainResult {
 
 class DrainLoop : public RecordVisitor {
  public:
-  // Where the stream goes: a file the loop owns (closed as it ends), or a descriptor its opener owns
-  // that a reader consumes as it is written (a client's socket: src/sinks/fd-sink.ts).
+  // Where the stream goes: a file, or a descriptor a reader consumes as it is written (a client's
+  // socket: src/sinks/fd-sink.ts). Either way `fd` is the loop's, closed as it ends (for a socket, a
+  // copy of its opener's, so that a number the opener closes and reuses is never written).
   enum class Output { kFile, kLiveDescriptor };
   // `fd` holds the stream's header already; `origin_ns` is the trace origin on CLOCK_MONOTONIC.
   DrainLoop(const SessionMemory& m, int fd, Output output, int64_t origin_ns);
