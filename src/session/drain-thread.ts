@@ -6,10 +6,11 @@ import { makeServiceWorker, markServiceWorker } from './service-workers.js';
 const { Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 type Worker = import('node:worker_threads').Worker;
 
-/** What a session's drain is given (src/workers/drain-worker.ts reads the same as its workerData). */
+/** What a session's drain is given (a worker drain as its workerData, or as its first message). */
 export interface DrainSettings {
   readonly sab: SharedArrayBuffer;
   readonly sink: SinkSpec;
+  /** The session also (or only, with sink kind 'none') exports over OTLP. */
   readonly otlp?: OtlpSinkSpec;
   readonly header: HeaderInfo;
   /** Trace origin on the process monotonic clock (ns, decimal string). */

@@ -5,7 +5,6 @@ import { threadOriginNs } from '../buffers/clock.js';
 import { DrainLoop } from '../drain/drain-loop.js';
 import { runRing } from '../drain/ring-loop.js';
 import type { Sink } from '../drain/sink.js';
-import type { HeaderInfo } from '../format/stream-header.js';
 import { FdSink } from '../sinks/fd-sink.js';
 import { FileSink } from '../sinks/file-sink.js';
 import { NonBlockingFdSink } from '../sinks/non-blocking-fd-sink.js';
@@ -13,20 +12,12 @@ import { PortSink } from '../sinks/port-sink.js';
 import { OtlpSink } from '../sinks/otlp-sink.js';
 import { TeeSink } from '../sinks/tee-sink.js';
 import type { DumpTarget, OtlpSinkSpec, SinkSpec } from '../session/drain-protocol.js';
+import type { DrainSettings } from '../session/drain-thread.js';
 
-export interface DrainWorkerData {
-  readonly sab: SharedArrayBuffer;
-  readonly sink: SinkSpec;
-  /** The session also (or only, with sink kind 'none') exports over OTLP. */
-  readonly otlp?: OtlpSinkSpec;
-  readonly header: HeaderInfo;
-  /** Trace origin on the process monotonic clock (ns, decimal string). */
-  readonly originNs: string;
-}
 
 const port = parentPort!;
 // A thread started ahead of its session (session/drain-thread.ts) has its settings as its first message.
-const data = (workerData ?? (await new Promise((resolve) => port.once('message', resolve)))) as DrainWorkerData;
+const data = (workerData ?? (await new Promise((resolve) => port.once('message', resolve)))) as DrainSettings;
 const memory = SessionMemory.attach(data.sab);
 const clockDeltaNs = Number(threadOriginNs() - BigInt(data.originNs));
 const byteSinkFor = (spec: Exclude<SinkSpec, { kind: 'ring' | 'none' }>): Sink =>
