@@ -305,7 +305,8 @@ bool DrainLoop::Metadata(int slot, const uint8_t* bytes, size_t len) {
     Fail("corrupt trace: a malformed event type description in the session's buffer");
     return false;
   }
-  std::vector<int>& types = slot_types_.size() > static_cast<size_t>(slot) ? slot_types_[slot] : (slot_types_.resize(slot + 1), slot_types_[slot]);
+  if (slot_types_.size() <= static_cast<size_t>(slot)) slot_types_.resize(slot + 1);
+  std::vector<int>& types = slot_types_[slot];
   if (types.size() <= type_index) types.resize(type_index + 1, 0);
   const std::string key(reinterpret_cast<const char*>(bytes + start), r.pos() - start);
   auto it = type_ids_.find(key);
