@@ -36,6 +36,12 @@ const SHIM_MARK = '// tracepipe: this module is part of ';
  * too is the register-shared bundle; register's own three files stay files.
  */
 const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
+/**
+ * The session machinery (src/machinery.ts: what it loads first, then the sessions and their
+ * providers' specs): loaded on first use, as one file. Its ~20 modules, one by one, cost a session's
+ * first event ~10 ms of Node's module loader (BENCHMARKS.md §38).
+ */
+const MACHINERY_ROOTS = ['session-machinery.js', 'ipc/startup-session.js'];
 /** The tools that read traces or attach, which load the shared bundle only. */
 const TOOL_ROOTS = ['export.js', 'format/trace-reader.js', 'ipc/diagnostics-client.js', 'workers/convert-worker.js'];
 /**
@@ -84,14 +90,22 @@ const registersOwn = (await staticGraph(['register.js'])).files;
 const tools = (await staticGraph(TOOL_ROOTS)).files;
 const { files: imported, metafile: rootMeta } = await staticGraph([relative(DIST, ROOT)]);
 const members = [...imported].filter((f) => f !== ROOT && !RUNS_AFTER.has(f) && !registersOwn.has(f));
+const machineryGraph = (await staticGraph(MACHINERY_ROOTS)).files;
+// What the trace's readers, writers and exporters import stays out of it: they define no provider and
+// install no host, which loading the machinery's bundle (and the public API's with it) would.
+const toolSide = (await staticGraph([...TOOL_ROOTS, ...(await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^(format|export)\//.test(f))])).files;
+const machinery = [...machineryGraph].filter((f) => !imported.has(f) && !registers.has(f) && !toolSide.has(f));
 const stages = [
   { bundle: `${BUNDLES}register-shared.js`, members: members.filter((f) => registers.has(f)) },
+  { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !tools.has(f)) },
   { bundle: `${BUNDLES}shared.js`, members: members.filter((f) => !registers.has(f) && tools.has(f)) },
   { bundle: `${BUNDLES}public-api.js`, members: members.filter((f) => !registers.has(f) && !tools.has(f)) },
+  { bundle: `${BUNDLES}session-machinery.js`, members: machinery, roots: MACHINERY_ROOTS.map((r) => DIST + r) },
 ];
 
 /** Each member's stage, and its exports under names unique across the bundles. */
 const parts = new Map();
+if (process.env.SHOW_STAGES) for (const st of stages) console.log(st.bundle, st.members.map((f) => relative(DIST, f)).join(' '));
 for (const stage of stages) {
   for (const file of stage.members) {
     const { metafile } = await build({ ...esm, entryPoints: [file], bundle: false, write: false, metafile: true, outdir: DIST });
@@ -133,7 +147,7 @@ const importsFrom = (file, ownStage, inline = new Set()) => ({
 const rootImports = rootMeta.inputs[relative(REPO, ROOT)].imports.map((i) => inRepo(i.path));
 for (const stage of stages) {
   // The entry's imports first, in its order, so that the modules run in the order they ran as files.
-  let entry = rootImports
+  let entry = (stage.roots ?? rootImports)
     .filter((f) => parts.get(f)?.stage === stage)
     .map((f) => `import ${JSON.stringify(f)};\n`)
     .join('');

@@ -15,48 +15,15 @@
  */
 import { canRequireModules, trackImport } from './schema/this-thread.js';
 
-/** Sessions and what they need to run: the session layer; each built-in provider's machinery loads when a session first enables it. */
-export interface SessionMachinery {
-  readonly session: typeof import('./session/session.js');
-  readonly providerSpec: typeof import('./session/provider-spec.js');
-}
+/** Sessions and what they need to run (src/session-machinery.ts); each built-in provider's machinery loads when a session first enables it. */
+export type SessionMachinery = typeof import('./session-machinery.js');
 
 let loading: Promise<SessionMachinery> | undefined;
 let loaded: SessionMachinery | undefined;
 
-/**
- * What the sessions need loaded first, in order: the thread's host and the built-in providers'
- * definitions (so that a session started from here, as the diagnostics server's first request is,
- * sees the same providers as one started after `import 'tracepipe'`); the promise state reader, with
- * which the API's spans of any provider end when their promise settles (a span writes only while a
- * session runs); and the list of live workers Runtime.Process's rundown names, kept from here on.
- */
-const BEFORE_SESSIONS = ['./api/tracepipe-host.js', './providers/runtime-providers.js', './providers/promise-state.js', './providers/live-workers.js'];
-
-/**
- * The native drain (src/sinks/native-drain.ts), offered to the sessions it serves. Where Node can
- * require() ES modules it loads with the first session it may serve, once that session's thread can
- * write (its files would otherwise delay the first event by ~4 ms); elsewhere with the machinery.
- */
-async function offerNativeDrain(sync: boolean): Promise<void> {
-  type DrainThread = typeof import('./session/drain-thread.js');
-  type NativeDrain = typeof import('./sinks/native-drain.js');
-  const require = canRequireModules() ? process.getBuiltinModule('node:module').createRequire(import.meta.url) : undefined;
-  const drainThread = (sync ? require!('./session/drain-thread.js') : await trackImport(import('./session/drain-thread.js'))) as DrainThread;
-  if (require) return drainThread.offerNativeDrain(() => (canRequireModules() ? (require('./sinks/native-drain.js') as NativeDrain).startNativeDrain : undefined));
-  const { startNativeDrain } = await trackImport(import('./sinks/native-drain.js'));
-  drainThread.offerNativeDrain(() => startNativeDrain);
-}
-
 /** Loads the session machinery (once). */
 export function loadSessionMachinery(): Promise<SessionMachinery> {
-  loading ??= (async () => {
-    for (const m of BEFORE_SESSIONS) await trackImport(import(m));
-    const [session, providerSpec] = await Promise.all([trackImport(import('./session/session.js')), trackImport(import('./session/provider-spec.js'))]);
-    await offerNativeDrain(false);
-    loaded = { session, providerSpec };
-    return loaded;
-  })();
+  loading ??= trackImport(import('./session-machinery.js')).then(joined);
   return loading;
 }
 
@@ -69,13 +36,28 @@ export function loadSessionMachinery(): Promise<SessionMachinery> {
 export function loadSessionMachineryNow(): SessionMachinery | undefined {
   if (loaded) return loaded;
   if (loading || !canRequireModules()) return undefined;
-  // Through the process rather than an import of node:module, which would load with `import 'tracepipe'`.
-  const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);
-  for (const m of BEFORE_SESSIONS) require(m);
-  loaded = { session: require('./session/session.js') as SessionMachinery['session'], providerSpec: require('./session/provider-spec.js') as SessionMachinery['providerSpec'] };
-  void offerNativeDrain(true);
-  loading = Promise.resolve(loaded);
-  return loaded;
+  const machinery = joined(ownRequire()('./session-machinery.js') as SessionMachinery);
+  loading = Promise.resolve(machinery);
+  return machinery;
+}
+
+/** The machinery, just loaded: a worker thread joins the sessions that run. */
+function joined(machinery: SessionMachinery): SessionMachinery {
+  loaded = machinery;
+  machinery.joinRunningSessions();
+  return machinery;
+}
+
+// Through the process rather than an import of node:module, which would load with `import 'tracepipe'`.
+const ownRequire = (): NodeJS.Require => process.getBuiltinModule('node:module').createRequire(import.meta.url);
+
+/**
+ * One of tracepipe's own modules (`specifier`, relative to this file): at once where Node can require()
+ * it, in this thread and without import()'s round trips (a few ms a module); elsewhere through `load`,
+ * the import() of the same module.
+ */
+function loadOwn<T>(specifier: string, load: () => Promise<T>): Promise<T> {
+  return canRequireModules() ? Promise.resolve(ownRequire()(specifier) as T) : trackImport(load());
 }
 
 /** The machinery if it has loaded; until then this thread has no session (sessions start through it). */
@@ -92,6 +74,8 @@ export const loadDiagnosticsServer = (): Promise<typeof import('./ipc/diagnostic
 export const loadDiagnosticRequests = (): Promise<typeof import('./ipc/diagnostics-requests.js')> => trackImport(import('./ipc/diagnostics-requests.js'));
 export const loadDiagnosticsClient = (): Promise<typeof import('./ipc/diagnostics-client.js')> => trackImport(import('./ipc/diagnostics-client.js'));
 // Both start sessions: the machinery (the host, the built-in providers' callbacks) first.
-export const loadStartupSession = async (): Promise<typeof import('./ipc/startup-session.js')> => (await loadSessionMachinery(), trackImport(import('./ipc/startup-session.js')));
-export const loadFlightRecorder = async (): Promise<typeof import('./api/flight-recorder.js')> => (await loadSessionMachinery(), trackImport(import('./api/flight-recorder.js')));
+export const loadStartupSession = async (): Promise<typeof import('./ipc/startup-session.js')> => (await loadSessionMachinery(), loadOwn('./ipc/startup-session.js', () => import('./ipc/startup-session.js')));
+export const loadFlightRecorder = async (): Promise<typeof import('./api/flight-recorder.js')> => (await loadSessionMachinery(), loadOwn('./api/flight-recorder.js', () => import('./api/flight-recorder.js')));
+/** The GC hook, which `tracepipe/register` loads first when a session is asked for. */
+export const loadGcHook = (): Promise<typeof import('./providers/gc-hook.js')> => loadOwn('./providers/gc-hook.js', () => import('./providers/gc-hook.js'));
 export const loadTraceReader = (): Promise<typeof import('./format/trace-reader.js')> => trackImport(import('./format/trace-reader.js'));

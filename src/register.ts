@@ -8,7 +8,7 @@
  * would earn the idle process a V8 memory-reducer collection) loads on a client's first request.
  */
 import { isMainThread, trackImport } from './schema/this-thread.js';
-import { loadDiagnosticsServer, loadFlightRecorder, loadSessionMachinery, loadSessionMachineryNow, loadStartupSession } from './machinery.js';
+import { loadDiagnosticsServer, loadFlightRecorder, loadGcHook, loadSessionMachinery, loadSessionMachineryNow, loadStartupSession } from './machinery.js';
 
 /**
  * The diagnostics server starts once the process has run for SERVER_DELAY_MS, not during the import
@@ -48,7 +48,7 @@ if (isMainThread()) {
   const recorder = !['', '0', undefined].includes(process.env.TRACEPIPE_FLIGHT_RECORDER?.trim());
   // First, before loading the rest: the collections tracepipe's own loading causes wait in the GC ring
   // for the sessions asked for (docs/PROVIDERS.md, "Collections before the session").
-  const releaseGcPauses = enable || recorder ? (await trackImport(import('./providers/gc-hook.js'))).holdGcPauses() : undefined;
+  const releaseGcPauses = enable || recorder ? (await loadGcHook()).holdGcPauses() : undefined;
   const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
   // Once the sessions asked for have started: the server's modules, loading meanwhile, would make
   // the machinery load through import() (see trackImport), a round trip per module later.
@@ -61,21 +61,19 @@ if (isMainThread()) {
     loadNativeAddon<{ prepare(): void }>('cpu_sampler').addon?.prepare();
   }
   if (enable || recorder) {
-    // The session's drain thread boots on its own thread while this one loads the machinery (after
-    // the list of live workers, which Runtime.Process's rundown names it from, has begun).
-    await trackImport(import('./providers/live-workers.js'));
-    const { warmDrainThread, discardWarmDrainThread } = await trackImport(import('./session/drain-thread.js'));
-    if (recorder || (await startupDrainIsWorker())) warmDrainThread();
     // The machinery defines the built-in providers first: sessions naming them then get their events.
     // If it cannot load, tracing steps aside and the application starts as it would untraced.
-    // At once where Node can (require() of ES modules reads each file in this thread, ~14 ms sooner
-    // than import()'s round trips, BENCHMARKS.md §31.3).
+    // At once where Node can (require() reads the bundle in this thread, ~7 ms sooner than import()'s
+    // round trips, BENCHMARKS.md §38).
     const loaded = await Promise.resolve()
       .then(() => loadSessionMachineryNow() ?? loadSessionMachinery())
       .then(
-        () => true,
-        (e: unknown) => warn('tracing not started', e) && false,
+        (m) => m,
+        (e: unknown) => void warn('tracing not started', e),
       );
+    // A session that needs a drain worker gets one booting on its own thread while this one starts
+    // the sessions before it (the flight recorder's, after a natively drained startup session).
+    if (loaded && (recorder || (await startupDrainIsWorker()))) loaded.warmDrainThread();
     if (loaded) {
       const { startStartupSession } = await loadStartupSession();
       await startStartupSession().catch((e: unknown) => warn('startup session not started', e));
@@ -84,7 +82,7 @@ if (isMainThread()) {
         await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
       }
     }
-    discardWarmDrainThread();
+    loaded?.discardWarmDrainThread();
     releaseGcPauses?.();
     startServerLater();
   }

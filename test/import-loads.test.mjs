@@ -41,6 +41,13 @@ const EAGER = [
 ];
 
 /** The modules of dist/ that are part of `bundle` (scripts/bundle-main-thread.mjs): each is a file that re-exports its part. */
+/** `files`, each bundle among them replaced by the modules it holds. */
+async function withMembers(files) {
+  const out = files.filter((f) => !f.startsWith('bundles/'));
+  for (const b of files.filter((f) => f.startsWith('bundles/'))) out.push(...(await membersOf(b)));
+  return out;
+}
+
 async function membersOf(bundle) {
   const files = (await readdir(join(ROOT, 'dist'), { recursive: true })).filter((f) => f.endsWith('.js'));
   const mark = `// tracepipe: this module is part of ${bundle}\n`;
@@ -58,9 +65,7 @@ test("import 'tracepipe' reads 6 files: its entry, three bundles and register's 
 
 test("import 'tracepipe' loads the providers' definitions and the API, not sessions, the drain, IPC, the reader or exporters", { timeout: 90_000 }, async () => {
   const files = await loadedBy("await import('tracepipe')");
-  const bundles = files.filter((f) => f.startsWith('bundles/'));
-  const loaded = [...files.filter((f) => !bundles.includes(f))];
-  for (const b of bundles) loaded.push(...(await membersOf(b)));
+  const loaded = await withMembers(files);
   assert.ok(loaded.includes('index.js') && loaded.includes('providers/definitions/gc.js'), loaded.join(' '));
   assert.deepEqual(loaded.filter((m) => !EAGER.some((e) => e.test(m))), []);
   for (const lazy of ['session/session.js', 'session/thread-sessions.js', 'buffers/thread-buffer.js', 'providers/gc-provider.js', 'providers/gc-hook.js', 'ipc/diagnostics-server.js', 'ipc/diagnostics-client.js', 'format/trace-reader.js', 'api/flight-recorder.js']) {
@@ -171,7 +176,7 @@ test('the first session loads the machinery, and it runs the built-in providers'
   // Where Node can require() ES modules, the first startSession loads the machinery that way, at once
   // (session-start.test.mjs checks what that gives), and Node 20's loader hooks do not see require():
   // without it, the machinery loads through import(), which the hooks log.
-  const loaded = await loadedBy(code, { nodeArgs: process.features.require_module ? ['--no-experimental-require-module'] : [] });
+  const loaded = await withMembers(await loadedBy(code, { nodeArgs: process.features.require_module ? ['--no-experimental-require-module'] : [] }));
   for (const m of ['session/session.js', 'providers/process-provider.js', 'session/thread-sessions.js']) assert.ok(loaded.includes(m), `${m} not loaded by a session: ${loaded.join(' ')}`);
 });
 
@@ -230,12 +235,13 @@ test('--import tracepipe/register with no session asked for loads the diagnostic
   assert.ok(started >= 0, stderr);
   const loaded = (part) => part.filter((l) => l.startsWith('loaded ')).map((l) => l.slice('loaded '.length));
   const beforeStart = loaded(lines.slice(0, started));
-  const afterStart = loaded(lines.slice(started));
+  const afterStart = await withMembers(loaded(lines.slice(started)));
   assert.deepEqual(beforeStart.sort(), ['machinery.js', 'register.js', 'schema/this-thread.js'], 'what the import itself loads');
   assert.ok(afterStart.includes('ipc/diagnostics-server.js'), stderr);
   // The thread's host, record layouts and drop reasons are in the bundle register shares with the
-  // public API (register imports the host by its own file, which re-exports it from there).
-  const allowed = /^(ipc\/(diagnostics-server|exit-flush|ipc-transport)|bundles\/register-shared|schema\/provider-host|session\/process-exit|buffers\/session-memory|session\/native-addon)\.js$/;
+  // public API (register imports the host by its own file, which re-exports it from there); the
+  // session memory and the exit flush in the one it shares with the session machinery.
+  const allowed = /^(ipc\/(diagnostics-server|exit-flush|ipc-transport)|schema\/(provider-host|record-abi|error-message)|session\/(process-exit|native-addon|version)|buffers\/session-memory|format\/(drop-reason|format-error)|providers\/gc-pause-tally)\.js$/;
   assert.deepEqual(afterStart.filter((m) => !allowed.test(m)), []);
 });
 

@@ -1,4 +1,4 @@
-import { requireBuiltin } from '../schema/this-thread.js';
+import { isMainThread as onMainThread, threadId as thisThreadId } from '../schema/this-thread.js';
 import { threadOriginNs } from '../buffers/clock.js';
 import { attachCallbacks } from '../schema/provider.js';
 import { gcHookLoaded, gcHookMissing, onGcHook, recordGcPauses, threadGcRing } from './gc-hook.js';
@@ -10,7 +10,8 @@ import { ProviderSessions } from './provider-sessions.js';
 import { isServiceThread } from '../session/service-thread.js';
 import { setWatchdogDuty } from './event-loop/stall-watchdog.js';
 import { runtimeGC } from './definitions/gc.js';
-const { isMainThread, threadId } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const isMainThread = onMainThread();
+const threadId = thisThreadId();
 
 const origin = Number(threadOriginNs());
 /**

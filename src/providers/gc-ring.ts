@@ -1,6 +1,6 @@
-import { requireBuiltin } from '../schema/this-thread.js';
+import { threadId as thisThreadId } from '../schema/this-thread.js';
 import { GcPauseTally, TALLY_BYTES } from './gc-pause-tally.js';
-const { threadId } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const threadId = thisThreadId();
 
 /**
  * One thread's GC pauses as its GC hook recorded them (native/gc-hook/gc_hook.cc writes, this side

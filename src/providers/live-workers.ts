@@ -1,7 +1,6 @@
-import { requireBuiltin } from '../schema/this-thread.js';
+import { isMainThread, requireBuiltin } from '../schema/this-thread.js';
 import type { Worker } from 'node:worker_threads';
 const { subscribe } = requireBuiltin('node:diagnostics_channel') as typeof import('node:diagnostics_channel');
-const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /**
  * Worker threads alive now, for Runtime.Process's rundown. Node announces a new Worker only on the
@@ -9,7 +8,7 @@ const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import(
  * from the moment a session first enables Runtime.Process (it costs one call per Worker created).
  */
 export const liveWorkers = new Map<number, Worker>();
-if (isMainThread) {
+if (isMainThread()) {
   subscribe('worker_threads', (message) => {
     const worker = (message as { worker: Worker }).worker;
     const id = worker.threadId;

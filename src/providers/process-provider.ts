@@ -1,4 +1,4 @@
-import { requireBuiltin } from '../schema/this-thread.js';
+import { isMainThread as onMainThread } from '../schema/this-thread.js';
 import type { Worker } from 'node:worker_threads';
 import { attachCallbacks, type EnableContext } from '../schema/provider.js';
 import { workerRole } from '../session/service-workers.js';
@@ -6,7 +6,7 @@ import { tracepipeVersion } from '../session/version.js';
 import { isServiceThread } from '../session/service-thread.js';
 import { runtimeProcess } from './definitions/process.js';
 import { liveWorkers } from './live-workers.js';
-const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const isMainThread = onMainThread();
 
 /** Node ≥ 24.6 names threads; on older versions a worker's name is ''. */
 function threadName(worker: Worker): string {

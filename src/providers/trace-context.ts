@@ -1,9 +1,9 @@
 import { idHex, OtlpIds } from '../otlp/otlp-ids.js';
 import { currentSpanId, SAMPLED_OUT } from '../schema/span-context.js';
-import { requireBuiltin } from '../schema/this-thread.js';
+import { requireBuiltin, isMainThread as onMainThread } from '../schema/this-thread.js';
 import { processIdSeed } from '../session/id-seed.js';
 const { AsyncLocalStorage } = requireBuiltin('node:async_hooks') as typeof import('node:async_hooks');
-const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const isMainThread = onMainThread();
 
 /** What a caller's `traceparent` and `tracestate` headers said (W3C Trace Context, level 1). */
 export interface IncomingContext {

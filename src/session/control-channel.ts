@@ -1,8 +1,7 @@
-import { requireBuiltin } from '../schema/this-thread.js';
+import { isMainThread, workerThreads } from '../schema/this-thread.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { threadSessions } from './thread-sessions.js';
 import { CONTROL_CHANNEL as CHANNEL, SESSIONS_ENV_KEY as ENV_KEY } from './control-names.js';
-const { BroadcastChannel, getEnvironmentData, isMainThread, setEnvironmentData } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /**
  * How worker threads learn about sessions the main thread owns: workers created after a session
@@ -16,28 +15,46 @@ type ControlMessage =
   | { readonly type: 'hello' };
 
 const active = new Map<number, SessionDescriptor>();
-const channel = new BroadcastChannel(CHANNEL);
-channel.onmessage = (ev: unknown) => {
-  const msg = (ev as { data: ControlMessage }).data;
-  if (!msg || typeof msg !== 'object') return;
-  if (isMainThread) {
-    if (msg.type === 'hello') for (const desc of active.values()) channel.postMessage({ type: 'open', desc } satisfies ControlMessage);
-    return;
-  }
-  if (msg.type === 'open') threadSessions.open(msg.desc);
-  else if (msg.type === 'close') threadSessions.close(msg.id);
-};
-// Never keep a process alive just to hear about sessions.
-(channel as unknown as { unref(): void }).unref();
+let channel: import('node:worker_threads').BroadcastChannel | undefined;
 
-if (!isMainThread) {
-  const known = getEnvironmentData(ENV_KEY) as SessionDescriptor[] | undefined;
+/**
+ * The process-wide channel, made on first use. On the main thread that is its first session's open,
+ * once the drain runs: worker_threads (and node:stream with it, ~3 ms) loads after the session's
+ * first events rather than before them. A worker's hello sent earlier goes unheard, but then no
+ * session was open to tell it of, and the open that follows reaches it.
+ */
+function controlChannel(): import('node:worker_threads').BroadcastChannel {
+  if (channel) return channel;
+  channel = new (workerThreads().BroadcastChannel)(CHANNEL);
+  channel.onmessage = (ev: unknown) => {
+    const msg = (ev as { data: ControlMessage }).data;
+    if (!msg || typeof msg !== 'object') return;
+    if (isMainThread()) {
+      if (msg.type === 'hello') for (const desc of active.values()) controlChannel().postMessage({ type: 'open', desc } satisfies ControlMessage);
+      return;
+    }
+    if (msg.type === 'open') threadSessions.open(msg.desc);
+    else if (msg.type === 'close') threadSessions.close(msg.id);
+  };
+  // Never keep a process alive just to hear about sessions.
+  (channel as unknown as { unref(): void }).unref();
+  return channel;
+}
+
+/**
+ * A worker thread joins the sessions that run: those its environment data names at once, the others
+ * when the main thread answers its hello. Called once the session machinery has loaded, not while it
+ * loads: joining loads the providers' machinery, which imports it.
+ */
+export function joinRunningSessions(): void {
+  if (isMainThread()) return;
+  const known = workerThreads().getEnvironmentData(ENV_KEY) as SessionDescriptor[] | undefined;
   for (const desc of known ?? []) threadSessions.open(desc);
-  channel.postMessage({ type: 'hello' } satisfies ControlMessage);
+  controlChannel().postMessage({ type: 'hello' } satisfies ControlMessage);
 }
 
 function publishEnvironment(): void {
-  setEnvironmentData(ENV_KEY, [...active.values()] as unknown as string);
+  workerThreads().setEnvironmentData(ENV_KEY, [...active.values()] as unknown as string);
 }
 
 /**
@@ -52,12 +69,12 @@ export function announceOpen(desc: SessionDescriptor): void {
   active.set(desc.id, desc);
   publishEnvironment();
   threadSessions.open(desc);
-  channel.postMessage({ type: 'open', desc } satisfies ControlMessage);
+  controlChannel().postMessage({ type: 'open', desc } satisfies ControlMessage);
 }
 
 export function announceClose(id: number): void {
   active.delete(id);
   publishEnvironment();
   threadSessions.close(id);
-  channel.postMessage({ type: 'close', id } satisfies ControlMessage);
+  controlChannel().postMessage({ type: 'close', id } satisfies ControlMessage);
 }

@@ -1,9 +1,8 @@
-import { requireBuiltin } from '../schema/this-thread.js';
+import { workerThreads } from '../schema/this-thread.js';
 import type { WorkerOptions } from 'node:worker_threads';
 import type { HeaderInfo } from '../format/stream-header.js';
 import type { DrainMessage, OtlpSinkSpec, SinkSpec } from './drain-protocol.js';
 import { makeServiceWorker, markServiceWorker } from './service-workers.js';
-const { Worker } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 type Worker = import('node:worker_threads').Worker;
 
 /** What a session's drain is given (a worker drain as its workerData, or as its first message). */
@@ -60,7 +59,7 @@ let warm: Worker | undefined;
 
 /** A new drain thread, known as tracepipe's own (Runtime.Process's rundown names its role). */
 function spawn(options: WorkerOptions): Worker {
-  const worker = makeServiceWorker(() => new Worker(ENTRY, options));
+  const worker = makeServiceWorker(() => new (workerThreads().Worker)(ENTRY, options));
   markServiceWorker(worker, 'tracepipe-drain');
   return worker;
 }

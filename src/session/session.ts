@@ -1,4 +1,4 @@
-import { requireBuiltin, trackImport } from '../schema/this-thread.js';
+import { isMainThread, requireBuiltin, trackImport, workerThreads } from '../schema/this-thread.js';
 import { processIdSeed } from './id-seed.js';
 import { checkOtlpOutput, type OtlpOutput } from './otlp-output.js';
 import type { MessagePort } from 'node:worker_threads';
@@ -17,7 +17,6 @@ import type { SessionDescriptor } from './session-descriptor.js';
 import { SessionError, SessionLimitError } from './session-error.js';
 import { providerRegistry } from '../schema/provider.js';
 const { hostname } = requireBuiltin('node:os') as typeof import('node:os');
-const { isMainThread, MessageChannel, receiveMessageOnPort } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 /** What every session takes; SessionOptions adds its output (a ring has none). */
 export interface SessionSettings {
@@ -296,6 +295,7 @@ export class TraceSession {
    * Returns the dump's result, or undefined when it did not finish in time.
    */
   dumpSync(path: string, timeoutMs: number, newFile = false): DumpResult | undefined {
+    const { MessageChannel, receiveMessageOnPort } = workerThreads();
     const { port1, port2 } = new MessageChannel();
     try {
       let id: number;
@@ -436,7 +436,7 @@ interface SessionPlan {
 
 /** Every option, checked before anything is created: a bad one gets a clear error and leaves no trace. */
 function planSession(options: SessionOptions): SessionPlan {
-  if (!isMainThread) throw new SessionError('sessions are owned by the main thread; start them there (worker threads produce into them automatically)');
+  if (!isMainThread()) throw new SessionError('sessions are owned by the main thread; start them there (worker threads produce into them automatically)');
   if (!options || typeof options !== 'object') throw new SessionError('startSession needs an options object');
   const providers = normalizeProviders(options.providers);
   const requested = options.bufferingMode ?? 'drop';

@@ -1,4 +1,4 @@
-import { requireBuiltin } from '../schema/this-thread.js';
+import { requireBuiltin, threadId } from '../schema/this-thread.js';
 import type { Worker } from 'node:worker_threads';
 import { threadOriginNs } from '../buffers/clock.js';
 import { SessionMemory, SessionState } from '../buffers/session-memory.js';
@@ -13,7 +13,6 @@ import { thisOsThreadId } from './thread-schedstat.js';
 import { isServiceThread } from './service-thread.js';
 import { loadNativeAddon } from './native-addon.js';
 const diagnosticsChannel = requireBuiltin('node:diagnostics_channel') as typeof import('node:diagnostics_channel');
-const { threadId } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
 
 interface LiveSession {
   readonly desc: SessionDescriptor;
@@ -123,8 +122,8 @@ class ThreadSessions {
     if (s.buffer && !s.buffer.detached) return s.buffer;
     if (s.buffer) return undefined;
     const claim = () => {
-      const slot = s.memory.allocSlot(threadId, Number(origin - BigInt(s.desc.originNs)), thisOsThreadId());
-      if (slot < 0) process.emitWarning(`tracepipe: session ${s.desc.id} has no free thread slot; thread ${threadId} will not be traced in it`);
+      const slot = s.memory.allocSlot(threadId(), Number(origin - BigInt(s.desc.originNs)), thisOsThreadId());
+      if (slot < 0) process.emitWarning(`tracepipe: session ${s.desc.id} has no free thread slot; thread ${threadId()} will not be traced in it`);
       return slot;
     };
     s.buffer = new ThreadBuffer(

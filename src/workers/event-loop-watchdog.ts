@@ -3,7 +3,7 @@
  * loop's idle time (or its schedstat); during a stall writes the stall events, the main thread's GC pauses and its CPU samples, as its duties say.
  */
 import { workerData } from 'node:worker_threads';
-import '../session/control-channel.js';
+import { joinRunningSessions } from '../session/control-channel.js';
 import { runtimeEventLoop } from '../providers/definitions/event-loop.js';
 import { runtimeGC } from '../providers/definitions/gc.js';
 import { writeGcPauses } from '../providers/gc-provider.js';
@@ -14,6 +14,8 @@ import { beatIntervalMs, type WatchdogData } from '../providers/event-loop/stall
 import { openRestProbe } from '../providers/event-loop/rest-clock.js';
 import { runtimeCpuSampler } from '../providers/definitions/cpu-sampler.js';
 import { NativeSamples, nativeSampler } from '../providers/cpu-sampler/native-route.js';
+
+joinRunningSessions();
 
 const MAIN_THREAD = 0;
 /** How often a stall's GC pauses are written while it lasts: their latency. */

@@ -1,4 +1,4 @@
-import { requireBuiltin } from '../../schema/this-thread.js';
+import { requireBuiltin, isMainThread as onMainThread } from '../../schema/this-thread.js';
 import { attachCallbacks, providerRegistry } from '../../schema/provider.js';
 import { sessionMachineryIfLoaded } from '../../machinery.js';
 import { type LoopInterval, useLoopIntervals } from '../event-loop/delay-monitor.js';
@@ -9,7 +9,7 @@ import { isServiceThread } from '../../session/service-thread.js';
 import { type CounterKind, gcCounter, RUNTIME_COUNTERS, RUNTIME_SPACES, spaceCounter } from './runtime-counter-catalog.js';
 import { runtimeCounters } from '../definitions/runtime-counters.js';
 const { getHeapSpaceStatistics } = requireBuiltin('node:v8') as typeof import('node:v8');
-const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const isMainThread = onMainThread();
 
 interface Baseline {
   readonly atMs: number;

@@ -1,11 +1,12 @@
-import { requireBuiltin } from '../../schema/this-thread.js';
+import { isMainThread as onMainThread, threadId as thisThreadId } from '../../schema/this-thread.js';
 import { WatchdogDuty } from '../event-loop/heartbeat.js';
 import { setWatchdogDuty } from '../event-loop/stall-watchdog.js';
 import { everyInterval, type Ticking } from '../interval-ticker.js';
 import { runtimeCpuSampler } from '../definitions/cpu-sampler.js';
 import { INSPECTOR_ROTATE_SEC, InspectorRoute } from './inspector-route.js';
 import { NativeSamples, nativeSampler, nativeSamplerMissing } from './native-route.js';
-const { isMainThread, threadId } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const isMainThread = onMainThread();
+const threadId = thisThreadId();
 
 /**
  * How often a thread whose loop turns rotates its profiles when due (native/gc-hook/cpu_sampler.cc: the

@@ -1,4 +1,4 @@
-import { requireBuiltin } from '../../schema/this-thread.js';
+import { requireBuiltin, isMainThread as onMainThread } from '../../schema/this-thread.js';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { elapsedMs } from '../../schema/milliseconds.js';
 import { everyInterval, type Ticking } from '../interval-ticker.js';
@@ -6,7 +6,7 @@ import { WatchdogDuty } from './heartbeat.js';
 import { loopCanRest, restsWithoutWatchdog, takeLoopDelay, useLoopSampler } from './loop-sampler.js';
 import { setWatchdogDuty } from './stall-watchdog.js';
 const { performance } = requireBuiltin('node:perf_hooks') as typeof import('node:perf_hooks');
-const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const isMainThread = onMainThread();
 
 /** The loop sampler's period for delay: what perf_hooks' monitorEventLoopDelay defaults to. */
 const RESOLUTION_MS = 10;

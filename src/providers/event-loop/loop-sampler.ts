@@ -1,11 +1,11 @@
-import { requireBuiltin } from '../../schema/this-thread.js';
+import { requireBuiltin, isMainThread as onMainThread } from '../../schema/this-thread.js';
 import type { EventLoopUtilization, RecordableHistogram } from 'node:perf_hooks';
 import { threadSessions } from '../../session/thread-sessions.js';
 import { type Heartbeat, monotonicMs } from './heartbeat.js';
 import { mainRestRoute, openRestClock, type RestClock } from './rest-clock.js';
 import { type TurnMeter, turnMeter } from './loop-idle-rest.js';
 const { createHistogram, performance } = requireBuiltin('node:perf_hooks') as typeof import('node:perf_hooks');
-const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const isMainThread = onMainThread();
 
 /**
  * A period in which the loop slept (waited in epoll) at least this share of the time was idle: the

@@ -1,11 +1,11 @@
-import { requireBuiltin } from '../../schema/this-thread.js';
+import { isMainThread as onMainThread } from '../../schema/this-thread.js';
 import { elapsedMs } from '../../schema/milliseconds.js';
 import { attachCallbacks, type EnableContext } from '../../schema/provider.js';
 import { isServiceThread } from '../../session/service-thread.js';
 import { NO_TOTALS, type ParseTotals, type SnapshotOutput } from './snapshot-json-parser.js';
 import { snapshotAddonMissing, streamHeapSnapshot } from './snapshot-stream.js';
 import { runtimeHeapSnapshot } from '../definitions/heap-snapshot.js';
-const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const isMainThread = onMainThread();
 
 /** Snapshots taken by this process, numbered so a session can tell its own from another's. */
 let lastSnapshot = 0;
