@@ -105,7 +105,6 @@ const stages = [
 
 /** Each member's stage, and its exports under names unique across the bundles. */
 const parts = new Map();
-if (process.env.SHOW_STAGES) for (const st of stages) console.log(st.bundle, st.members.map((f) => relative(DIST, f)).join(' '));
 for (const stage of stages) {
   for (const file of stage.members) {
     const { metafile } = await build({ ...esm, entryPoints: [file], bundle: false, write: false, metafile: true, outdir: DIST });

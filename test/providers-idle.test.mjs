@@ -13,6 +13,9 @@ import { liveWorkers } from '../dist/providers/live-workers.js';
 import { workerRole } from '../dist/session/service-workers.js';
 import { tempDir } from './helpers/temp-dir.mjs';
 
+// These watch the watchdog's thread: from each session's start, not a second in (test/watchdog-first-second.test.mjs).
+process.env.TRACEPIPE_WATCHDOG_AFTER_MS = '0';
+
 // The loop sampler rests only where something tells it that its loop woke: the native addon's turn
 // meter, or a watchdog that reads the main thread's rest, through the addon (its loop's idle time) or
 // (TRACEPIPE_GC_HOOK=0, .ci/run runs this file both ways) its schedstat.

@@ -8,6 +8,9 @@ import { Worker } from 'node:worker_threads';
 import { eventRole, readTrace, startSession } from '../dist/index.js';
 import { tempDir } from './helpers/temp-dir.mjs';
 
+// These watch the watchdog's thread: from each session's start, not a second in (test/watchdog-first-second.test.mjs).
+process.env.TRACEPIPE_WATCHDOG_AFTER_MS = '0';
+
 const INDEX = new URL('../dist/index.js', import.meta.url).href;
 
 async function eventsOf(file) {

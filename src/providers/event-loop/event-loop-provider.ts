@@ -1,12 +1,12 @@
-import { requireBuiltin } from '../../schema/this-thread.js';
+import { isMainThread as onMainThread } from '../../schema/this-thread.js';
 import { attachCallbacks } from '../../schema/provider.js';
 import { ProviderSessions } from '../provider-sessions.js';
 import { isServiceThread } from '../../session/service-thread.js';
 import { WatchdogDuty } from './heartbeat.js';
 import { type LoopInterval, useLoopIntervals } from './delay-monitor.js';
-import { setWatchdogDuty } from './stall-watchdog.js';
+import { reportUnwatchedStall, setWatchdogDuty } from './stall-watchdog.js';
 import { runtimeEventLoop } from '../definitions/event-loop.js';
-const { isMainThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+const isMainThread = onMainThread();
 
 function writeDelay(i: LoopInterval): void {
   runtimeEventLoop.Delay.write(i.p50Ms, i.p99Ms, i.maxMs, i.meanMs, i.utilization, i.intervalMs, i.samples);
@@ -24,4 +24,4 @@ const sessions = new ProviderSessions('Runtime.EventLoop', (s) => {
 });
 
 // What runtimeEventLoop does when a session enables it; its definition loads with `import 'tracepipe'` (definitions/event-loop.ts).
-attachCallbacks(runtimeEventLoop, { onEnable: sessions.onEnable, onDisable: sessions.onDisable });
+attachCallbacks(runtimeEventLoop, { onEnable: sessions.onEnable, onDisable: sessions.onDisable, onFlush: reportUnwatchedStall });
