@@ -95,13 +95,34 @@ const machineryGraph = (await staticGraph(MACHINERY_ROOTS)).files;
 // install no host, which loading the machinery's bundle (and the public API's with it) would.
 const toolSide = (await staticGraph([...TOOL_ROOTS, ...(await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^(format|export)\//.test(f))])).files;
 const machinery = [...machineryGraph].filter((f) => !imported.has(f) && !registers.has(f) && !toolSide.has(f));
+// What the machinery shares with those tools (byte writing, private files): one bundle of its own.
+const machineryTools = [...machineryGraph].filter((f) => toolSide.has(f) && !imported.has(f) && !registers.has(f));
 const stages = [
   { bundle: `${BUNDLES}register-shared.js`, members: members.filter((f) => registers.has(f)) },
-  { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !tools.has(f)) },
+  { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !toolSide.has(f)) },
   { bundle: `${BUNDLES}shared.js`, members: members.filter((f) => !registers.has(f) && tools.has(f)) },
   { bundle: `${BUNDLES}public-api.js`, members: members.filter((f) => !registers.has(f) && !tools.has(f)) },
+  { bundle: `${BUNDLES}session-tools.js`, members: machineryTools },
   { bundle: `${BUNDLES}session-machinery.js`, members: machinery, roots: MACHINERY_ROOTS.map((r) => DIST + r) },
 ];
+
+// Each built-in provider's machinery (what a session that enables it loads: ProviderImpl.loadMachinery)
+// is a bundle with the modules only it imports, and the modules two or more of them import are one
+// more (they only define: the machinery's module alone attaches its provider's callbacks). As ~17
+// files, the default profile's resolved enough paths to make V8 optimise Node's path functions
+// during the start: ~10 ms of compiling and 3.4 MB more of the node binary paged in (BENCHMARKS.md §38).
+const providerRoots = (await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^providers\/(.+\/)?[^/]+-provider\.js$/.test(f));
+const placed = (f) => imported.has(f) || registers.has(f) || machineryGraph.has(f) || toolSide.has(f);
+const graphs = new Map();
+for (const root of providerRoots) graphs.set(DIST + root, [...(await staticGraph([root])).files].filter((f) => !placed(f)));
+const users = new Map();
+for (const graph of graphs.values()) for (const f of graph) users.set(f, (users.get(f) ?? 0) + 1);
+stages.push({ bundle: `${BUNDLES}providers-shared.js`, members: [...users].filter(([f, n]) => n > 1 && !graphs.has(f)).map(([f]) => f) });
+// A machinery that imports another's (Runtime.Counters the GC provider's) comes after it.
+const rootsIn = (root) => graphs.get(root).filter((f) => f !== root && graphs.has(f)).length;
+for (const root of [...graphs.keys()].sort((a, b) => rootsIn(a) - rootsIn(b))) {
+  stages.push({ bundle: `${BUNDLES}provider-${root.split('/').pop()}`, members: graphs.get(root).filter((f) => f === root || users.get(f) === 1), roots: [root] });
+}
 
 /** Each member's stage, and its exports under names unique across the bundles. */
 const parts = new Map();

@@ -1,4 +1,6 @@
-import { createRequire } from 'node:module';
+import { requireBuiltin } from '../schema/this-thread.js';
+const { existsSync } = requireBuiltin('node:fs') as typeof import('node:fs');
+const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
 
 /** What loading one of tracepipe's native addons gave: the addon, or why it is missing. */
 export interface LoadedAddon<T> {
@@ -15,12 +17,28 @@ export interface LoadedAddon<T> {
 export function loadNativeAddon<T>(target: string): LoadedAddon<T> {
   // Turned off on purpose (also how tests run the fallbacks): nothing is missing.
   if (process.env.TRACEPIPE_GC_HOOK === '0') return {};
+  let loaded = opened.get(target);
+  if (!loaded) opened.set(target, (loaded = open(target)));
+  return loaded as LoadedAddon<T>;
+}
+
+/** This thread's addons, each opened once (an addon's init runs per open). */
+const opened = new Map<string, LoadedAddon<unknown>>();
+
+/**
+ * Through process.dlopen rather than require(): the file's path is known, and require()'s lookup
+ * (normalising, the package scope, realpath) for each addon is path work that, with the modules'
+ * own, made V8 optimise Node's path functions during a session's start (BENCHMARKS.md §38).
+ */
+function open(target: string): LoadedAddon<unknown> {
+  const file = fileURLToPath(new URL(`../../native/gc-hook/build/Release/${target}.node`, import.meta.url));
+  const module = { exports: {} };
   try {
-    return { addon: createRequire(import.meta.url)(`../../native/gc-hook/build/Release/${target}.node`) as T };
+    process.dlopen(module, file);
+    return { addon: module.exports };
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'MODULE_NOT_FOUND') return { missing: 'it was not built at install' };
+    if (!existsSync(file)) return { missing: 'it was not built at install' };
     // Typically built for another Node.js (NODE_MODULE_VERSION): `npm rebuild tracepipe` fixes it.
-    return { missing: `it does not load: ${err.message.split('\n')[0]}` };
+    return { missing: `it does not load: ${(e as Error).message.split('\n')[0]}` };
   }
 }
