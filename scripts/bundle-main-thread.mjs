@@ -1,21 +1,26 @@
 // Build step after tsc and the workers' bundles: what `import 'tracepipe'` loads becomes three
-// bundles, and each module of them a one-line file that re-exports its part. Node's ES module loader
-// costs ~1 ms a file on this machine (resolve, stat, read, compile, link), and the import read 48
-// files: ~2× faster as bundles (BENCHMARKS.md §30.2). A module keeps its path and its exports: tests, tools
-// and the modules loaded on first use import it by path and get the one instance in its bundle,
-// never a second copy with its own state (a second provider registry). Dynamic imports stay
-// dynamic: what loads on first use (src/machinery.ts) still loads on first use, file by file;
-// bundling the session machinery the same way saved 5 % of a session's start (§30.2, §30.3): not done.
+// bundles, what loads on first use a few more, and each module of them a one-line file that
+// re-exports its part. Node's ES module loader costs ~1 ms a file on this machine (resolve, stat,
+// read, compile, link), and the import read 48 files: ~2× faster as bundles (BENCHMARKS.md §30.2). A
+// module keeps its path and its exports: tests, tools and the modules loaded on first use import it
+// by path and get the one instance in its bundle, never a second copy with its own state (a second
+// provider registry). What loads on first use (src/machinery.ts, a provider's machinery) still loads
+// on first use: a bundle of its own is evaluated only when one of its modules is first imported.
 //
 // - dist/bundles/register-shared.js: what `tracepipe/register`'s diagnostics server and GC hook share
 //   with the public API (the thread's host, record layouts, errors, the GC tally): small modules,
 //   which register loads without the public API.
+// - dist/bundles/session-base.js: what register's diagnostics server and GC hook share with the
+//   session machinery (the session memory, the exit flush, the native addons' loader).
 // - dist/bundles/shared.js: what the public API shares with the tools that read traces and attach
 //   (the trace reader, the exporters, the diagnostics client, the convert worker): the schema's
 //   types and layouts, errors, levels. Those tools load it and no more, so reading a trace
 //   installs no host and defines no provider.
 // - dist/bundles/public-api.js: the rest of the import (providers, their definitions, the host, the
 //   API's front ends).
+// - dist/bundles/session-tools.js, session-machinery.js: the sessions (src/session-machinery.ts), and
+//   what they share with the tools that read and write traces (§38).
+// - dist/bundles/providers-shared.js, provider-*.js: each built-in provider's machinery (§38).
 import { build } from 'esbuild';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
@@ -37,9 +42,9 @@ const SHIM_MARK = '// tracepipe: this module is part of ';
  */
 const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
 /**
- * The session machinery (src/machinery.ts: what it loads first, then the sessions and their
- * providers' specs): loaded on first use, as one file. Its ~20 modules, one by one, cost a session's
- * first event ~10 ms of Node's module loader (BENCHMARKS.md §38).
+ * The session machinery (src/session-machinery.ts) and the startup session: loaded on first use, as
+ * one file. Their ~20 modules one by one, with Node's worker machinery, took 2.6× as long to load
+ * (BENCHMARKS.md §38), all of it before a session's first event.
  */
 const MACHINERY_ROOTS = ['session-machinery.js', 'ipc/startup-session.js'];
 /** The tools that read traces or attach, which load the shared bundle only. */

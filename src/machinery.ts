@@ -48,8 +48,10 @@ function joined(machinery: SessionMachinery): SessionMachinery {
   return machinery;
 }
 
-// Through the process rather than an import of node:module, which would load with `import 'tracepipe'`.
-const ownRequire = (): NodeJS.Require => process.getBuiltinModule('node:module').createRequire(import.meta.url);
+// Through the process rather than an import of node:module, which would load with `import 'tracepipe'`;
+// made once (making one is path work of its own).
+let required: NodeJS.Require | undefined;
+const ownRequire = (): NodeJS.Require => (required ??= process.getBuiltinModule('node:module').createRequire(import.meta.url));
 
 /**
  * One of tracepipe's own modules (`specifier`, relative to this file): at once where Node can require()

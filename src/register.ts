@@ -63,8 +63,8 @@ if (isMainThread()) {
   if (enable || recorder) {
     // The machinery defines the built-in providers first: sessions naming them then get their events.
     // If it cannot load, tracing steps aside and the application starts as it would untraced.
-    // At once where Node can (require() reads the bundle in this thread, ~7 ms sooner than import()'s
-    // round trips, BENCHMARKS.md §38).
+    // At once where Node can: require() reads the bundle in this thread, without import()'s round
+    // trips (per file, they made the machinery ~14 ms later, BENCHMARKS.md §31.3).
     const loaded = await Promise.resolve()
       .then(() => loadSessionMachineryNow() ?? loadSessionMachinery())
       .then(

@@ -101,6 +101,11 @@ export async function run() {
       'startup session (TRACEPIPE_ENABLE=1)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output } },
       // The same through the worker drain, the native drain's fallback (src/sinks/native-drain.ts).
       'startup session, worker drain (TRACEPIPE_NATIVE_DRAIN=0)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output, TRACEPIPE_NATIVE_DRAIN: '0' } },
+      // The watchdog's thread from the start, as before it waited a second (docs/PROVIDERS.md, "In the first second").
+      'startup session, watchdog thread at once (TRACEPIPE_WATCHDOG_AFTER_MS=0)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output, TRACEPIPE_WATCHDOG_AFTER_MS: '0' } },
+      // V8 optimising nothing: the modules' loading makes it optimise Node's path functions (node:path,
+      // file URLs) during the start, which pages in more of the node binary (§38).
+      'startup session, node --no-opt': { nodeArgs: ['--no-opt', '--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output } },
       // A provider that needs no watchdog thread: what the session's drain and machinery cost alone.
       'startup session of Runtime.Process alone': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output, TRACEPIPE_PROVIDERS: 'Runtime.Process' } },
       'flight recorder (TRACEPIPE_FLIGHT_RECORDER=16)': { nodeArgs: ['--import', 'tracepipe/register'], env: { TRACEPIPE_FLIGHT_RECORDER: '16', TRACEPIPE_FLIGHT_DIR: dir } },

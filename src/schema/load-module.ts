@@ -7,9 +7,12 @@ import { canRequireModules, requireBuiltin, trackImport } from './this-thread.js
  */
 export function loadModule(url: string): Promise<unknown> | undefined {
   if (!canRequireModules()) return trackImport(import(url));
-  // Not imports of node:module and node:url, which would load with `import 'tracepipe'`.
-  const { createRequire } = requireBuiltin('node:module') as typeof import('node:module');
+  // Not imports of node:module and node:url, which would load with `import 'tracepipe'`. One require()
+  // for every module (each is named by its whole path): making one is path work of its own.
   const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
-  createRequire(url)(fileURLToPath(url));
+  ownRequire ??= (requireBuiltin('node:module') as typeof import('node:module')).createRequire(import.meta.url);
+  ownRequire(fileURLToPath(url));
   return undefined;
 }
+
+let ownRequire: NodeJS.Require | undefined;

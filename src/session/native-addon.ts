@@ -27,8 +27,8 @@ const opened = new Map<string, LoadedAddon<unknown>>();
 
 /**
  * Through process.dlopen rather than require(): the file's path is known, and require()'s lookup
- * (normalising, the package scope, realpath) for each addon is path work that, with the modules'
- * own, made V8 optimise Node's path functions during a session's start (BENCHMARKS.md §38).
+ * (normalising, the package scope, realpath) is path work added to the modules' own, which during a
+ * session's start is enough for V8 to optimise Node's path functions (BENCHMARKS.md §38).
  */
 function open(target: string): LoadedAddon<unknown> {
   const file = fileURLToPath(new URL(`../../native/gc-hook/build/Release/${target}.node`, import.meta.url));
