@@ -36,7 +36,16 @@ export function loadSessionMachinery(): Promise<SessionMachinery> {
 export function loadSessionMachineryNow(): SessionMachinery | undefined {
   if (loaded) return loaded;
   if (loading || !canRequireModules()) return undefined;
-  const machinery = joined(ownRequire()('./session-machinery.js') as SessionMachinery);
+  let required: SessionMachinery;
+  try {
+    required = ownRequire()('./session-machinery.js') as SessionMachinery;
+  } catch {
+    // Node 20's require() refuses a module that an import() under way (the application's own, of
+    // tracepipe/export or the trace reader, which share modules with it) has reached but not yet
+    // evaluated: the caller loads it through import(), which says what any other failure was.
+    return undefined;
+  }
+  const machinery = joined(required);
   loading = Promise.resolve(machinery);
   return machinery;
 }

@@ -80,3 +80,51 @@ test('a session stopped inside a stretch blocked since it started holds the stal
   assert.deepEqual(stalls.map((e) => e.name), ['StallStart']);
   assert.ok(stalls[0].fields.blockedMs >= timedMs, `${stalls[0].fields.blockedMs} ms blocked, timed ${timedMs} ms`);
 });
+
+test('a stall across the thread\'s start a second in is reported once, and the loop\'s Delay holds it', { timeout: 120_000 }, async (t) => {
+  const file = join(await tempDir(t), 'handoff.tptrace');
+  const env = { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: file, TRACEPIPE_PROVIDERS: 'Runtime.EventLoop:*:5:IntervalSec=0.5' };
+  // One block begins before the handoff and ends after it; another, well inside the first second.
+  const code = `setTimeout(() => ${block(300)}, 200); setTimeout(() => ${block(600)}, 950); setTimeout(() => {}, 2500)`;
+  const r = await promisify(execFile)(process.execPath, [`--import=${REGISTER}`, '-e', code], { env, timeout: 60_000 });
+  const timed = [...r.stdout.matchAll(/^blocked (\S+)$/gm)].map((m) => Number(m[1]));
+  const events = [];
+  for await (const e of readTrace(file)) events.push(e);
+  const stalls = events.filter((e) => e.name.startsWith('Stall'));
+  assert.deepEqual(stalls.map((e) => e.name), ['StallStart', 'StallEnd', 'StallStart', 'StallEnd'], JSON.stringify(stalls.map((e) => [e.name, e.fields])));
+  stalls.filter((e) => e.name === 'StallStart').forEach((e, i) => assert.ok(e.fields.blockedMs >= timed[i], `stall ${i}: ${e.fields.blockedMs} ms blocked, the program timed ${timed[i]} ms`));
+  // The loop sampler is not left resting for a ring nobody sends: the first block is in Delay.
+  const maxDelay = Math.max(...events.filter((e) => e.name === 'Delay').map((e) => e.fields.maxMs));
+  assert.ok(maxDelay >= timed[0], `Delay's largest maxMs ${maxDelay} ms, blocks the program timed: ${timed.join(', ')} ms`);
+});
+
+test('a session that wants CPU samples during stalls, started inside the first second, keeps the stretch under way', { timeout: 120_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'first.tptrace');
+  const second = join(dir, 'second.tptrace');
+  const env = { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: file, TRACEPIPE_PROVIDERS: 'Runtime.EventLoop' };
+  const code = `
+    const tp = await import(${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)});
+    await new Promise((r) => setTimeout(r, 200));
+    const started = tp.startSession({ providers: 'Runtime.CpuSampler', output: ${JSON.stringify(second)} });
+    ${block(600)}
+    const s = await started;
+    await new Promise((r) => setTimeout(r, 300));
+    await s.stop();`;
+  const r = await promisify(execFile)(process.execPath, [`--import=${REGISTER}`, '--input-type=module', '-e', code], { env, timeout: 60_000 });
+  const timed = Number(/^blocked (\S+)$/m.exec(r.stdout)[1]);
+  const stalls = [];
+  for await (const e of readTrace(file)) if (e.name.startsWith('Stall')) stalls.push(e);
+  assert.deepEqual(stalls.map((e) => e.name), ['StallStart', 'StallEnd']);
+  assert.ok(stalls[0].fields.blockedMs >= timed, `${stalls[0].fields.blockedMs} ms blocked, the program timed ${timed} ms`);
+});
+
+test('a watchdog thread that cannot start is a warning, not the application\'s exception', { timeout: 60_000, skip: !process.allowedNodeEnvironmentFlags.has('--experimental-permission') && 'this Node has no permission model flag' }, async (t) => {
+  const file = join(await tempDir(t), 'refused.tptrace');
+  const env = { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: file };
+  delete env.TRACEPIPE_PROVIDERS;
+  // Node's permission model without --allow-worker: new Worker() throws.
+  const r = await promisify(execFile)(process.execPath, ['--experimental-permission', '--allow-fs-read=*', '--allow-fs-write=*', '--allow-addons', '--no-warnings', `--import=${REGISTER}`, '-e', "setTimeout(() => console.log('app done'), 1500)"], { env, timeout: 60_000 }).catch((e) => e);
+  assert.equal(r.code ?? 0, 0, r.stderr);
+  assert.match(r.stdout, /^app done$/m);
+});

@@ -2,7 +2,8 @@ import { type FieldSpec, type FieldType, type FieldValue } from './field-type.js
 import { type Level } from './level.js';
 import { computePayloadLayout, type PayloadLayout } from './payload-layout.js';
 import type { RecordTarget } from './record-abi.js';
-import { eventWriter } from './event-writer.js';
+import { closureWriter } from './closure-writer.js';
+import { eventWriter, type WriteFn } from './event-writer.js';
 
 export type ArgsOf<F> = F extends readonly FieldSpec[]
   ? { -readonly [K in keyof F]: F[K] extends readonly [string, infer T extends FieldType] ? FieldValue<T> : never }
@@ -92,9 +93,19 @@ export class EventType implements TraceEventType {
    */
   writers(): this {
     if (this.#made) return this;
+    const make = (withTimestamp: boolean, method: 'write' | 'writeAt'): WriteFn => {
+      const onInvalid = (k: number, v: unknown): void => this.warnInvalid(method, k, v);
+      try {
+        return eventWriter(this.layout, this.typeIndex, performance, withTimestamp, onInvalid);
+      } catch {
+        // Generated at the first write now, inside the application's call: code generation that
+        // fails there (a replaced Function, a policy set since) gets the closures that write the same bytes.
+        return closureWriter(this.layout, this.typeIndex, performance, withTimestamp, onInvalid);
+      }
+    };
+    this.write = make(false, 'write');
+    this.writeAt = make(true, 'writeAt');
     this.#made = true;
-    this.write = eventWriter(this.layout, this.typeIndex, performance, false, (k, v) => this.warnInvalid('write', k, v));
-    this.writeAt = eventWriter(this.layout, this.typeIndex, performance, true, (k, v) => this.warnInvalid('writeAt', k, v));
     for (const m of this.#writerMirrors) this.bindWriters(m);
     return this;
   }

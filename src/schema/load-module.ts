@@ -11,7 +11,13 @@ export function loadModule(url: string): Promise<unknown> | undefined {
   // for every module (each is named by its whole path): making one is path work of its own.
   const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
   ownRequire ??= (requireBuiltin('node:module') as typeof import('node:module')).createRequire(import.meta.url);
-  ownRequire(fileURLToPath(url));
+  try {
+    ownRequire(fileURLToPath(url));
+  } catch {
+    // Node 20's require() refuses a module that an import() of the application's under way has
+    // reached but not yet evaluated: import() then, which says what any other failure was.
+    return trackImport(import(url));
+  }
   return undefined;
 }
 

@@ -4,6 +4,7 @@ import { threadGcRing } from '../gc-hook.js';
 import { SERVICE_THREAD_KEY } from '../../session/service-thread.js';
 import { Heartbeat, monotonicMs, STALL_DUTIES, WatchdogDuty, type WatchdogCounters } from './heartbeat.js';
 import { elapsedMs } from '../../schema/milliseconds.js';
+import { errorMessage } from '../../schema/error-message.js';
 import { runtimeEventLoop } from '../definitions/event-loop.js';
 import { useLoopSampler, watchLoopSampler } from './loop-sampler.js';
 import { mainRestRoute, type RestRoute } from './rest-clock.js';
@@ -54,7 +55,7 @@ function threadAfterMs(): number {
 class StallWatchdog {
   readonly hb = new Heartbeat();
   /** Until the thread starts: when the watch began, the last turn seen, the timer, whether the stretch's StallStart is written. */
-  private early: { readonly sinceMs: number; readonly afterMs: number; lastTurnMs: number; timer: ReturnType<typeof setTimeout> | undefined; started: boolean } | undefined;
+  private early: { readonly sinceMs: number; afterMs: number; lastTurnMs: number; timer: ReturnType<typeof setTimeout> | undefined; started: boolean } | undefined;
 
   constructor(stallMs: number, duties: number) {
     this.configure(stallMs, duties);
@@ -71,18 +72,37 @@ class StallWatchdog {
   private watchEarly(): void {
     const early = this.early!;
     early.timer = setTimeout(() => {
-      this.reportStretch(true);
-      early.lastTurnMs = monotonicMs();
-      early.started = false;
-      if (early.lastTurnMs - early.sinceMs >= early.afterMs) this.startThread();
-      else this.watchEarly();
+      // Its exception would be the application's uncaught one: tracepipe's are warnings, as in onEnable.
+      try {
+        this.reportStretch(true);
+        early.lastTurnMs = monotonicMs();
+        early.started = false;
+        if (early.lastTurnMs - early.sinceMs >= early.afterMs) this.startThread();
+        else this.watchEarly();
+      } catch (e) {
+        process.emitWarning(`tracepipe: the event-loop watchdog failed: ${errorMessage(e)}; stalls are no longer watched`);
+      }
     }, beatIntervalMs(this.hb.stallMs));
     early.timer.unref();
   }
 
+  /**
+   * Whether its thread runs: until then the loop sampler is not its to wake (a resting sampler would
+   * wait for a ring nobody sends, and the thread, once up, would take its stale rest for a stall).
+   */
+  get threadRuns(): boolean {
+    return this.early === undefined;
+  }
+
   private startThread(): void {
-    if (this.early?.timer) clearTimeout(this.early.timer);
+    const early = this.early;
+    if (early?.timer) clearTimeout(early.timer);
     this.early = undefined;
+    if (early && watchdog === this) {
+      // The thread reads the loop from now on: its last beat is this turn.
+      this.hb.beat();
+      watchLoopSampler(this.hb);
+    }
     const data: WatchdogData = { [SERVICE_THREAD_KEY]: true, heartbeat: this.hb.sab, gcRing: threadGcRing()?.sab, restRoute: mainRestRoute() };
     const worker = makeServiceWorker(() => new (workerThreads().Worker)(new URL('../../workers/event-loop-watchdog.js', import.meta.url), { workerData: data, execArgv: [], stdout: false, stderr: false }));
     markServiceWorker(worker, 'tracepipe-watchdog');
@@ -115,7 +135,8 @@ class StallWatchdog {
     if (!(duties & WatchdogDuty.StallEvents)) this.reportStretch(false);
     this.hb.duties = duties;
     if (stallMs !== this.hb.stallMs) this.hb.stallMs = stallMs;
-    if (this.early && duties & WatchdogDuty.CpuSamplesDuringStalls) this.startThread();
+    // At the early timer's next turn (a beat at most): the stretch under way is reported there first.
+    if (this.early && duties & WatchdogDuty.CpuSamplesDuringStalls) this.early.afterMs = 0;
   }
 
   stop(): void {
@@ -149,7 +170,7 @@ export function setWatchdogDuty(duty: (typeof WatchdogDuty)[keyof typeof Watchdo
   } else if (watchdog) watchdog.configure(ms, bits);
   else watchdog = new StallWatchdog(ms, bits);
   useLoopSampler('stalls', bits & STALL_DUTIES ? beatIntervalMs(ms) : undefined);
-  watchLoopSampler(watchdog?.hb);
+  watchLoopSampler(watchdog?.threadRuns ? watchdog.hb : undefined);
 }
 
 /**
