@@ -119,12 +119,15 @@ test('a session that wants CPU samples during stalls, started inside the first s
   assert.ok(stalls[0].fields.blockedMs >= timed, `${stalls[0].fields.blockedMs} ms blocked, the program timed ${timed} ms`);
 });
 
-test('a watchdog thread that cannot start is a warning, not the application\'s exception', { timeout: 60_000, skip: !process.allowedNodeEnvironmentFlags.has('--experimental-permission') && 'this Node has no permission model flag' }, async (t) => {
+/** Node's permission model: --permission since Node 23.5, --experimental-permission before. */
+const PERMISSION = ['--permission', '--experimental-permission'].find((f) => process.allowedNodeEnvironmentFlags.has(f));
+
+test('a watchdog thread that cannot start is a warning, not the application\'s exception', { timeout: 60_000, skip: !PERMISSION && 'this Node has no permission model' }, async (t) => {
   const file = join(await tempDir(t), 'refused.tptrace');
   const env = { ...process.env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: file };
   delete env.TRACEPIPE_PROVIDERS;
   // Node's permission model without --allow-worker: new Worker() throws.
-  const r = await promisify(execFile)(process.execPath, ['--experimental-permission', '--allow-fs-read=*', '--allow-fs-write=*', '--allow-addons', '--no-warnings', `--import=${REGISTER}`, '-e', "setTimeout(() => console.log('app done'), 1500)"], { env, timeout: 60_000 }).catch((e) => e);
+  const r = await promisify(execFile)(process.execPath, [PERMISSION, '--allow-fs-read=*', '--allow-fs-write=*', '--allow-addons', '--no-warnings', `--import=${REGISTER}`, '-e', "setTimeout(() => console.log('app done'), 1500)"], { env, timeout: 60_000 }).catch((e) => e);
   assert.equal(r.code ?? 0, 0, r.stderr);
   assert.match(r.stdout, /^app done$/m);
 });
