@@ -68,7 +68,14 @@ const ownRequire = (): NodeJS.Require => (required ??= process.getBuiltinModule(
  * the import() of the same module.
  */
 function loadOwn<T>(specifier: string, load: () => Promise<T>): Promise<T> {
-  return canRequireModules() ? Promise.resolve(ownRequire()(specifier) as T) : trackImport(load());
+  if (canRequireModules()) {
+    try {
+      return Promise.resolve(ownRequire()(specifier) as T);
+    } catch {
+      // Refused as in loadSessionMachineryNow: import() then, which says what any other failure was.
+    }
+  }
+  return trackImport(load());
 }
 
 /** The machinery if it has loaded; until then this thread has no session (sessions start through it). */
