@@ -37,9 +37,10 @@ test('workers that import tracepipe/export and tracepipe at once while a session
     for (let i = 0; i < ${workers}; i++) {
       const w = new Worker(new URL('data:text/javascript,' + encodeURIComponent(body)), { stderr: true });
       const id = w.threadId;
+      const exited = once(w, 'exit');
       let stderr = ''; w.stderr.on('data', (d) => (stderr += d));
       const [m] = await once(w, 'message');
-      await once(w, 'exit');
+      await exited;
       console.log(m + (stderr ? ' stderr: ' + stderr.trim() : '') + ' thread ' + id);
     }
     await s.stop();`);
