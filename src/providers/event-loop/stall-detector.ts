@@ -106,8 +106,11 @@ export async function watchStalls(
       hb.sleep(seen, limit - since);
       continue;
     }
-    // Sessions may have changed since the loop last turned: hear of them before writing.
+    // Sessions may have changed since the loop last turned: hear of them before writing. A watchdog
+    // stopped meanwhile (its sessions ended; another may watch the loop now) writes nothing: it would
+    // write a stall from a heartbeat nobody beats any more into the sessions that came since.
     await yieldToLoop();
+    if (hb.stopped) break;
     hb.stallFromMs = last;
     on.stallStart(elapsedMs(last, now));
     hb.listening = true;
