@@ -13,7 +13,7 @@
  *
  * Nothing here imports the public entry: the entry and the diagnostics server both come here.
  */
-import { canRequireModules, trackImport } from './schema/this-thread.js';
+import { requireNow, trackImport } from './schema/this-thread.js';
 
 /** Sessions and what they need to run (src/session-machinery.ts); each built-in provider's machinery loads when a session first enables it. */
 export type SessionMachinery = typeof import('./session-machinery.js');
@@ -35,16 +35,9 @@ export function loadSessionMachinery(): Promise<SessionMachinery> {
  */
 export function loadSessionMachineryNow(): SessionMachinery | undefined {
   if (loaded) return loaded;
-  if (loading || !canRequireModules()) return undefined;
-  let required: SessionMachinery;
-  try {
-    required = ownRequire()('./session-machinery.js') as SessionMachinery;
-  } catch {
-    // Node 20's require() refuses a module that an import() under way (the application's own, of
-    // tracepipe/export or the trace reader, which share modules with it) has reached but not yet
-    // evaluated: the caller loads it through import(), which says what any other failure was.
-    return undefined;
-  }
+  if (loading) return undefined;
+  const required = requireNow(new URL('./session-machinery.js', import.meta.url)) as SessionMachinery | undefined;
+  if (!required) return undefined;
   const machinery = joined(required);
   loading = Promise.resolve(machinery);
   return machinery;
@@ -57,25 +50,13 @@ function joined(machinery: SessionMachinery): SessionMachinery {
   return machinery;
 }
 
-// Through the process rather than an import of node:module, which would load with `import 'tracepipe'`;
-// made once (making one is path work of its own).
-let required: NodeJS.Require | undefined;
-const ownRequire = (): NodeJS.Require => (required ??= process.getBuiltinModule('node:module').createRequire(import.meta.url));
-
 /**
  * One of tracepipe's own modules (`specifier`, relative to this file): at once where Node can require()
- * it, in this thread and without import()'s round trips (a few ms a module); elsewhere through `load`,
- * the import() of the same module.
+ * it (requireNow); elsewhere through `load`, the import() of the same module.
  */
 function loadOwn<T>(specifier: string, load: () => Promise<T>): Promise<T> {
-  if (canRequireModules()) {
-    try {
-      return Promise.resolve(ownRequire()(specifier) as T);
-    } catch {
-      // Refused as in loadSessionMachineryNow: import() then, which says what any other failure was.
-    }
-  }
-  return trackImport(load());
+  const required = requireNow(new URL(specifier, import.meta.url)) as T | undefined;
+  return required ? Promise.resolve(required) : trackImport(load());
 }
 
 /** The machinery if it has loaded; until then this thread has no session (sessions start through it). */

@@ -63,3 +63,24 @@ export function trackImport<T>(loading: Promise<T>): Promise<T> {
 export function canRequireModules(): boolean {
   return importsInFlight === 0 && (process.features as { require_module?: boolean }).require_module === true;
 }
+
+let moduleRequire: NodeJS.Require | undefined;
+
+/**
+ * The ES module at `url` (a file: URL of one of tracepipe's own), loaded now with require() where this
+ * thread may (canRequireModules): in this thread, without import()'s round trips. Undefined where it
+ * may not, or where Node 20's require() refuses a module that an import() under way (the
+ * application's own, of tracepipe/export or the trace reader, which share modules with it) has
+ * reached but not yet evaluated: the caller imports it then, which says what any other failure was.
+ */
+export function requireNow(url: string | URL): unknown {
+  if (!canRequireModules()) return undefined;
+  // One require() for every module (each is named by its whole path): making one is path work of its own.
+  moduleRequire ??= createRequire(import.meta.url);
+  const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
+  try {
+    return moduleRequire(fileURLToPath(url));
+  } catch {
+    return undefined;
+  }
+}
