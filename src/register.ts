@@ -21,7 +21,7 @@ import { loadDiagnosticsServer, loadFlightRecorder, loadGcHook, loadSessionMachi
 const SERVER_DELAY_MS = 100;
 
 /**
- * Whether the startup session will drain through a worker (warmed while the machinery loads): not
+ * Whether the startup session will drain through a worker (warmed once the machinery has loaded): not
  * where the native drain serves it (a file in Drop mode, without an OTLP export; see
  * src/sinks/native-drain.ts). A wrong guess costs only time: an unused warm worker is discarded.
  */
@@ -67,10 +67,7 @@ if (isMainThread()) {
     // trips (per file, they made the machinery ~14 ms later, BENCHMARKS.md §31.3).
     const loaded = await Promise.resolve()
       .then(() => loadSessionMachineryNow() ?? loadSessionMachinery())
-      .then(
-        (m) => m,
-        (e: unknown) => void warn('tracing not started', e),
-      );
+      .catch((e: unknown) => void warn('tracing not started', e));
     // A session that needs a drain worker gets one booting on its own thread while this one starts
     // the sessions before it (the flight recorder's, after a natively drained startup session).
     if (loaded && (recorder || (await startupDrainIsWorker()))) loaded.warmDrainThread();
