@@ -18,9 +18,15 @@
 //   installs no host and defines no provider.
 // - dist/bundles/public-api.js: the rest of the import (providers, their definitions, the host, the
 //   API's front ends).
-// - dist/bundles/session-tools.js, session-machinery.js: the sessions (src/session-machinery.ts), and
-//   what they share with the tools that read and write traces (§38).
-// - dist/bundles/providers-shared.js, provider-*.js: each built-in provider's machinery (§38).
+// - dist/bundles/session-tools.js: what the sessions share with the tools that read and write traces (§38).
+// - dist/session-machinery.js: the sessions (src/session-machinery.ts), with the default profile's
+//   providers' machinery (§39).
+// - dist/providers/**/*-provider.js: each other built-in provider's machinery, and
+//   dist/bundles/providers-shared.js what two or more of them share (§38).
+//
+// A bundle loaded on first use is written at its root's own path (a "home" bundle): what loads it
+// reads one file, not a one-line file and then the bundle (Node's loader costs ~1 ms a file, §39).
+// Its root's exports keep their names there; its other members are one-line files as elsewhere.
 import { build } from 'esbuild';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
@@ -42,11 +48,12 @@ const SHIM_MARK = '// tracepipe: this module is part of ';
  */
 const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
 /**
- * The session machinery (src/session-machinery.ts) and the startup session: loaded on first use, as
- * one file. Their ~20 modules one by one, with Node's worker machinery, took 2.6× as long to load
- * (BENCHMARKS.md §38), all of it before a session's first event.
+ * The session machinery (src/session-machinery.ts), with the startup session and the default
+ * profile's providers' machinery: loaded on first use, as one file. Their ~20 modules one by one,
+ * with Node's worker machinery, took 2.6× as long to load (BENCHMARKS.md §38), all of it before a
+ * session's first event.
  */
-const MACHINERY_ROOTS = ['session-machinery.js', 'ipc/startup-session.js'];
+const MACHINERY_ROOT = 'session-machinery.js';
 /** The tools that read traces or attach, which load the shared bundle only. */
 const TOOL_ROOTS = ['export.js', 'format/trace-reader.js', 'ipc/diagnostics-client.js', 'workers/convert-worker.js'];
 /**
@@ -91,11 +98,15 @@ async function staticGraph(roots) {
 }
 
 const registers = (await staticGraph(REGISTER_ROOTS)).files;
+/** The GC hook and what register loads for it alone: it opens the hook's addon as it runs, which a process with no session asked for never does. */
+const GC_HOOK = 'providers/gc-hook.js';
+const besideGcHook = (await staticGraph(REGISTER_ROOTS.filter((r) => r !== GC_HOOK))).files;
+const gcHookOwn = [...(await staticGraph([GC_HOOK])).files].filter((f) => !besideGcHook.has(f));
 const registersOwn = (await staticGraph(['register.js'])).files;
 const tools = (await staticGraph(TOOL_ROOTS)).files;
 const { files: imported, metafile: rootMeta } = await staticGraph([relative(DIST, ROOT)]);
 const members = [...imported].filter((f) => f !== ROOT && !RUNS_AFTER.has(f) && !registersOwn.has(f));
-const machineryGraph = (await staticGraph(MACHINERY_ROOTS)).files;
+const machineryGraph = (await staticGraph([MACHINERY_ROOT])).files;
 // What the trace's readers, writers and exporters import stays out of it: they define no provider and
 // install no host, which loading the machinery's bundle (and the public API's with it) would.
 const toolSide = (await staticGraph([...TOOL_ROOTS, ...(await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^(format|export)\//.test(f))])).files;
@@ -104,29 +115,34 @@ const machinery = [...machineryGraph].filter((f) => !imported.has(f) && !registe
 const machineryTools = [...machineryGraph].filter((f) => toolSide.has(f) && !imported.has(f) && !registers.has(f));
 const stages = [
   { bundle: `${BUNDLES}register-shared.js`, members: members.filter((f) => registers.has(f)) },
-  { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !toolSide.has(f)) },
+  { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !toolSide.has(f) && !gcHookOwn.includes(f)) },
+  { bundle: DIST + GC_HOOK, members: gcHookOwn.filter((f) => machineryGraph.has(f) && !imported.has(f)), roots: [DIST + GC_HOOK] },
   { bundle: `${BUNDLES}shared.js`, members: members.filter((f) => !registers.has(f) && tools.has(f)) },
   { bundle: `${BUNDLES}public-api.js`, members: members.filter((f) => !registers.has(f) && !tools.has(f)) },
+  // What the machinery shares with both the tools and register's server (the byte writer).
+  { bundle: `${BUNDLES}byte-writing.js`, members: [...machineryGraph].filter((f) => toolSide.has(f) && registers.has(f) && !imported.has(f) && !registersOwn.has(f)) },
   { bundle: `${BUNDLES}session-tools.js`, members: machineryTools },
-  { bundle: `${BUNDLES}session-machinery.js`, members: machinery, roots: MACHINERY_ROOTS.map((r) => DIST + r) },
+  { bundle: DIST + MACHINERY_ROOT, members: machinery, roots: [DIST + MACHINERY_ROOT] },
 ];
 
-// Each built-in provider's machinery (what a session that enables it loads: ProviderImpl.loadMachinery)
-// is a bundle with the modules only it imports, and the modules two or more of them import are one
-// more (they only define: the machinery's module alone attaches its provider's callbacks). As ~17
-// files, the default profile's resolved enough paths to make V8 optimise Node's path functions
-// during the start: ~10 ms of compiling and 3.4 MB more of the node binary paged in (BENCHMARKS.md §38).
-const providerRoots = (await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^providers\/(.+\/)?[^/]+-provider\.js$/.test(f));
+// Each other built-in provider's machinery (what a session that enables it loads:
+// ProviderImpl.loadMachinery) is a bundle with the modules only it imports, and the modules two or
+// more of them import are one more (they only define: the machinery's module alone attaches its
+// provider's callbacks). As ~17 files, the default profile's resolved enough paths to make V8
+// optimise Node's path functions during the start: ~10 ms of compiling and 3.4 MB more of the node
+// binary paged in (BENCHMARKS.md §38); as 9 (§39), still 4.7 MB.
 const placed = (f) => imported.has(f) || registers.has(f) || machineryGraph.has(f) || toolSide.has(f);
+const providerRoots = (await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^providers\/(.+\/)?[^/]+-provider\.js$/.test(f) && !placed(DIST + f));
 const graphs = new Map();
 for (const root of providerRoots) graphs.set(DIST + root, [...(await staticGraph([root])).files].filter((f) => !placed(f)));
 const users = new Map();
 for (const graph of graphs.values()) for (const f of graph) users.set(f, (users.get(f) ?? 0) + 1);
-stages.push({ bundle: `${BUNDLES}providers-shared.js`, members: [...users].filter(([f, n]) => n > 1 && !graphs.has(f)).map(([f]) => f) });
+const providersShared = [...users].filter(([f, n]) => n > 1 && !graphs.has(f)).map(([f]) => f);
+if (providersShared.length) stages.push({ bundle: `${BUNDLES}providers-shared.js`, members: providersShared });
 // A machinery that imports another's (Runtime.Counters the GC provider's) comes after it.
 const rootsIn = (root) => graphs.get(root).filter((f) => f !== root && graphs.has(f)).length;
 for (const root of [...graphs.keys()].sort((a, b) => rootsIn(a) - rootsIn(b))) {
-  stages.push({ bundle: `${BUNDLES}provider-${root.split('/').pop()}`, members: graphs.get(root).filter((f) => f === root || users.get(f) === 1), roots: [root] });
+  stages.push({ bundle: root, members: graphs.get(root).filter((f) => f === root || users.get(f) === 1), roots: [root] });
 }
 
 /** Each member's stage, and its exports under names unique across the bundles. */
@@ -178,12 +194,16 @@ for (const stage of stages) {
     .join('');
   for (const file of stage.members) {
     const { names } = parts.get(file);
-    if (names.length) entry += `export { ${names.map((n) => `${n.name} as ${n.inBundle}`).join(', ')} } from ${JSON.stringify(file)};\n`;
+    // A home bundle's root: its exports under their own names as well, for those who load the bundle as the root.
+    const own = file === stage.bundle ? names.map((n) => n.name) : [];
+    if (names.length) entry += `export { ${[...names.map((n) => `${n.name} as ${n.inBundle}`), ...own].join(', ')} } from ${JSON.stringify(file)};\n`;
   }
   await build({
     ...esm,
     stdin: { contents: entry, resolveDir: DIST, sourcefile: `${relative(DIST, stage.bundle)} (entry)`, loader: 'js' },
     outfile: stage.bundle,
+    // A home bundle replaces its root's file, which it reads.
+    allowOverwrite: true,
     bundle: true,
     target: 'node20',
     sourcemap: true,
@@ -207,6 +227,7 @@ for (const file of await distFiles()) {
 
 // Only now, with every file read as tsc wrote it: each member becomes its part of its bundle.
 for (const part of parts.values()) {
+  if (part.file === part.stage.bundle) continue;
   await writeFile(part.file, `${SHIM_MARK}${relative(DIST, part.stage.bundle)}\n${partOf(part, part.file)}`);
   await rm(`${part.file}.map`, { force: true });
 }

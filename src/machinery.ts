@@ -72,8 +72,7 @@ export function loadedSessionMachinery(): Promise<SessionMachinery> | undefined 
 export const loadDiagnosticsServer = (): Promise<typeof import('./ipc/diagnostics-server.js')> => trackImport(import('./ipc/diagnostics-server.js'));
 export const loadDiagnosticRequests = (): Promise<typeof import('./ipc/diagnostics-requests.js')> => trackImport(import('./ipc/diagnostics-requests.js'));
 export const loadDiagnosticsClient = (): Promise<typeof import('./ipc/diagnostics-client.js')> => trackImport(import('./ipc/diagnostics-client.js'));
-// Both start sessions: the machinery (the host, the built-in providers' callbacks) first.
-export const loadStartupSession = async (): Promise<typeof import('./ipc/startup-session.js')> => (await loadSessionMachinery(), loadOwn('./ipc/startup-session.js', () => import('./ipc/startup-session.js')));
+// It starts sessions: the machinery (the host, the built-in providers' callbacks) first.
 export const loadFlightRecorder = async (): Promise<typeof import('./api/flight-recorder.js')> => (await loadSessionMachinery(), loadOwn('./api/flight-recorder.js', () => import('./api/flight-recorder.js')));
 /** The GC hook, which `tracepipe/register` loads first when a session is asked for. */
 export const loadGcHook = (): Promise<typeof import('./providers/gc-hook.js')> => loadOwn('./providers/gc-hook.js', () => import('./providers/gc-hook.js'));

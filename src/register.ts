@@ -8,7 +8,7 @@
  * would earn the idle process a V8 memory-reducer collection) loads on a client's first request.
  */
 import { isMainThread, trackImport } from './schema/this-thread.js';
-import { loadDiagnosticsServer, loadFlightRecorder, loadGcHook, loadSessionMachinery, loadSessionMachineryNow, loadStartupSession } from './machinery.js';
+import { loadDiagnosticsServer, loadFlightRecorder, loadGcHook, loadSessionMachinery, loadSessionMachineryNow } from './machinery.js';
 
 /**
  * The diagnostics server starts once the process has run for SERVER_DELAY_MS, not during the import
@@ -19,19 +19,6 @@ import { loadDiagnosticsServer, loadFlightRecorder, loadGcHook, loadSessionMachi
  * loop never turns could not answer a client anyway.
  */
 const SERVER_DELAY_MS = 100;
-
-/**
- * Whether the startup session will drain through a worker (warmed once the machinery has loaded): not
- * where the native drain serves it (a file in Drop mode, without an OTLP export; see
- * src/sinks/native-drain.ts). A wrong guess costs only time: an unused warm worker is discarded.
- */
-async function startupDrainIsWorker(): Promise<boolean> {
-  const env = process.env;
-  if ((env.TRACEPIPE_BUFFERING_MODE || 'drop').toLowerCase() !== 'drop' || env.TRACEPIPE_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT) return true;
-  if (env.TRACEPIPE_NATIVE_DRAIN === '0') return true;
-  const { loadNativeAddon } = await trackImport(import('./session/native-addon.js'));
-  return loadNativeAddon('native_drain').addon === undefined;
-}
 
 async function startServer(warn: (what: string, e: unknown) => boolean): Promise<void> {
   const { startDiagnosticServer } = await loadDiagnosticsServer();
@@ -70,10 +57,9 @@ if (isMainThread()) {
       .catch((e: unknown) => void warn('tracing not started', e));
     // A session that needs a drain worker gets one booting on its own thread while this one starts
     // the sessions before it (the flight recorder's, after a natively drained startup session).
-    if (loaded && (recorder || (await startupDrainIsWorker()))) loaded.warmDrainThread();
+    if (loaded && (recorder || loaded.startupDrainIsWorker())) loaded.warmDrainThread();
     if (loaded) {
-      const { startStartupSession } = await loadStartupSession();
-      await startStartupSession().catch((e: unknown) => warn('startup session not started', e));
+      await loaded.startStartupSession().catch((e: unknown) => warn('startup session not started', e));
       if (recorder) {
         const { startFlightRecorderFromEnv } = await loadFlightRecorder();
         await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));

@@ -19,6 +19,7 @@ import { flushSessionsOnExit, startSession, type TraceSession, watchSessions } f
 import { checkOtlpOutput, type OtlpOutput } from '../session/otlp-output.js';
 import { findProfile } from '../session/trace-profiles.js';
 import { holdSignalFlush } from './exit-flush.js';
+import { loadNativeAddon } from '../session/native-addon.js';
 
 interface StartupConfig {
   readonly output: string | undefined;
@@ -96,6 +97,16 @@ function otlpConfig(env: NodeJS.ProcessEnv): OtlpOutput | undefined {
  * Starts the session `env` asks for. It does not keep the process alive, and its file is complete
  * however the process ends: normally, process.exit(), an uncaught exception, SIGINT, SIGTERM or SIGHUP.
  */
+/**
+ * Whether the startup session `env` asks for will drain through a worker (which register warms while
+ * the session starts): not where the native drain serves it (a file in Drop mode, without an OTLP
+ * export; see src/sinks/native-drain.ts). A wrong guess costs only time: an unused warm worker is discarded.
+ */
+export function startupDrainIsWorker(env: NodeJS.ProcessEnv = process.env): boolean {
+  if ((env.TRACEPIPE_BUFFERING_MODE || 'drop').toLowerCase() !== 'drop' || env.TRACEPIPE_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT) return true;
+  return env.TRACEPIPE_NATIVE_DRAIN === '0' || loadNativeAddon('native_drain').addon === undefined;
+}
+
 export async function startStartupSession(env: NodeJS.ProcessEnv = process.env): Promise<TraceSession | undefined> {
   const config = startupConfig(env, process.pid);
   if (!config) return undefined;

@@ -6,9 +6,10 @@ import { everyInterval, type Ticking } from './interval-ticker.js';
 import { ProviderSessions } from './provider-sessions.js';
 import { isServiceThread } from '../session/service-thread.js';
 import { runtimeGCHeap } from './definitions/gc-heap.js';
-const { getHeapSpaceStatistics, getHeapStatistics } = requireBuiltin('node:v8') as typeof import('node:v8');
 
 function sample(reason: string): void {
+  // node:v8 loads node:stream and ~25 more of Node's modules: only once a session samples.
+  const { getHeapSpaceStatistics, getHeapStatistics } = requireBuiltin('node:v8') as typeof import('node:v8');
   const h = getHeapStatistics();
   runtimeGCHeap.HeapStats.write(reason, h.used_heap_size, h.total_heap_size, h.heap_size_limit, h.external_memory, h.malloced_memory, h.number_of_native_contexts, h.number_of_detached_contexts);
   if (!runtimeGCHeap.HeapSpace.enabled) return;

@@ -3,7 +3,9 @@ import { type Level } from './level.js';
 import { computePayloadLayout, type PayloadLayout } from './payload-layout.js';
 import type { RecordTarget } from './record-abi.js';
 import { closureWriter } from './closure-writer.js';
-import { eventWriter, type WriteFn } from './event-writer.js';
+import { codeGenerationAllowed } from './code-generation.js';
+import { generateWriter, type WriteFn, type WriterHost } from './event-writer.js';
+import type { InvalidArgument } from './writer-arguments.js';
 
 export type ArgsOf<F> = F extends readonly FieldSpec[]
   ? { -readonly [K in keyof F]: F[K] extends readonly [string, infer T extends FieldType] ? FieldValue<T> : never }
@@ -53,6 +55,15 @@ function firstWriteAt(this: EventType, ...args: unknown[]): void {
   Reflect.apply(this.writers().writeAt, this, args);
 }
 
+/**
+ * Writes (write and writeAt together) an event type makes with its closure writers before it
+ * generates its own. Generating one costs ~0.3 ms of compilation and ~10 KB of code, which an event
+ * written a few times (a rundown, a session's lifecycle, a warning) never earns back, and which a
+ * short program paid in its first milliseconds (BENCHMARKS.md §39); an event written more often
+ * pays ~0.1 µs more for each of these first writes.
+ */
+export const WRITES_BEFORE_GENERATING = 256;
+
 export class EventType implements TraceEventType {
   enabled = false;
   /** Per-session targets on this thread that currently want this event. */
@@ -86,26 +97,54 @@ export class EventType implements TraceEventType {
   }
 
   /**
-   * Makes the generated writers on the first write: a process defines far more event types (every
-   * built-in provider's) than it ever writes, and generating them all would be most of what
-   * `import 'tracepipe'` costs; a session enables more than it writes, too (a provider's warnings,
-   * its stall events), and generating those at the start put ~0.4 ms each before its first event.
+   * Makes the writers on the first write, not for every type defined: a process defines far more
+   * event types (every built-in provider's) than it ever writes, and a session enables more than it
+   * writes (a provider's warnings, its stall events). The first WRITES_BEFORE_GENERATING writes go
+   * through the closure writers; the generated ones replace them after that.
    */
   writers(): this {
     if (this.#made) return this;
-    const make = (withTimestamp: boolean, method: 'write' | 'writeAt'): WriteFn => {
-      const onInvalid = (k: number, v: unknown): void => this.warnInvalid(method, k, v);
-      try {
-        return eventWriter(this.layout, this.typeIndex, performance, withTimestamp, onInvalid);
-      } catch {
-        // Generated at the first write now, inside the application's call: code generation that
-        // fails there (a replaced Function, a policy set since) gets the closures that write the same bytes.
-        return closureWriter(this.layout, this.typeIndex, performance, withTimestamp, onInvalid);
-      }
-    };
-    this.write = make(false, 'write');
-    this.writeAt = make(true, 'writeAt');
     this.#made = true;
+    const write = this.closure(false, 'write');
+    const writeAt = this.closure(true, 'writeAt');
+    if (!codeGenerationAllowed) return this.install(write, writeAt);
+    let left = WRITES_BEFORE_GENERATING;
+    const type = this;
+    const countDown = (): void => {
+      if (--left === 0) type.install(type.generated(false, 'write') ?? write, type.generated(true, 'writeAt') ?? writeAt);
+    };
+    return this.install(
+      function (this: WriterHost) {
+        countDown();
+        Reflect.apply(write, this, arguments);
+      },
+      function (this: WriterHost) {
+        countDown();
+        Reflect.apply(writeAt, this, arguments);
+      },
+    );
+  }
+
+  private onInvalid(method: 'write' | 'writeAt'): InvalidArgument {
+    return (k, v) => this.warnInvalid(method, k, v);
+  }
+
+  private closure(withTimestamp: boolean, method: 'write' | 'writeAt'): WriteFn {
+    return closureWriter(this.layout, this.typeIndex, performance, withTimestamp, this.onInvalid(method));
+  }
+
+  /** Undefined when code generation fails now, inside the application's call (a replaced Function, a policy set since). */
+  private generated(withTimestamp: boolean, method: 'write' | 'writeAt'): WriteFn | undefined {
+    try {
+      return generateWriter(this.layout, this.typeIndex, performance, withTimestamp, this.onInvalid(method));
+    } catch {
+      return undefined;
+    }
+  }
+
+  private install(write: WriteFn, writeAt: WriteFn): this {
+    this.write = write;
+    this.writeAt = writeAt;
     for (const m of this.#writerMirrors) this.bindWriters(m);
     return this;
   }

@@ -1,5 +1,3 @@
-import { codeGenerationAllowed } from './code-generation.js';
-import { closureWriter } from './closure-writer.js';
 import type { PayloadLayout } from './payload-layout.js';
 import { RECORD_HEADER_SIZE, type RecordTarget, type RecordType, STRONG_ORDER, utf8Write } from './record-abi.js';
 import { LONG_STRING, utf8Length, writeUtf8 } from './utf8.js';
@@ -17,14 +15,6 @@ const TWO32 = 4294967296;
 /** The clock every event is stamped with; called as a method so the JIT can inline it. */
 export interface Clock {
   now(): number;
-}
-
-/**
- * The positional `write(...)` of one event type: generated where the process allows code generation,
- * else its closure form (closure-writer.ts), which writes the same bytes.
- */
-export function eventWriter(layout: PayloadLayout, typeIndex: number, clock: Clock, withTimestamp: boolean, onInvalid: InvalidArgument): WriteFn {
-  return (codeGenerationAllowed ? generateWriter : closureWriter)(layout, typeIndex, clock, withTimestamp, onInvalid);
 }
 
 /**

@@ -141,6 +141,8 @@ export class ProviderImpl implements ProviderBase {
   #machinery: (() => string) | undefined;
   /** That module's load where it is asynchronous (Node without require() of ES modules), once begun. */
   #machineryLoading: Promise<void> | undefined;
+  /** Callbacks its module gave before any session enabled it (the module ran with the session machinery): attached by loadMachinery. */
+  #heldCallbacks: ProviderCallbacks | undefined;
 
   constructor(
     readonly name: string,
@@ -224,6 +226,12 @@ export class ProviderImpl implements ProviderBase {
     const url = this.#machinery;
     if (url === undefined) return this.#machineryLoading;
     this.#machinery = undefined;
+    const held = this.#heldCallbacks;
+    if (held) {
+      this.#heldCallbacks = undefined;
+      attachCallbacks(this, held);
+      return undefined;
+    }
     const failed = (e: unknown): void => void process.emitWarning(`tracepipe: provider '${this.name}' is not recorded: its machinery did not load: ${errorMessage(e)}`);
     try {
       const loading = loadModule(url());
@@ -232,6 +240,18 @@ export class ProviderImpl implements ProviderBase {
       failed(e);
     }
     return this.#machineryLoading;
+  }
+
+  /**
+   * Keeps `callbacks` for loadMachinery if no session has enabled this provider yet, and says whether
+   * it did: the default profile's providers' modules run as the session machinery loads, as part of
+   * its bundle (scripts/bundle-main-thread.mjs), and a session that enables none of them must run
+   * none of their callbacks.
+   */
+  holdCallbacks(callbacks: ProviderCallbacks): boolean {
+    if (this.#machinery === undefined) return false;
+    this.#heldCallbacks = callbacks;
+    return true;
   }
 
   /** Sessions that currently list this provider; maintained by the session layer. */
@@ -306,6 +326,7 @@ export interface ProviderCallbacks {
  */
 export function attachCallbacks(p: ProviderBase, callbacks: ProviderCallbacks): void {
   if (!(p instanceof ProviderImpl && providerRegistry.get(p.name) === p)) return;
+  if (p.holdCallbacks(callbacks)) return;
   Object.assign(p, callbacks);
   providerRegistry.callbacksAttached(p);
 }
