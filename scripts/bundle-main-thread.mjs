@@ -12,13 +12,16 @@
 //   which register loads without the public API.
 // - dist/bundles/session-base.js: what register's diagnostics server and GC hook share with the
 //   session machinery (the session memory, the exit flush, the native addons' loader).
+// - dist/providers/gc-hook.js: the GC hook and its ring, which register loads first when a session
+//   is asked for.
 // - dist/bundles/shared.js: what the public API shares with the tools that read traces and attach
 //   (the trace reader, the exporters, the diagnostics client, the convert worker): the schema's
 //   types and layouts, errors, levels. Those tools load it and no more, so reading a trace
 //   installs no host and defines no provider.
 // - dist/bundles/public-api.js: the rest of the import (providers, their definitions, the host, the
 //   API's front ends).
-// - dist/bundles/session-tools.js: what the sessions share with the tools that read and write traces (§38).
+// - dist/bundles/session-tools.js: what the sessions share with the tools that read and write traces
+//   (§38); dist/bundles/byte-writing.js: what they share with those and register's server as well.
 // - dist/session-machinery.js: the sessions (src/session-machinery.ts), with the default profile's
 //   providers' machinery (§39).
 // - dist/providers/**/*-provider.js: each other built-in provider's machinery, and

@@ -230,6 +230,34 @@ for (const requireModule of [true, false]) {
   });
 }
 
+// The default profile's machinery loaded with the first session, which enabled only Runtime.GC: a
+// later session that enables Runtime.Process and Runtime.EventLoop gets their callbacks then, once
+// each, and their events.
+test('a provider of the default profile that the first session left out runs its machinery when a later session enables it', { timeout: 90_000 }, async () => {
+  const code = `
+    const t = await import('tracepipe');
+    const names = (p) => [t.runtimeGC, t.runtimeEventLoop, t.runtimeGCHeap, t.runtimeProcess].filter((x) => x.onEnable).map((x) => x.name).join();
+    const first = await t.startSession({ providers: 'Runtime.GC', output: { onEvent: () => {} } });
+    const afterFirst = names();
+    await first.stop();
+    const events = [];
+    const second = await t.startSession({ providers: 'Runtime.Process,Runtime.EventLoop:*:Verbose', output: { onEvent: (e) => events.push(e.provider + '/' + e.name) } });
+    const afterSecond = names();
+    await new Promise((r) => setTimeout(r, 50));
+    await second.stop();
+    process.stdout.write(JSON.stringify({ afterFirst, afterSecond, events: [...new Set(events)] }));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: ROOT,
+    env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_'))),
+    timeout: 60_000,
+  });
+  const { afterFirst, afterSecond, events } = JSON.parse(stdout);
+  assert.equal(afterFirst, 'Runtime.GC');
+  assert.equal(afterSecond, 'Runtime.GC,Runtime.EventLoop,Runtime.Process');
+  assert.ok(events.includes('Runtime.Process/Process'), events.join(' '));
+  assert.ok(events.some((e) => e.startsWith('Runtime.EventLoop/')), events.join(' '));
+});
+
 // The diagnostics server starts 100 ms after tracepipe/register loaded: a process that ends before
 // then (a CLI, a build step, `node -e 0`) never loads it, and the application's start does not wait for it.
 test('--import tracepipe/register with no session asked for loads the diagnostics server only, once the process has run a while', { timeout: 90_000 }, async () => {

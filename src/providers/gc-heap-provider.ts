@@ -1,5 +1,5 @@
 import { requireBuiltin } from '../schema/this-thread.js';
-import { attachCallbacks,  } from '../schema/provider.js';
+import { attachCallbacks } from '../schema/provider.js';
 import { onMarkCompact } from './gc-hook.js';
 import { onGcPause } from './gc-pause-source.js';
 import { everyInterval, type Ticking } from './interval-ticker.js';
@@ -8,7 +8,7 @@ import { isServiceThread } from '../session/service-thread.js';
 import { runtimeGCHeap } from './definitions/gc-heap.js';
 
 function sample(reason: string): void {
-  // node:v8 loads node:stream and ~25 more of Node's modules: only once a session samples.
+  // Loaded here, not as the session machinery loads: node:v8 loads node:stream and ~25 more of Node's modules.
   const { getHeapSpaceStatistics, getHeapStatistics } = requireBuiltin('node:v8') as typeof import('node:v8');
   const h = getHeapStatistics();
   runtimeGCHeap.HeapStats.write(reason, h.used_heap_size, h.total_heap_size, h.heap_size_limit, h.external_memory, h.malloced_memory, h.number_of_native_contexts, h.number_of_detached_contexts);

@@ -9,6 +9,7 @@ import { SpanType, type SpanSpec, type TraceSpanType } from './span-type.js';
 import { COUNTER_SUFFIX, DEFAULT_COUNTER_UNIT, hasReservedSuffix, SPAN_BEGIN_FIELDS, SPAN_BEGIN_SUFFIX, SPAN_END_FIELDS, SPAN_END_SUFFIX } from './type-role.js';
 import { errorMessage } from './error-message.js';
 import { loadModule } from './load-module.js';
+import { inServiceThread } from './this-thread.js';
 
 export interface EventSpec<KW extends string = string> {
   readonly id: number;
@@ -246,10 +247,11 @@ export class ProviderImpl implements ProviderBase {
    * Keeps `callbacks` for loadMachinery if no session has enabled this provider yet, and says whether
    * it did: the default profile's providers' modules run as the session machinery loads, as part of
    * its bundle (scripts/bundle-main-thread.mjs), and a session that enables none of them must run
-   * none of their callbacks.
+   * none of their callbacks. Not in tracepipe's helper threads, which never load machinery: the
+   * modules their bundles hold give them their providers' callbacks as they run.
    */
   holdCallbacks(callbacks: ProviderCallbacks): boolean {
-    if (this.#machinery === undefined) return false;
+    if (this.#machinery === undefined || inServiceThread()) return false;
     this.#heldCallbacks = callbacks;
     return true;
   }

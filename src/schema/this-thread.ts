@@ -41,6 +41,20 @@ export function threadId(): number {
   return isMainThread() ? 0 : workerThreads().threadId;
 }
 
+/** workerData key marking tracepipe's own helper threads (the stall watchdog, a drain). */
+export const SERVICE_THREAD_KEY = 'tracepipe:service-thread';
+
+let service: boolean | undefined;
+
+/** Whether this is one of tracepipe's own helper threads (session/service-thread.ts). */
+export function inServiceThread(): boolean {
+  if (service === undefined) {
+    const data: unknown = isMainThread() ? undefined : workerThreads().workerData;
+    service = typeof data === 'object' && data !== null && (data as Record<string, unknown>)[SERVICE_THREAD_KEY] === true;
+  }
+  return service;
+}
+
 let importsInFlight = 0;
 
 /**
