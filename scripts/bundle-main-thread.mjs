@@ -21,7 +21,7 @@
 // - dist/bundles/public-api.js: the rest of the import (providers, their definitions, the host, the
 //   API's front ends).
 // - dist/bundles/session-tools.js: what the sessions share with the tools that read and write traces
-//   (§38); dist/bundles/byte-writing.js: what they share with those and register's server as well.
+//   and, the byte writer, with register's server too (§38).
 // - dist/session-machinery.js: the sessions (src/session-machinery.ts), with the default profile's
 //   providers' machinery (§39).
 // - dist/providers/**/*-provider.js: each other built-in provider's machinery, and
@@ -114,16 +114,15 @@ const machineryGraph = (await staticGraph([MACHINERY_ROOT])).files;
 // install no host, which loading the machinery's bundle (and the public API's with it) would.
 const toolSide = (await staticGraph([...TOOL_ROOTS, ...(await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^(format|export)\//.test(f))])).files;
 const machinery = [...machineryGraph].filter((f) => !imported.has(f) && !registers.has(f) && !toolSide.has(f));
-// What the machinery shares with those tools (byte writing, private files): one bundle of its own.
-const machineryTools = [...machineryGraph].filter((f) => toolSide.has(f) && !imported.has(f) && !registers.has(f));
+// What the machinery shares with those tools (byte writing, private files), and with register's
+// server as well (the byte writer): one bundle of its own.
+const machineryTools = [...machineryGraph].filter((f) => toolSide.has(f) && !imported.has(f) && !registersOwn.has(f));
 const stages = [
   { bundle: `${BUNDLES}register-shared.js`, members: members.filter((f) => registers.has(f)) },
   { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !toolSide.has(f) && !gcHookOwn.includes(f)) },
   { bundle: DIST + GC_HOOK, members: gcHookOwn.filter((f) => machineryGraph.has(f) && !imported.has(f)), roots: [DIST + GC_HOOK] },
   { bundle: `${BUNDLES}shared.js`, members: members.filter((f) => !registers.has(f) && tools.has(f)) },
   { bundle: `${BUNDLES}public-api.js`, members: members.filter((f) => !registers.has(f) && !tools.has(f)) },
-  // What the machinery shares with both the tools and register's server (the byte writer).
-  { bundle: `${BUNDLES}byte-writing.js`, members: [...machineryGraph].filter((f) => toolSide.has(f) && registers.has(f) && !imported.has(f) && !registersOwn.has(f)) },
   { bundle: `${BUNDLES}session-tools.js`, members: machineryTools },
   { bundle: DIST + MACHINERY_ROOT, members: machinery, roots: [DIST + MACHINERY_ROOT] },
 ];
