@@ -22,8 +22,8 @@
 //   API's front ends).
 // - dist/bundles/session-tools.js: what the sessions share with the tools that read and write traces
 //   and, the byte writer, with register's server too (§38).
-// - dist/session-machinery.js: the sessions (src/session-machinery.ts), with the default profile's
-//   providers' machinery (§39).
+// - dist/session-machinery.js: the sessions (src/session-machinery.ts) and the startup session.
+// - dist/providers/default-profile.js: the default profile's four providers' machinery (§39).
 // - dist/providers/**/*-provider.js: each other built-in provider's machinery, and
 //   dist/bundles/providers-shared.js what two or more of them share (§38).
 //
@@ -114,34 +114,40 @@ const machineryGraph = (await staticGraph([MACHINERY_ROOT])).files;
 // install no host, which loading the machinery's bundle (and the public API's with it) would.
 const toolSide = (await staticGraph([...TOOL_ROOTS, ...(await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^(format|export)\//.test(f))])).files;
 const machinery = [...machineryGraph].filter((f) => !imported.has(f) && !registers.has(f) && !toolSide.has(f));
-// What the machinery shares with those tools (byte writing, private files), and with register's
-// server as well (the byte writer): one bundle of its own.
-const machineryTools = [...machineryGraph].filter((f) => toolSide.has(f) && !imported.has(f) && !registersOwn.has(f));
+// What the machinery and the default profile's providers share with those tools (byte writing,
+// private files, milliseconds), and with register's server as well (the byte writer): one bundle.
+const DEFAULT_PROFILE = `${DIST}providers/default-profile.js`;
+const defaultProfileGraph = (await staticGraph([relative(DIST, DEFAULT_PROFILE)])).files;
+const machineryTools = [...new Set([...machineryGraph, ...defaultProfileGraph])].filter((f) => toolSide.has(f) && !imported.has(f) && !registersOwn.has(f));
 const stages = [
   { bundle: `${BUNDLES}register-shared.js`, members: members.filter((f) => registers.has(f)) },
   { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !toolSide.has(f) && !gcHookOwn.includes(f)) },
-  { bundle: DIST + GC_HOOK, members: gcHookOwn.filter((f) => machineryGraph.has(f) && !imported.has(f)), roots: [DIST + GC_HOOK] },
+  { bundle: DIST + GC_HOOK, members: gcHookOwn.filter((f) => !imported.has(f)), roots: [DIST + GC_HOOK] },
   { bundle: `${BUNDLES}shared.js`, members: members.filter((f) => !registers.has(f) && tools.has(f)) },
   { bundle: `${BUNDLES}public-api.js`, members: members.filter((f) => !registers.has(f) && !tools.has(f)) },
   { bundle: `${BUNDLES}session-tools.js`, members: machineryTools },
   { bundle: DIST + MACHINERY_ROOT, members: machinery, roots: [DIST + MACHINERY_ROOT] },
 ];
 
-// Each other built-in provider's machinery (what a session that enables it loads:
+// Each built-in provider's machinery (what a session that enables it loads:
 // ProviderImpl.loadMachinery) is a bundle with the modules only it imports, and the modules two or
 // more of them import are one more (they only define: the machinery's module alone attaches its
-// provider's callbacks). As ~17 files, the default profile's resolved enough paths to make V8
-// optimise Node's path functions during the start: ~10 ms of compiling and 3.4 MB more of the node
-// binary paged in (BENCHMARKS.md §38); as 9 (§39), still 4.7 MB.
+// provider's callbacks). The default profile's four are one (src/providers/default-profile.ts),
+// with every module it imports, which the others' import from it. As ~17 files, the default
+// profile's resolved enough paths to make V8 optimise Node's path functions during the start: ~10
+// ms of compiling and 3.4 MB more of the node binary paged in (BENCHMARKS.md §38); as one, none (§39).
 const placed = (f) => imported.has(f) || registers.has(f) || machineryGraph.has(f) || toolSide.has(f);
-const providerRoots = (await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^providers\/(.+\/)?[^/]+-provider\.js$/.test(f) && !placed(DIST + f));
+const defaultGraph = [...defaultProfileGraph].filter((f) => !placed(f));
+const taken = (f) => placed(f) || defaultGraph.includes(f);
+const providerRoots = (await distFiles()).map((f) => relative(DIST, f)).filter((f) => /^providers\/(.+\/)?[^/]+-provider\.js$/.test(f) && !taken(DIST + f));
 const graphs = new Map();
-for (const root of providerRoots) graphs.set(DIST + root, [...(await staticGraph([root])).files].filter((f) => !placed(f)));
+for (const root of providerRoots) graphs.set(DIST + root, [...(await staticGraph([root])).files].filter((f) => !taken(f)));
 const users = new Map();
 for (const graph of graphs.values()) for (const f of graph) users.set(f, (users.get(f) ?? 0) + 1);
 const providersShared = [...users].filter(([f, n]) => n > 1 && !graphs.has(f)).map(([f]) => f);
+stages.push({ bundle: DEFAULT_PROFILE, members: defaultGraph, roots: [DEFAULT_PROFILE] });
 if (providersShared.length) stages.push({ bundle: `${BUNDLES}providers-shared.js`, members: providersShared });
-// A machinery that imports another's (Runtime.Counters the GC provider's) comes after it.
+// A machinery that imports another's comes after it.
 const rootsIn = (root) => graphs.get(root).filter((f) => f !== root && graphs.has(f)).length;
 for (const root of [...graphs.keys()].sort((a, b) => rootsIn(a) - rootsIn(b))) {
   stages.push({ bundle: root, members: graphs.get(root).filter((f) => f === root || users.get(f) === 1), roots: [root] });

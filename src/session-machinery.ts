@@ -6,7 +6,7 @@
  * which the API's spans of any provider end when their promise settles (a span writes only while a
  * session runs); the list of live workers Runtime.Process's rundown names, kept from here on; then
  * the sessions, and the native drain offered to them (the sinks layer's: it opens the session's
- * file, which the session layer cannot); the default profile's providers' machinery; the startup session.
+ * file, which the session layer cannot); the startup session.
  */
 import './api/tracepipe-host.js';
 import './providers/runtime-providers.js';
@@ -15,14 +15,6 @@ import './providers/live-workers.js';
 import { offerNativeDrain } from './session/drain-thread.js';
 export { discardWarmDrainThread, warmDrainThread } from './session/drain-thread.js';
 import { startNativeDrain } from './sinks/native-drain.js';
-// The default profile's providers' machinery: nearly every session enables one of them, and as a
-// bundle each with the modules they share, they were 9 more files for Node's loader to resolve, read
-// and link before a startup session's first event (BENCHMARKS.md §39). Their callbacks wait until a
-// session enables their provider (ProviderImpl.holdCallbacks); the other built-in providers' load then.
-import './providers/gc-provider.js';
-import './providers/gc-heap-provider.js';
-import './providers/event-loop/event-loop-provider.js';
-import './providers/process-provider.js';
 export { startStartupSession, startupDrainIsWorker } from './ipc/startup-session.js';
 
 export { joinRunningSessions } from './session/control-channel.js';

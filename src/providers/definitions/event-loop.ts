@@ -31,4 +31,4 @@ export const runtimeEventLoop = defineBuiltinProvider('Runtime.EventLoop', {
       doc: 'The stalled loop turned again; durationMs is from the last moment it was known free (a beat, or its wake) to the turn that ended the stall.',
     },
   },
-}, () => new URL('../event-loop/event-loop-provider.js', import.meta.url).href);
+}, () => new URL('../default-profile.js', import.meta.url).href);

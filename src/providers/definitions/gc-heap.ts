@@ -33,4 +33,4 @@ export const runtimeGCHeap = defineBuiltinProvider('Runtime.GCHeap', {
       doc: 'v8.getHeapSpaceStatistics(), one event per space.',
     },
   },
-}, () => new URL('../gc-heap-provider.js', import.meta.url).href);
+}, () => new URL('../default-profile.js', import.meta.url).href);

@@ -30,4 +30,4 @@ export const runtimeGC = defineBuiltinProvider('Runtime.GC', {
       doc: "With the GC hook, written as a session stops or `thread` ends: every pause of `thread` that ended before this moment has been handed to the trace, as a GCPause (which a full buffer may still drop, counted with the session's drops) or counted in GCPausesLost. A pause after it, such as one the stop itself causes, is not.",
     },
   },
-}, () => new URL('../gc-provider.js', import.meta.url).href);
+}, () => new URL('../default-profile.js', import.meta.url).href);

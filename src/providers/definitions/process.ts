@@ -54,4 +54,4 @@ export const runtimeProcess = defineBuiltinProvider('Runtime.Process', {
       doc: 'process.resourceUsage() and process.memoryUsage().',
     },
   },
-}, () => new URL('../process-provider.js', import.meta.url).href);
+}, () => new URL('../default-profile.js', import.meta.url).href);
