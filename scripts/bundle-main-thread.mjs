@@ -7,6 +7,8 @@
 // provider registry). What loads on first use (src/machinery.ts, a provider's machinery) still loads
 // on first use: a bundle of its own is evaluated only when one of its modules is first imported.
 //
+// - dist/bundles/register-own.js: what `tracepipe/register` imports itself (which thread this is, the
+//   seam to what loads on first use), which the public import and the tools import as well.
 // - dist/bundles/register-shared.js: what `tracepipe/register`'s diagnostics server and GC hook share
 //   with the public API (the thread's host, record layouts, errors, the GC tally): small modules,
 //   which register loads without the public API.
@@ -120,6 +122,8 @@ const DEFAULT_PROFILE = `${DIST}providers/default-profile.js`;
 const defaultProfileGraph = (await staticGraph([relative(DIST, DEFAULT_PROFILE)])).files;
 const machineryTools = [...new Set([...machineryGraph, ...defaultProfileGraph])].filter((f) => toolSide.has(f) && !imported.has(f) && !registersOwn.has(f));
 const stages = [
+  // What register imports (this thread, the first-use seam): two files it and the public import read first.
+  { bundle: `${BUNDLES}register-own.js`, members: [...registersOwn].filter((f) => f !== `${DIST}register.js`) },
   { bundle: `${BUNDLES}register-shared.js`, members: members.filter((f) => registers.has(f)) },
   { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !toolSide.has(f) && !gcHookOwn.includes(f)) },
   { bundle: DIST + GC_HOOK, members: gcHookOwn.filter((f) => !imported.has(f)), roots: [DIST + GC_HOOK] },
