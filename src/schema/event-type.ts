@@ -57,10 +57,9 @@ function firstWriteAt(this: EventType, ...args: unknown[]): void {
 
 /**
  * Writes (write and writeAt together) an event type makes with its closure writers before it
- * generates its own. Generating one costs ~0.3 ms of compilation and ~10 KB of code, which an event
+ * generates its own. Generating the two takes 0.2–0.7 ms (BENCHMARKS.md §39), which an event type
  * written a few times (a rundown, a session's lifecycle, a warning) never earns back, and which a
- * short program paid in its first milliseconds (BENCHMARKS.md §39); an event written more often
- * pays ~0.1 µs more for each of these first writes.
+ * short program paid in its first milliseconds.
  */
 export const WRITES_BEFORE_GENERATING = 256;
 
