@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { eventRole, readTrace, startSession } from '../dist/index.js';
 import { tempDir } from './helpers/temp-dir.mjs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 
 // These watch the watchdog's thread: from each session's start, not a second in (test/watchdog-first-second.test.mjs).
 process.env.TRACEPIPE_WATCHDOG_AFTER_MS = '0';
@@ -68,6 +70,24 @@ test('Runtime.GCHeap: heap and per-space statistics at start, on the interval an
   assert.ok(stats.every((e) => e.fields.usedBytes > 0n && e.fields.usedBytes <= e.fields.totalBytes && e.fields.limitBytes > 0n));
   const spaces = new Set(events.filter((e) => e.name === 'HeapSpace').map((e) => e.fields.space));
   assert.ok(spaces.has('old_space') && spaces.has('new_space'), [...spaces].join());
+});
+
+// Mocking libraries (sinon's fake timers) replace the global \`performance\` with a stand-in whose
+// eventLoopUtilization is missing: the loop sampler and Runtime.EventLoop's intervals keep Node's own.
+test('an application that swaps globalThis.performance for a stand-in while a startup session samples its loop runs on and exits 0', { timeout: 30_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const app = `
+    const real = globalThis.performance;
+    setTimeout(() => {
+      globalThis.performance = { now: () => real.now(), timeOrigin: real.timeOrigin };
+      const busy = setInterval(() => { const end = Date.now() + 2; while (Date.now() < end); }, 5);
+      setTimeout(() => { clearInterval(busy); globalThis.performance = real; console.log('app done'); }, 400);
+    }, 50);`;
+  for (const providers of [undefined, 'Runtime.Counters:*:4:IntervalSec=0.05']) {
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_'))), TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: join(dir, 'swap-{pid}.tptrace'), ...(providers ? { TRACEPIPE_PROVIDERS: providers } : {}) };
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', new URL('../dist/register.js', import.meta.url).pathname, '-e', app], { env, timeout: 20_000 });
+    assert.equal(stdout.trim(), 'app done', stderr);
+  }
 });
 
 test('Runtime.Process: rundown at start and stop with versions, threads and resource usage', { timeout: 30_000 }, async (t) => {

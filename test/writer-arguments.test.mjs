@@ -82,6 +82,34 @@ test('every writer survives arbitrary argument values: the session lives, other 
   assert.equal(s.dropReasons['invalid-argument'], main.droppedByReason['invalid-argument']);
 });
 
+// An event type writes with closures first and generated writers from its 256th write on; both keep
+// the clock of its first write. Fake timers (sinon's) replace the global \`performance\` for a while:
+// a type that crossed into generated writers then must not take the stand-in's clock for good.
+test('timestamps stay on the clock of an event type\'s first write across its generated writers, though the application swapped globalThis.performance meanwhile', async () => {
+  const p = defineProvider('Test.Clock', { events: { Tick: { id: 1, fields: [['i', 'u32']] } } });
+  const file = join(dir, 'clock.tptrace');
+  const session = await startSession({ providers: 'Test.Clock', output: file });
+  const real = globalThis.performance;
+  const t0 = real.now();
+  let i = 0;
+  try {
+    for (; i < 100; i++) p.Tick.write(i);
+    globalThis.performance = { now: () => -1e6, timeOrigin: 0 };
+    for (; i < 300; i++) p.Tick.write(i);
+  } finally {
+    globalThis.performance = real;
+  }
+  for (; i < 400; i++) p.Tick.write(i);
+  const t1 = real.now();
+  await session.stop();
+  const ms = [];
+  for await (const e of readTrace(file)) if (e.name === 'Tick') ms[e.fields.i] = Number(e.timestampNs) / 1e6;
+  assert.equal(ms.length, 400);
+  // The trace's clock is the session's: each event lies between the first write and the last, in order.
+  const origin = ms[0] - 0;
+  for (let k = 1; k < 400; k++) assert.ok(ms[k] >= ms[k - 1] && ms[k] - origin <= t1 - t0 + 1, `event ${k} at ${ms[k]} ms after ${ms[k - 1]} ms`);
+});
+
 test('writeAt(NaN | undefined | Infinity) is refused and does not shift the next event\'s timestamp', async () => {
   const file = join(dir, 'writeat.tptrace');
   const session = await startSession({ providers: 'Test.Args', output: file });

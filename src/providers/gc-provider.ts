@@ -13,8 +13,7 @@ import { runtimeGC } from './definitions/gc.js';
 const isMainThread = onMainThread();
 const threadId = thisThreadId();
 
-/** Where this thread's performance.now() starts on the hook's clock: found at the first write (it loads `performance`). */
-let origin: number | undefined;
+const origin = Number(threadOriginNs());
 /**
  * How long a thread that stops a session or exits waits for the watchdog to finish writing pauses it
  * took: a few µs normally; longer only if the watchdog is descheduled mid-write.
@@ -26,8 +25,7 @@ const FLUSH_WAIT_MS = 1000;
  * whichever thread calls. Returns whether all of them were handed over (see GcRing.take).
  */
 export function writeGcPauses(ring: GcRing, thread: number, waitMs = 0): boolean {
-  const from = (origin ??= Number(threadOriginNs()));
-  const all = ring.take((r) => runtimeGC.GCPause.writeAt((r.startNs - from) / 1e6, r.durationNs, gcKindName(r.type), r.flags, r.heapUsedAfter, thread, r.preemptions), waitMs);
+  const all = ring.take((r) => runtimeGC.GCPause.writeAt((r.startNs - origin) / 1e6, r.durationNs, gcKindName(r.type), r.flags, r.heapUsedAfter, thread, r.preemptions), waitMs);
   const lost = ring.takeLost();
   if (lost > 0) runtimeGC.GCPausesLost.write(lost, thread);
   return all;

@@ -4,7 +4,7 @@ import { computePayloadLayout, type PayloadLayout } from './payload-layout.js';
 import type { RecordTarget } from './record-abi.js';
 import { closureWriter } from './closure-writer.js';
 import { codeGenerationAllowed } from './code-generation.js';
-import { generateWriter, type WriteFn, type WriterHost } from './event-writer.js';
+import { type Clock, generateWriter, type WriteFn, type WriterHost } from './event-writer.js';
 import type { InvalidArgument } from './writer-arguments.js';
 
 export type ArgsOf<F> = F extends readonly FieldSpec[]
@@ -104,13 +104,16 @@ export class EventType implements TraceEventType {
   writers(): this {
     if (this.#made) return this;
     this.#made = true;
-    const write = this.closure(false, 'write');
-    const writeAt = this.closure(true, 'writeAt');
+    // The clock as it is at the first write, for good: an application may swap the global
+    // `performance` for a while (fake timers), and the writers generated later keep this one.
+    const clock = performance;
+    const write = this.closure(clock, false, 'write');
+    const writeAt = this.closure(clock, true, 'writeAt');
     if (!codeGenerationAllowed) return this.install(write, writeAt);
     let left = WRITES_BEFORE_GENERATING;
     const type = this;
     const countDown = (): void => {
-      if (--left === 0) type.install(type.generated(false, 'write') ?? write, type.generated(true, 'writeAt') ?? writeAt);
+      if (--left === 0) type.install(type.generated(clock, false, 'write') ?? write, type.generated(clock, true, 'writeAt') ?? writeAt);
     };
     return this.install(
       function (this: WriterHost) {
@@ -128,14 +131,14 @@ export class EventType implements TraceEventType {
     return (k, v) => this.warnInvalid(method, k, v);
   }
 
-  private closure(withTimestamp: boolean, method: 'write' | 'writeAt'): WriteFn {
-    return closureWriter(this.layout, this.typeIndex, performance, withTimestamp, this.onInvalid(method));
+  private closure(clock: Clock, withTimestamp: boolean, method: 'write' | 'writeAt'): WriteFn {
+    return closureWriter(this.layout, this.typeIndex, clock, withTimestamp, this.onInvalid(method));
   }
 
   /** Undefined when code generation fails now, inside the application's call (a replaced Function, a policy set since). */
-  private generated(withTimestamp: boolean, method: 'write' | 'writeAt'): WriteFn | undefined {
+  private generated(clock: Clock, withTimestamp: boolean, method: 'write' | 'writeAt'): WriteFn | undefined {
     try {
-      return generateWriter(this.layout, this.typeIndex, performance, withTimestamp, this.onInvalid(method));
+      return generateWriter(this.layout, this.typeIndex, clock, withTimestamp, this.onInvalid(method));
     } catch {
       return undefined;
     }

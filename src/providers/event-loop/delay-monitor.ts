@@ -1,10 +1,11 @@
-import { isMainThread as onMainThread } from '../../schema/this-thread.js';
+import { requireBuiltin, isMainThread as onMainThread } from '../../schema/this-thread.js';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { elapsedMs } from '../../schema/milliseconds.js';
 import { everyInterval, type Ticking } from '../interval-ticker.js';
 import { WatchdogDuty } from './heartbeat.js';
 import { loopCanRest, restsWithoutWatchdog, takeLoopDelay, useLoopSampler } from './loop-sampler.js';
 import { setWatchdogDuty } from './stall-watchdog.js';
+const { performance } = requireBuiltin('node:perf_hooks') as typeof import('node:perf_hooks');
 const isMainThread = onMainThread();
 
 /** The loop sampler's period for delay: what perf_hooks' monitorEventLoopDelay defaults to. */

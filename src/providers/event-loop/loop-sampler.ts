@@ -4,6 +4,7 @@ import { threadSessions } from '../../session/thread-sessions.js';
 import { type Heartbeat, monotonicMs } from './heartbeat.js';
 import { mainRestRoute, openRestClock, type RestClock } from './rest-clock.js';
 import { type TurnMeter, turnMeter } from './loop-idle-rest.js';
+const { createHistogram, performance } = requireBuiltin('node:perf_hooks') as typeof import('node:perf_hooks');
 const isMainThread = onMainThread();
 
 /**
@@ -59,8 +60,7 @@ class LoopSampler {
   private lastFireMs = monotonicMs();
   private elu: EventLoopUtilization = performance.eventLoopUtilization();
   private idlePeriods = 0;
-  // node:perf_hooks loads with the first sampler: the module loads ~10 of Node's, and `performance` is a global.
-  private readonly lateness: RecordableHistogram = (requireBuiltin('node:perf_hooks') as typeof import('node:perf_hooks')).createHistogram({ lowest: DELAY_FLOOR_NS, highest: DELAY_CEILING_NS, figures: 3 });
+  private readonly lateness: RecordableHistogram = createHistogram({ lowest: DELAY_FLOOR_NS, highest: DELAY_CEILING_NS, figures: 3 });
   /**
    * Readings recorded since the last delay figures: the histogram's count, kept here because an idle
    * loop's interval has none, and then neither its count nor its reset (a walk of every bucket) is read.
