@@ -505,7 +505,7 @@ async function launch(plan: SessionPlan): Promise<TraceSession> {
   announceStarting(descriptor);
   try {
     // The drain (its file, header and thread) starts after the caller's synchronous code, whose events
-    // wait in the buffers from the call on: ~3 ms sooner (BENCHMARKS.md §39). Not a Block session's,
+    // wait in the buffers from the call on: its first event 3.8 ms sooner (BENCHMARKS.md §39). Not a Block session's,
     // whose writer parks for its drain once the buffers fill. What the built-in providers it names do
     // loads while the drain thread starts, before any onEnable can run.
     if (plan.mode !== 'block') await Promise.resolve();
