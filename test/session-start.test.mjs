@@ -42,6 +42,40 @@ test('an event written right after startSession is called, before it resolves, i
   assert.deepEqual(await marks(file), [1, 2]);
 });
 
+// Sessions started together reach their drains' start in any order (a Drop session's after the
+// caller's synchronous code, a listener's after its parser loads): each has its own id, and a worker
+// made once they run joins every one of them.
+test('sessions started together have their own ids, and a worker thread made once they run writes into each', { timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const { Worker } = await import('node:worker_threads');
+  const got = [[], []];
+  const sessions = await Promise.all([
+    startSession({ providers: 'Test.EarlyStart', output: join(dir, 'drop.tptrace') }),
+    startSession({ providers: 'Test.EarlyStart', output: join(dir, 'block.tptrace'), bufferingMode: 'block' }),
+    startSession({ providers: 'Test.EarlyStart', output: { onEvent: (e) => got[0].push(e.name) } }),
+    startSession({ providers: 'Test.EarlyStart', output: { onEvent: (e) => got[1].push(e.name) } }),
+  ]);
+  // Stopped however the test ends: a session left running keeps the process alive.
+  t.after(() => Promise.all(sessions.map((s) => s.stop().catch(() => {}))));
+  assert.equal(new Set(sessions.map((s) => s.id)).size, 4, `ids ${sessions.map((s) => s.id).join()}`);
+  const worker = new Worker(
+    `import('${new URL('../dist/index.js', import.meta.url).href}').then(({ defineProvider }) => {
+      const p = defineProvider('Test.EarlyStart', { events: { Mark: { id: 1, fields: [['n', 'u32']] } } });
+      const { parentPort } = require('node:worker_threads');
+      parentPort.postMessage(p.Mark._targets.length);
+      p.Mark.write(7);
+    });`,
+    { eval: true },
+  );
+  const targets = await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+  await new Promise((r) => worker.once('exit', r));
+  assert.equal(targets, 4, 'the worker writes into every session');
+  for (const s of sessions) await s.stop();
+  assert.deepEqual(await marks(join(dir, 'drop.tptrace')), [7]);
+  assert.deepEqual(await marks(join(dir, 'block.tptrace')), [7]);
+  assert.ok(got.every((names) => names.includes('Mark')), JSON.stringify(got));
+});
+
 test('before the drain runs, a Block session parks the writer for it: what does not fit waits, nothing is lost', async (t) => {
   const file = join(await tempDir(t), 'early-block.tptrace');
   const starting = startSession({ providers: 'Test.EarlyStart', output: file, bufferingMode: 'block', bufferSizeMB: 0.25 });

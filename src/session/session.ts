@@ -158,7 +158,7 @@ export class TraceSession {
     /** @internal What every thread needs to write into it. */
     readonly descriptor: SessionDescriptor,
   ) {
-    this.id = nextSessionId++;
+    this.id = descriptor.id;
     this.providers = providers;
     this.bufferingMode = bufferingMode;
     this.done = new Promise((r) => (this.resolveDone = r));
@@ -497,7 +497,8 @@ export async function startSession(options: SessionOptions): Promise<TraceSessio
 
 /** Creates the session's memory, in which this thread writes at once, and its drain; resolves once the drain runs. */
 async function launch(plan: SessionPlan): Promise<TraceSession> {
-  const id = nextSessionId;
+  // Taken now: sessions started together reach their drains' start in any order (a listener's parser loads first).
+  const id = nextSessionId++;
   const memory = SessionMemory.create(plan.layout, BUFFERING_MODES[plan.mode], plan.blockTimeoutMs);
   const originNs = process.hrtime.bigint();
   const descriptor: SessionDescriptor = { id, sab: memory.sab, providers: plan.providers, originNs: originNs.toString(), rundown: plan.rundown };
