@@ -53,10 +53,9 @@ const SHIM_MARK = '// tracepipe: this module is part of ';
  */
 const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
 /**
- * The session machinery (src/session-machinery.ts), with the startup session and the default
- * profile's providers' machinery: loaded on first use, as one file. Their ~20 modules one by one,
- * with Node's worker machinery, took 2.6× as long to load (BENCHMARKS.md §38), all of it before a
- * session's first event.
+ * The session machinery (src/session-machinery.ts), with the startup session: loaded on first use,
+ * as one file. Their ~20 modules one by one, with Node's worker machinery, took 2.6× as long to load
+ * (BENCHMARKS.md §38), all of it before a session's first event.
  */
 const MACHINERY_ROOT = 'session-machinery.js';
 /** The tools that read traces or attach, which load the shared bundle only. */

@@ -61,7 +61,7 @@ function firstWriteAt(this: EventType, ...args: unknown[]): void {
  * written a few times (a rundown, a session's lifecycle, a warning) never earns back, and which a
  * short program paid in its first milliseconds.
  */
-export const WRITES_BEFORE_GENERATING = 256;
+const WRITES_BEFORE_GENERATING = 256;
 
 export class EventType implements TraceEventType {
   enabled = false;
