@@ -111,20 +111,15 @@ export class EventType implements TraceEventType {
     const writeAt = this.closure(clock, true, 'writeAt');
     if (!codeGenerationAllowed) return this.install(write, writeAt);
     let left = WRITES_BEFORE_GENERATING;
-    const type = this;
     const countDown = (): void => {
-      if (--left === 0) type.install(type.generated(clock, false, 'write') ?? write, type.generated(clock, true, 'writeAt') ?? writeAt);
+      if (--left === 0) this.install(this.generated(clock, false, 'write') ?? write, this.generated(clock, true, 'writeAt') ?? writeAt);
     };
-    return this.install(
+    const counted = (fn: WriteFn): WriteFn =>
       function (this: WriterHost) {
         countDown();
-        Reflect.apply(write, this, arguments);
-      },
-      function (this: WriterHost) {
-        countDown();
-        Reflect.apply(writeAt, this, arguments);
-      },
-    );
+        Reflect.apply(fn, this, arguments);
+      };
+    return this.install(counted(write), counted(writeAt));
   }
 
   private onInvalid(method: 'write' | 'writeAt'): InvalidArgument {
