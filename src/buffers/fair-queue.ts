@@ -1,4 +1,4 @@
-import { Ctl, type SessionMemory, SlotI32 } from './session-memory.js';
+import { Ctl, NO_TICKET, type SessionMemory, SlotI32 } from './session-memory.js';
 
 const PARK_RECHECK_MS = 50;
 /** A head that has not beaten for this long (20 rechecks) is taken for dead and skipped. */
@@ -63,7 +63,7 @@ export class FairQueue {
         if (c >= 0) {
           // Another party may have skipped this ticket meanwhile (taking it for dead): the chunk is ours either way.
           Atomics.compareExchange(i, Ctl.TicketServing, ticket, ticket + 1);
-          Atomics.store(i, ticketIdx, -1);
+          Atomics.store(i, ticketIdx, NO_TICKET);
           if (Atomics.load(i, Ctl.FreeCount) > 0) this.wakeHead();
           return c;
         }
@@ -95,7 +95,7 @@ export class FairQueue {
   /** Gives up `ticket`: at the head, the line moves on; behind it, the ticket is skipped when it comes up. */
   private leave(ticketIdx: number, ticket: number, why: number): number {
     const i = this.m.i32;
-    Atomics.store(i, ticketIdx, -1);
+    Atomics.store(i, ticketIdx, NO_TICKET);
     if (Atomics.compareExchange(i, Ctl.TicketServing, ticket, ticket + 1) === ticket) this.wakeHead();
     return why;
   }
@@ -122,7 +122,7 @@ export class FairQueue {
     }
     if (now - this.watchedSince < (holder < 0 ? ORPHAN_MS : HEAD_DEAD_MS)) return;
     if (Atomics.compareExchange(i, Ctl.TicketServing, serving, serving + 1) === serving) {
-      if (holder >= 0) Atomics.compareExchange(i, m.slotI32(holder, SlotI32.Ticket), serving, -1);
+      if (holder >= 0) Atomics.compareExchange(i, m.slotI32(holder, SlotI32.Ticket), serving, NO_TICKET);
       this.wakeHead();
     }
   }
