@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -62,14 +63,20 @@ test('sessions started together have their own ids, and a worker thread made onc
     `import('${new URL('../dist/index.js', import.meta.url).href}').then(({ defineProvider }) => {
       const p = defineProvider('Test.EarlyStart', { events: { Mark: { id: 1, fields: [['n', 'u32']] } } });
       const { parentPort } = require('node:worker_threads');
-      p.Mark.write(7);
       parentPort.postMessage(p.Mark._targets.length);
+      p.Mark.write(7);
     });`,
     { eval: true },
   );
-  const targets = await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
-  // What it wrote is published as written: the drains read it from a worker terminated since.
-  await worker.terminate();
+  // Heard from the start: a worker that has ended before the main thread takes its message gets its
+  // message and its 'exit' emitted in one turn, so a listener added once the message is in never
+  // hears the exit (nor does terminate() emit one for a worker already gone).
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  const [targets] = await once(worker, 'message');
+  const stuck = setTimeout(() => void worker.terminate(), 10_000); // ended, and failed below, if it does not end by itself
+  const code = await exited;
+  clearTimeout(stuck);
+  assert.equal(code, 0, 'the worker exits by itself');
   assert.equal(targets, 4, 'the worker writes into every session');
   for (const s of sessions) await s.stop();
   assert.deepEqual(await marks(join(dir, 'drop.tptrace')), [7]);

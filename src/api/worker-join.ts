@@ -8,6 +8,7 @@
  */
 import { loadSessionMachinery, loadSessionMachineryNow } from '../machinery.js';
 import { errorMessage } from '../schema/error-message.js';
+import { onChannelData } from '../session/channel-data.js';
 import { CONTROL_CHANNEL, SESSIONS_ENV_KEY } from '../session/control-names.js';
 import { isMainThread, workerThreads } from '../schema/this-thread.js';
 
@@ -22,10 +23,10 @@ if (!isMainThread()) {
   if (known !== undefined && known.length > 0) join();
   else {
     const channel = new BroadcastChannel(CONTROL_CHANNEL);
-    channel.onmessage = () => {
+    onChannelData(channel, () => {
       channel.close();
       join();
-    };
+    });
     // Never keep a worker alive just to hear about sessions.
     (channel as unknown as { unref(): void }).unref();
   }

@@ -2,6 +2,7 @@ import { isMainThread, workerThreads } from '../schema/this-thread.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { threadSessions } from './thread-sessions.js';
 import { CONTROL_CHANNEL as CHANNEL, SESSIONS_ENV_KEY as ENV_KEY } from './control-names.js';
+import { onChannelData } from './channel-data.js';
 
 /**
  * How worker threads learn about sessions the main thread owns: workers created after a session
@@ -26,8 +27,8 @@ let channel: import('node:worker_threads').BroadcastChannel | undefined;
 function controlChannel(): import('node:worker_threads').BroadcastChannel {
   if (channel) return channel;
   channel = new (workerThreads().BroadcastChannel)(CHANNEL);
-  channel.onmessage = (ev: unknown) => {
-    const msg = (ev as { data: ControlMessage }).data;
+  onChannelData(channel, (data) => {
+    const msg = data as ControlMessage;
     if (!msg || typeof msg !== 'object') return;
     if (isMainThread()) {
       if (msg.type === 'hello') for (const desc of active.values()) controlChannel().postMessage({ type: 'open', desc } satisfies ControlMessage);
@@ -35,7 +36,7 @@ function controlChannel(): import('node:worker_threads').BroadcastChannel {
     }
     if (msg.type === 'open') threadSessions.open(msg.desc);
     else if (msg.type === 'close') threadSessions.close(msg.id);
-  };
+  });
   // Never keep a process alive just to hear about sessions.
   (channel as unknown as { unref(): void }).unref();
   return channel;

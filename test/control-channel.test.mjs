@@ -1,0 +1,68 @@
+// How worker threads hear of sessions (src/session/control-channel.ts) costs the application nothing
+// it did not ask for: on Node 22 and 24 a BroadcastChannel's MessageEvent loads undici on the thread
+// that receives it (44–47 ms on Node 24), which tracepipe's control channel must not cause, on the
+// main thread (a worker's hello) or on a worker (a session's open).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { readTrace } from '../dist/index.js';
+import { onChannelData } from '../dist/session/channel-data.js';
+import { tempDir } from './helpers/temp-dir.mjs';
+
+const INDEX = new URL('../dist/index.js', import.meta.url).href;
+
+test('a worker that was there first and one made later both join a session over the control channel, and no thread loads undici for it', { timeout: 120_000 }, async (t) => {
+  const file = join(await tempDir(t), 'control.tptrace');
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_')));
+  const code = `
+    import { Worker } from 'node:worker_threads';
+    import { once } from 'node:events';
+    const tp = await import(${JSON.stringify(INDEX)});
+    const body = (name) => \`
+      const { parentPort } = require('node:worker_threads');
+      import(${JSON.stringify(INDEX)}).then(({ defineProvider }) => {
+        const p = defineProvider('Test.Control', { events: { Mark: { id: 1, fields: [['who', 'string']] } } });
+        parentPort.postMessage('ready');
+        // Writes until it is told to stop: it records once it has joined the session.
+        const timer = setInterval(() => p.Mark.write('\${name}'), 5);
+        parentPort.once('message', () => {
+          clearInterval(timer);
+          parentPort.postMessage(process.moduleLoadList.filter((m) => m.includes('undici')));
+        });
+      });\`;
+    const start = async (name) => {
+      const w = new Worker(body(name), { eval: true, execArgv: [] });
+      const exited = once(w, 'exit');
+      await once(w, 'message');
+      return { w, exited };
+    };
+    const first = await start('first');
+    const s = await tp.startSession({ providers: 'Test.Control', output: ${JSON.stringify(file)} });
+    const later = await start('later');
+    await new Promise((r) => setTimeout(r, 400));
+    const undici = {};
+    for (const [name, { w, exited }] of [['first', first], ['later', later]]) {
+      w.postMessage('stop');
+      [undici[name]] = await once(w, 'message');
+      await exited;
+    }
+    await s.stop();
+    undici.main = process.moduleLoadList.filter((m) => m.includes('undici'));
+    process.stdout.write(JSON.stringify(undici));
+  `;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], { env, timeout: 90_000 });
+  assert.deepEqual(JSON.parse(stdout), { first: [], later: [], main: [] }, 'no thread loaded undici');
+  const who = new Set();
+  for await (const e of readTrace(file)) if (e.name === 'Mark') who.add(e.fields.who);
+  assert.deepEqual([...who].sort(), ['first', 'later'], 'both workers recorded into the session');
+});
+
+test("a channel laid out otherwise than Node 20 to 24's is heard through its onmessage", () => {
+  const heard = [];
+  const channel = {};
+  onChannelData(channel, (data) => heard.push(data));
+  channel.onmessage({ data: { type: 'hello' } });
+  assert.deepEqual(heard, [{ type: 'hello' }]);
+});
