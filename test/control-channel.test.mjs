@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { BroadcastChannel } from 'node:worker_threads';
 import { promisify } from 'node:util';
 import { readTrace } from '../dist/index.js';
 import { onChannelData } from '../dist/session/channel-data.js';
@@ -65,4 +66,25 @@ test("a channel laid out otherwise than Node 20 to 24's is heard through its onm
   onChannelData(channel, (data) => heard.push(data));
   channel.onmessage({ data: { type: 'hello' } });
   assert.deepEqual(heard, [{ type: 'hello' }]);
+});
+
+test('what onChannelData returns stops it hearing even the messages already on their way', async () => {
+  const name = `tracepipe-test-${process.pid}`;
+  const sender = new BroadcastChannel(name);
+  const channel = new BroadcastChannel(name);
+  let heard = 0;
+  const stop = onChannelData(channel, () => {
+    heard++;
+    stop();
+    channel.close();
+  });
+  for (let i = 0; i < 5; i++) sender.postMessage(i);
+  // Another channel of the name, made after them, hears what is sent after it: then all five have arrived.
+  const last = new BroadcastChannel(name);
+  const done = new Promise((resolve) => (last.onmessage = resolve));
+  sender.postMessage('last');
+  await done;
+  last.close();
+  sender.close();
+  assert.equal(heard, 1);
 });

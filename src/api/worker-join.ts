@@ -23,7 +23,8 @@ if (!isMainThread()) {
   if (known !== undefined && known.length > 0) join();
   else {
     const channel = new BroadcastChannel(CONTROL_CHANNEL);
-    onChannelData(channel, () => {
+    const stopHearing = onChannelData(channel, () => {
+      stopHearing();
       channel.close();
       join();
     });

@@ -20,15 +20,20 @@ function ownSymbol(channel: object, name: string): unknown {
  * its own). The channel's handle, a MessagePort in Node 20 to 24, delivers the same data to its own
  * 'message' listeners without an event; the channel's listener on it, which makes the event, comes
  * off. Where a Node release lays the channel out otherwise, the channel's onmessage hears it.
+ * Returns what stops hearing it.
  */
-export function onChannelData(channel: BroadcastChannel, listener: Listener): void {
+export function onChannelData(channel: BroadcastChannel, listener: Listener): () => void {
   const handle = ownSymbol(channel, 'kHandle') as Partial<PortLike> | undefined;
   const eventMaker = ownSymbol(channel, 'kOnMessage');
   if (typeof handle?.on === 'function' && typeof handle.off === 'function' && typeof eventMaker === 'function') {
     // Ours first, then Node's off: the port keeps a listener throughout, so it is never stopped or re-referenced.
     handle.on('message', listener);
     handle.off('message', eventMaker as Listener);
-    return;
+    // The channel's close() takes off only Node's listener: messages queued before it would still reach ours.
+    return () => void handle.off!('message', listener);
   }
   channel.onmessage = (ev: unknown) => listener((ev as { data: unknown }).data);
+  return () => {
+    (channel as { onmessage: unknown }).onmessage = null;
+  };
 }

@@ -136,11 +136,10 @@ export function checkMissingAfterFlush(lines, end, pairs, flushedMs) {
  * the event's `preemptions` says: such pauses must only not be shorter. Rarely a pause without a
  * preemption reads longer too (a wait inside the gap that the OS does not count as one: a lock, a
  * write the kernel stalls, or the hypervisor taking the virtual CPU, which the guest never sees): at
- * most 3% of them (and at least 3) may, never shorter, and they are reported. Each by at most 1 ms,
- * or by V8's own duration when that is longer: a hypervisor that stalls the gap stalls V8's timer
- * too (a loaded CI machine timed a scavenge at 6.06 ms that the trace read as 7.71 ms, unpreempted).
- * Quiet machines show none in thousands of pauses; loaded CI virtual machines showed 2 of ~150 and 3
- * of 242 (each 0.21 ms over V8's); a tracer timing the wrong interval shows it in most pauses.
+ * most 3% of them (and at least 3) may, never shorter and never by more than 2 ms, and they are
+ * reported. Quiet machines show none in thousands of pauses; loaded CI virtual machines showed 2 of
+ * ~150 and 3 of 242 (each 0.21 ms over V8's) and one of 255 1.65 ms over (a 6.06 ms scavenge read as
+ * 7.71 ms); a tracer timing the wrong interval shows it in most pauses.
  * Start: V8 prints the time the
  * pause ended in whole ms since the isolate started, so start = printed time - duration agrees with
  * the event's start within the rounding, once the constant offset between the clocks is removed.
@@ -157,7 +156,7 @@ export function checkTimings(pairs) {
     assert.ok(diff >= -0.2, `${what}: shorter than V8's`);
     if (p.preemptions === 0) {
       if (diff > 0.2) {
-        assert.ok(diff <= Math.max(1, l.durationMs), `${what}: longer than V8's by over 1 ms and over V8's own duration`);
+        assert.ok(diff <= 2, `${what}: over 2 ms longer than V8's`);
         late.push(what);
       }
       else {
