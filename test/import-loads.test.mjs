@@ -36,7 +36,7 @@ const EAGER = [
   /^api\/(tracepipe-host|on-first-use|worker-join|gc-pause-monitor)\.js$/,
   /^buffers\/clock\.js$/,
   /^format\/(drop-reason|format-error|read-options)\.js$/,
-  /^session\/(control-names|provider-spec|session-error|trace-profiles|version)\.js$/,
+  /^session\/(channel-data|control-names|provider-spec|session-error|trace-profiles|version)\.js$/,
   /^ipc\/target-error\.js$/,
 ];
 
