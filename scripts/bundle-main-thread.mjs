@@ -33,9 +33,11 @@
 // reads one file, not a one-line file and then the bundle (Node's loader costs ~1 ms a file, §39).
 // Its root's exports keep their names there; its other members are one-line files as elsewhere.
 import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeCodeCaches } from './code-cache.mjs';
 import { ownModuleUrl } from './module-url-plugin.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -88,6 +90,8 @@ for (const file of await distFiles()) {
   if ((await readFile(file, 'utf8')).includes('bundles/')) throw new Error(`${relative(REPO, file)} comes from an earlier run of this script: run tsc first`);
 }
 await rm(BUNDLES, { recursive: true, force: true });
+// The bodies and code caches of an earlier run's script bundles (below).
+for (const f of await readdir(DIST, { recursive: true })) if (/\.(script\.cjs|cache)$/.test(f)) await rm(DIST + f);
 
 /** The modules `roots` load statically (the modules they load on first use are not followed). */
 async function staticGraph(roots) {
@@ -106,7 +110,9 @@ const registers = (await staticGraph(REGISTER_ROOTS)).files;
 const GC_HOOK = 'providers/gc-hook.js';
 const besideGcHook = (await staticGraph(REGISTER_ROOTS.filter((r) => r !== GC_HOOK))).files;
 const gcHookOwn = [...(await staticGraph([GC_HOOK])).files].filter((f) => !besideGcHook.has(f));
-const registersOwn = (await staticGraph(['register.js'])).files;
+// With the loader of the bundles that run as scripts (below), which every one of them imports.
+const BUNDLE_SCRIPT = 'schema/bundle-script.js';
+const registersOwn = (await staticGraph(['register.js', BUNDLE_SCRIPT])).files;
 const tools = (await staticGraph(TOOL_ROOTS)).files;
 const { files: imported, metafile: rootMeta } = await staticGraph([relative(DIST, ROOT)]);
 const members = [...imported].filter((f) => f !== ROOT && !RUNS_AFTER.has(f) && !registersOwn.has(f));
@@ -242,3 +248,64 @@ for (const part of parts.values()) {
   await writeFile(part.file, `${SHIM_MARK}${relative(DIST, part.stage.bundle)}\n${partOf(part, part.file)}`);
   await rm(`${part.file}.map`, { force: true });
 }
+
+// The bundles a session loads run as scripts with V8's code cache (src/schema/bundle-script.ts): each
+// keeps its path as an ES module that imports what its body imports and passes the namespaces in,
+// and exports what the body returns; the body is the bundle as built, its imports taken from those
+// namespaces and its exports returned, line for line (its source map still holds). The exports are
+// read once the body has run: no module of tracepipe's exports a binding it reassigns, and a bundle
+// imports only bundles before it (above), which have run by then.
+const SCRIPT_BUNDLES = [MACHINERY_ROOT, 'bundles/public-api.js', 'providers/default-profile.js', 'bundles/session-base.js', 'bundles/session-tools.js'];
+const IMPORT = /^import (?:(.+) from )?"([^"]+)";$/;
+const loader = parts.get(DIST + BUNDLE_SCRIPT);
+const runName = loader.names.find((n) => n.name === 'runBundleScript').inBundle;
+
+/** `{ a, b as c }` (an import's or export's clause) as [local, imported or exported] pairs. */
+const clause = (text) =>
+  text.replace(/^\{|\}$/g, '').split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
+    const [a, b = a] = s.split(/\s+as\s+/);
+    return [a, b];
+  });
+
+for (const rel of SCRIPT_BUNDLES) {
+  const file = DIST + rel;
+  const lines = (await readFile(file, 'utf8')).split('\n');
+  const specs = [];
+  const takes = [];
+  for (const [i, line] of lines.entries()) {
+    const m = IMPORT.exec(line);
+    if (!m) continue;
+    lines[i] = '';
+    if (!specs.includes(m[2])) specs.push(m[2]);
+    const from = `__imports[${specs.indexOf(m[2])}]`;
+    if (m[1] === undefined) continue;
+    if (m[1].startsWith('* as ')) takes.push(`${m[1].slice(5)} = ${from}`);
+    else if (m[1].startsWith('{')) takes.push(`{ ${clause(m[1]).map(([name, local]) => (name === local ? name : `${name}: ${local}`)).join(', ')} } = ${from}`);
+    else throw new Error(`${rel}: an import this script does not turn into a script's: ${line}`);
+  }
+  const start = lines.lastIndexOf('export {');
+  const end = lines.indexOf('};', start);
+  if (start < 0 || end < 0) throw new Error(`${rel}: no export list at its end`);
+  const exports = clause(lines.slice(start + 1, end).join(' '));
+  const trailer = lines.slice(end + 1);
+  lines.splice(start, lines.length - start, `return { ${exports.map(([local, name]) => `${name}: ${local}`).join(', ')} };`);
+  let text = lines.join('\n').replaceAll('import.meta.url', '__bundleUrl');
+  for (const [what, pattern] of [['an import or export', /^(import|export)\b/m], ['import.meta', /\bimport\.meta\b(?!`)/], ['an import()', /\bimport\(/]]) {
+    if (pattern.test(text)) throw new Error(`${rel}: its body still has ${what}, which a script cannot: ${pattern.exec(text)[0]}`);
+  }
+  text = `(function (__imports, __bundleUrl) {"use strict";${takes.length ? ` const ${takes.join(', ')};` : ''} ${text}\n})\n${trailer.join('\n')}`;
+  const body = `${basename(rel, '.js')}.script.cjs`;
+  const cache = `${basename(rel, '.js')}.${createHash('sha256').update(text).digest('hex').slice(0, 12)}.cache`;
+  await writeFile(join(dirname(file), body), text);
+  const fromHere = (target) => JSON.stringify(importPath(file, DIST + target));
+  await writeFile(
+    file,
+    `${specs.map((spec, i) => `import * as i${i} from ${JSON.stringify(spec)};\n`).join('')}` +
+      `import { ${runName} as runBundleScript } from ${fromHere('bundles/register-own.js')};\n` +
+      `const exports = runBundleScript(import.meta.url, ${JSON.stringify(body)}, ${JSON.stringify(cache)}, [${specs.map((_, i) => `i${i}`).join(', ')}]);\n` +
+      `export const { ${exports.map(([, name]) => name).join(', ')} } = exports;\n`,
+  );
+}
+
+// Their code caches, for the Node that builds (scripts/code-cache.mjs).
+writeCodeCaches(DIST);

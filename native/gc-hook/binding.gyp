@@ -27,6 +27,10 @@
     {
       "target_name": "promise_state",
       "sources": ["promise_state.cc"]
+    },
+    {
+      "target_name": "code_cache",
+      "sources": ["code_cache.cc"]
     }
   ]
 }

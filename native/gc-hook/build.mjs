@@ -3,7 +3,8 @@
 // stream (heap_snapshot.node), the main loop's idle time for the stall watchdog (loop_metrics.node),
 // the signal flush (signal_flush.node: a session's file ends complete when SIGTERM kills the process),
 // the native drain (native_drain.node: a Drop-mode session's file drained without a worker thread),
-// the state of a span's promise (promise_state.node) and the CPU sampler (cpu_sampler.node).
+// the state of a span's promise (promise_state.node), the CPU sampler (cpu_sampler.node) and the
+// code caches' checksum (code_cache.node: without it, tracepipe's bundles compile from source).
 // It is optional: without a compiler, Python or Node's headers, tracepipe installs and runs,
 // Runtime.GC falls back to perf_hooks, Runtime.HeapSnapshot and Runtime.CpuSampler to the inspector and
 // the watchdog to /proc schedstat, every session drains through a worker thread, and a signal kills the process with its file ending at the drain's last pass

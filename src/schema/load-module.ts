@@ -1,4 +1,4 @@
-import { requireNow, trackImport } from './this-thread.js';
+import { importTracked, requireNow } from './this-thread.js';
 
 /**
  * Loads the ES module at `url` (a file: URL): synchronously where it can (requireNow), so that what it
@@ -6,5 +6,5 @@ import { requireNow, trackImport } from './this-thread.js';
  * settles once it has loaded.
  */
 export function loadModule(url: string): Promise<unknown> | undefined {
-  return requireNow(url) === undefined ? trackImport(import(url)) : undefined;
+  return requireNow(url) === undefined ? importTracked(url) : undefined;
 }

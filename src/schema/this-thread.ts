@@ -73,6 +73,15 @@ export function trackImport<T>(loading: Promise<T>): Promise<T> {
   return loading;
 }
 
+/**
+ * import() of one of tracepipe's own ES modules (a file: URL), counted as trackImport counts. The
+ * bundles that run as scripts (src/schema/bundle-script.ts) cannot import() themselves: a script
+ * compiled by node:vm has no module loader of its own.
+ */
+export function importTracked(url: string | URL): Promise<unknown> {
+  return trackImport(import(String(url)));
+}
+
 /** Whether this thread may load an ES module with require() now: Node can (20.19 and later) and no import() of ours is under way. */
 export function canRequireModules(): boolean {
   return importsInFlight === 0 && (process.features as { require_module?: boolean }).require_module === true;

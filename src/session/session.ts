@@ -1,4 +1,4 @@
-import { isMainThread, requireBuiltin, trackImport, workerThreads } from '../schema/this-thread.js';
+import { importTracked, isMainThread, requireBuiltin, workerThreads } from '../schema/this-thread.js';
 import { processIdSeed } from './id-seed.js';
 import { checkOtlpOutput, type OtlpOutput } from './otlp-output.js';
 import type { MessagePort } from 'node:worker_threads';
@@ -530,7 +530,7 @@ async function startDrain(plan: SessionPlan, memory: SessionMemory, descriptor: 
   const originNs = BigInt(descriptor.originNs);
   const prologue = typeof output === 'object' && 'fd' in output ? output.prologue?.(id) : undefined;
   // The listener's parser loads only for a listener, before the drain exists (its first bytes need it).
-  const listener = typeof output === 'object' && 'onEvent' in output ? (await trackImport(import('./listener-consumer.js'))).ListenerConsumer : undefined;
+  const listener = typeof output === 'object' && 'onEvent' in output ? ((await importTracked(new URL('./listener-consumer.js', import.meta.url))) as typeof import('./listener-consumer.js')).ListenerConsumer : undefined;
   const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
   const worker = drainThread({
     sab: memory.sab,

@@ -1,0 +1,73 @@
+// The bundles a session loads run as scripts with V8's code cache, made for the Node that builds or
+// installs tracepipe (src/schema/bundle-script.ts, scripts/code-cache.mjs): a startup session uses
+// every one of them; a damaged cache is rejected and a missing one skipped, and the bundle compiles
+// from source, tracing as before. Each test works on a copy of dist/, which it writes caches into.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { readTrace } from '../dist/index.js';
+import { writeCodeCaches } from '../scripts/code-cache.mjs';
+import { tempDir } from './helpers/temp-dir.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SCRIPTS = ['bundles/public-api.js', 'bundles/session-base.js', 'bundles/session-tools.js', 'providers/default-profile.js', 'session-machinery.js'];
+
+/** A copy of the build (dist/, package.json, the native addons through a link) with code caches made for this Node. */
+async function builtCopy(t) {
+  const dir = await tempDir(t);
+  await cp(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+  await cp(join(ROOT, 'package.json'), join(dir, 'package.json'));
+  await symlink(join(ROOT, 'native'), join(dir, 'native'));
+  for (const f of await readdir(join(dir, 'dist'), { recursive: true })) if (f.endsWith('.cache')) await rm(join(dir, 'dist', f));
+  writeCodeCaches(join(dir, 'dist'));
+  return dir;
+}
+
+/** The cache file of each script bundle in `dir`'s build, by the bundle's path under dist/. */
+async function cachesOf(dir) {
+  const files = (await readdir(join(dir, 'dist'), { recursive: true })).filter((f) => f.endsWith('.cache'));
+  return Object.fromEntries(SCRIPTS.map((s) => [s, files.find((f) => f.startsWith(s.replace(/\.js$/, '.')))]));
+}
+
+/** Runs a startup session of the default profile in `dir`'s build; what became of each bundle's cache, and the trace's event names. */
+async function startupSession(dir) {
+  const output = join(dir, 'startup.tptrace');
+  const report = `import(${JSON.stringify(pathToFileURL(join(dir, 'dist/schema/bundle-script.js')).href)}).then((m) => console.log(JSON.stringify(m.bundleScriptRuns())))`;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_')));
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', pathToFileURL(join(dir, 'dist/register.js')).href, '-e', report], {
+    env: { ...env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output },
+    timeout: 60_000,
+  });
+  const caches = Object.fromEntries(JSON.parse(stdout).map((r) => [fileURLToPath(r.bundle).slice(join(dir, 'dist/').length), r.cache]));
+  const names = new Set();
+  for await (const e of readTrace(output)) names.add(`${e.provider}/${e.name}`);
+  return { caches, names };
+}
+
+test('a startup session runs the bundles it loads as scripts, with the code caches made for this Node', { timeout: 180_000 }, async (t) => {
+  const dir = await builtCopy(t);
+  for (const [bundle, cache] of Object.entries(await cachesOf(dir))) assert.ok(cache, `${bundle} has a code cache`);
+  const { caches, names } = await startupSession(dir);
+  assert.deepEqual(caches, Object.fromEntries(SCRIPTS.map((s) => [s, 'used'])));
+  for (const name of ['Runtime.Process/Process', 'Runtime.GCHeap/HeapStats']) assert.ok(names.has(name), `${name} in the trace`);
+});
+
+test('a damaged code cache is rejected and a missing one skipped: those bundles compile from source and trace as before', { timeout: 180_000 }, async (t) => {
+  const dir = await builtCopy(t);
+  const caches = await cachesOf(dir);
+  const damaged = join(dir, 'dist', caches['session-machinery.js']);
+  const bytes = await readFile(damaged);
+  // The same length, every byte past V8's header changed.
+  for (let i = 64; i < bytes.length; i++) bytes[i] ^= 0x5a;
+  await writeFile(damaged, bytes);
+  await rm(join(dir, 'dist', caches['bundles/public-api.js']));
+  const run = await startupSession(dir);
+  assert.equal(run.caches['session-machinery.js'], 'rejected');
+  assert.equal(run.caches['bundles/public-api.js'], 'missing');
+  assert.equal(run.caches['providers/default-profile.js'], 'used');
+  for (const name of ['Runtime.Process/Process', 'Runtime.GCHeap/HeapStats']) assert.ok(run.names.has(name), `${name} in the trace`);
+});
