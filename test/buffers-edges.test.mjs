@@ -200,7 +200,7 @@ test('a consumer that stalls for good: parked producers give up after blockTimeo
     const result = await f.session.stop();
     await f.done();
     const main = result.producers.find((p) => p.threadId === threadId);
-    assert.ok(main.droppedByReason['block-timeout'] > 0, 'drops while the consumer stalls say why');
+    assert.ok(main.droppedByReason['block-timeout'] > 0, `drops while the consumer stalls say why (${JSON.stringify({ dropped: main.droppedByReason, parks: main.parks, elapsed })})`);
     // Parks happen while the pipe still takes bytes; once it is full, one park times out and the rest drop at once.
     assert.ok(main.parks < 1000, `after a timed-out park the producer drops at once until the drain makes progress (${main.parks} parks)`);
     const { threads } = await perThread(f.out);
