@@ -302,7 +302,8 @@ for (const rel of SCRIPT_BUNDLES) {
     file,
     `${specs.map((spec, i) => `import * as i${i} from ${JSON.stringify(spec)};\n`).join('')}` +
       `import { ${runName} as runBundleScript } from ${fromHere('bundles/register-own.js')};\n` +
-      `const exports = runBundleScript(import.meta.url, ${JSON.stringify(body)}, ${JSON.stringify(cache)}, [${specs.map((_, i) => `i${i}`).join(', ')}]);\n` +
+      // The files named as new URL(literal, import.meta.url): tools that trace what a program reads (a deployment's file tracer) find them.
+      `const exports = runBundleScript(import.meta.url, new URL(${JSON.stringify(`./${body}`)}, import.meta.url), new URL(${JSON.stringify(`./${cache}`)}, import.meta.url), [${specs.map((_, i) => `i${i}`).join(', ')}]);\n` +
       `export const { ${exports.map(([, name]) => name).join(', ')} } = exports;\n`,
   );
 }

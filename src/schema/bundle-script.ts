@@ -1,4 +1,4 @@
-import { requireBuiltin } from './this-thread.js';
+import { requireBuiltin, threadId } from './this-thread.js';
 
 /**
  * What became of a bundle's code cache when this thread ran it: used; rejected (damaged, or made by
@@ -18,13 +18,17 @@ export function bundleScriptRuns(): readonly { readonly bundle: string; readonly
 const WRITE_CACHE_ENV = 'TRACEPIPE_WRITE_CODE_CACHE';
 
 /**
- * A cache file is this mark, the checksum of V8's bytes (u32, little-endian), then those bytes. V8
- * checks that a cache is its own version's and flags', but not, in release builds, that its bytes are
- * whole: a damaged cache aborts the process as V8 reads it. The checksum is the native addon's
- * (native/gc-hook/code_cache.cc); without the addon no cache is read or written.
+ * A cache file is this mark, the checksum of V8's bytes and that of the body it was made from (u32s,
+ * little-endian), then V8's bytes. V8 checks that a cache is its own version's and flags' and that the
+ * body's length matches, but not, in release builds, that its bytes are whole (a damaged cache aborted
+ * the process as V8 read it), nor what the body says (a body edited to the same length ran the cache's
+ * old code, or V8 parsed the functions it compiled later at the wrong places). The checksums are the
+ * native addon's (native/gc-hook/code_cache.cc); without the addon no cache is read or written.
  */
-const CACHE_MARK = 0x31434354; // "TCC1"
-const CACHE_HEADER_BYTES = 8;
+const CACHE_MARK = 0x32434354; // "TCC2"
+const CACHE_HEADER_BYTES = 12;
+/** Far beyond any bundle's (~100 KB): a file past it is not read. */
+const MAX_CACHE_BYTES = 32 << 20;
 
 type Checksum = (bytes: Uint8Array) => number;
 let checksum: Checksum | null | undefined;
@@ -45,9 +49,9 @@ function codeCacheChecksum(): Checksum | null {
   return checksum;
 }
 
-/** V8's bytes of a cache file, or undefined when the file is not whole. */
-function cacheBytes(file: Buffer, sum: Checksum): Buffer | undefined {
-  if (file.length <= CACHE_HEADER_BYTES || file.readUInt32LE(0) !== CACHE_MARK) return undefined;
+/** V8's bytes of a cache file, or undefined when the file is not whole or was made from another body. */
+function cacheBytes(file: Buffer, bodySum: number, sum: Checksum): Buffer | undefined {
+  if (file.length <= CACHE_HEADER_BYTES || file.readUInt32LE(0) !== CACHE_MARK || file.readUInt32LE(8) !== bodySum) return undefined;
   const bytes = file.subarray(CACHE_HEADER_BYTES);
   return sum(bytes) === file.readUInt32LE(4) ? bytes : undefined;
 }
@@ -63,21 +67,23 @@ type Body = (imports: readonly object[], bundleUrl: string) => Record<string, un
  * it holds every function they compiled. The bundle's own file is an ES module that imports what the
  * body imports and passes their namespaces in, in `imports`, so modules load in the order they did.
  */
-export function runBundleScript(bundleUrl: string, body: string, cache: string, imports: readonly object[]): Record<string, unknown> {
-  const { readFileSync, renameSync, writeFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
+export function runBundleScript(bundleUrl: string, body: URL, cache: URL, imports: readonly object[]): Record<string, unknown> {
+  const { readFileSync, renameSync, statSync, writeFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
   const { Script } = requireBuiltin('node:vm') as typeof import('node:vm');
   const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
-  const cachePath = fileURLToPath(new URL(cache, bundleUrl));
+  const cachePath = fileURLToPath(cache);
+  const source = readFileSync(fileURLToPath(body));
   const sum = codeCacheChecksum();
+  const bodySum = sum?.(source) ?? 0;
   let file: Buffer | undefined;
   try {
-    if (sum) file = readFileSync(cachePath);
+    if (sum) file = statSync(cachePath).size > MAX_CACHE_BYTES ? Buffer.alloc(0) : readFileSync(cachePath);
   } catch {
     // Not made (a build that could not run tracepipe): compiled from source.
   }
-  const cachedData = file && sum ? cacheBytes(file, sum) : undefined;
-  // Named as the bundle's own file: stack traces and its source map name it as before.
-  const script = new Script(readFileSync(fileURLToPath(new URL(body, bundleUrl)), 'utf8'), { filename: fileURLToPath(bundleUrl), ...(cachedData ? { cachedData } : {}) });
+  const cachedData = file && sum ? cacheBytes(file, bodySum, sum) : undefined;
+  // Named by the bundle's own URL, as the module was: stack traces name it as before.
+  const script = new Script(source.toString('utf8'), { filename: bundleUrl, ...(cachedData ? { cachedData } : {}) });
   runs.push({ bundle: bundleUrl, cache: file === undefined ? 'missing' : cachedData === undefined || script.cachedDataRejected === true ? 'rejected' : 'used' });
   if (sum && process.env[WRITE_CACHE_ENV] === '1') {
     process.once('exit', () => {
@@ -85,9 +91,11 @@ export function runBundleScript(bundleUrl: string, body: string, cache: string, 
       const header = Buffer.alloc(CACHE_HEADER_BYTES);
       header.writeUInt32LE(CACHE_MARK, 0);
       header.writeUInt32LE(sum(bytes), 4);
-      // Whole or not at all, for a process reading it meanwhile.
-      writeFileSync(`${cachePath}.${process.pid}`, Buffer.concat([header, bytes]));
-      renameSync(`${cachePath}.${process.pid}`, cachePath);
+      header.writeUInt32LE(bodySum, 8);
+      // Whole or not at all, for a process (or another of this one's threads) reading or writing it meanwhile.
+      const temp = `${cachePath}.${process.pid}.${threadId()}`;
+      writeFileSync(temp, Buffer.concat([header, bytes]));
+      renameSync(temp, cachePath);
     });
   }
   return (script.runInThisContext() as Body)(imports, bundleUrl);
