@@ -111,7 +111,7 @@ const GC_HOOK = 'providers/gc-hook.js';
 const besideGcHook = (await staticGraph(REGISTER_ROOTS.filter((r) => r !== GC_HOOK))).files;
 const gcHookOwn = [...(await staticGraph([GC_HOOK])).files].filter((f) => !besideGcHook.has(f));
 // With the loader of the bundles that run as scripts (below), which every one of them imports.
-const BUNDLE_SCRIPT = 'schema/bundle-script.js';
+const BUNDLE_SCRIPT = 'bundle-script.js';
 const registersOwn = (await staticGraph(['register.js', BUNDLE_SCRIPT])).files;
 const tools = (await staticGraph(TOOL_ROOTS)).files;
 const { files: imported, metafile: rootMeta } = await staticGraph([relative(DIST, ROOT)]);
@@ -249,7 +249,7 @@ for (const part of parts.values()) {
   await rm(`${part.file}.map`, { force: true });
 }
 
-// The bundles a session loads run as scripts with V8's code cache (src/schema/bundle-script.ts): each
+// The bundles a session loads run as scripts with V8's code cache (src/bundle-script.ts): each
 // keeps its path as an ES module that imports what its body imports and passes the namespaces in,
 // and exports what the body returns; the body is the bundle as built, its imports taken from those
 // namespaces and its exports returned, line for line (its source map still holds). The exports are

@@ -1,4 +1,4 @@
-// Writes the code caches of the bundles that run as scripts (src/schema/bundle-script.ts) for the Node
+// Writes the code caches of the bundles that run as scripts (src/bundle-script.ts) for the Node
 // that runs this: it runs what a startup session and a session started from the API run, in `dist`,
 // and each script's cache is written as that process exits, holding every function it compiled. The
 // build runs it (scripts/bundle-main-thread.mjs), and so does the package's install, for the Node that

@@ -1,5 +1,5 @@
 // The bundles a session loads run as scripts with V8's code cache, made for the Node that builds or
-// installs tracepipe (src/schema/bundle-script.ts, scripts/code-cache.mjs): a startup session uses
+// installs tracepipe (src/bundle-script.ts, scripts/code-cache.mjs): a startup session uses
 // every one of them; a damaged cache is rejected and a missing one skipped, and the bundle compiles
 // from source, tracing as before. Each test works on a copy of dist/, which it writes caches into.
 import { test } from 'node:test';
@@ -40,7 +40,7 @@ async function cachesOf(dir) {
 /** Runs a startup session of the default profile in `dir`'s build; what became of each bundle's cache, and the trace's event names. */
 async function startupSession(dir) {
   const output = join(dir, 'startup.tptrace');
-  const report = `import(${JSON.stringify(pathToFileURL(join(dir, 'dist/schema/bundle-script.js')).href)}).then((m) => console.log(JSON.stringify(m.bundleScriptRuns())))`;
+  const report = `import(${JSON.stringify(pathToFileURL(join(dir, 'dist/bundle-script.js')).href)}).then((m) => console.log(JSON.stringify(m.bundleScriptRuns())))`;
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_')));
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', pathToFileURL(join(dir, 'dist/register.js')).href, '-e', report], {
     env: { ...env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output },

@@ -28,6 +28,8 @@ async function loadedBy(code, { nodeArgs = [], env = {} } = {}) {
 const EAGER = [
   /^index\.js$/,
   /^machinery\.js$/,
+  // Runs the bundles that are scripts (the public API's is one), with the addon that checks their caches.
+  /^bundle-script\.js$/,
   /^schema\/[\w-]+\.js$/,
   /^providers\/definitions\/[\w-]+\.js$/,
   /^providers\/runtime-providers\.js$/,
@@ -36,7 +38,7 @@ const EAGER = [
   /^api\/(tracepipe-host|on-first-use|worker-join|gc-pause-monitor)\.js$/,
   /^buffers\/clock\.js$/,
   /^format\/(drop-reason|format-error|read-options)\.js$/,
-  /^session\/(channel-data|control-names|provider-spec|session-error|trace-profiles|version)\.js$/,
+  /^session\/(channel-data|control-names|native-addon|provider-spec|session-error|trace-profiles|version)\.js$/,
   /^ipc\/target-error\.js$/,
 ];
 

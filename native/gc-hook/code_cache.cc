@@ -1,4 +1,4 @@
-// A checksum of a code cache's bytes, for src/schema/bundle-script.ts. V8 checks that a code cache
+// A checksum of a code cache's bytes, for src/bundle-script.ts. V8 checks that a code cache
 // was made by its own version under the same flags, but in release builds not that its bytes are
 // whole: a damaged one aborts the process as it deserializes. So each cache file carries this sum of
 // its bytes, checked before V8 sees them; 64-bit words, each multiplied in, ~0.1 ms for the ~330 KB of

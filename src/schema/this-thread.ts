@@ -75,7 +75,7 @@ export function trackImport<T>(loading: Promise<T>): Promise<T> {
 
 /**
  * import() of one of tracepipe's own ES modules (a file: URL), counted as trackImport counts. The
- * bundles that run as scripts (src/schema/bundle-script.ts) cannot import() themselves: a script
+ * bundles that run as scripts (src/bundle-script.ts) cannot import() themselves: a script
  * compiled by node:vm has no module loader of its own.
  */
 export function importTracked(url: string | URL): Promise<unknown> {

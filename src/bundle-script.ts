@@ -1,4 +1,5 @@
-import { requireBuiltin, threadId } from './this-thread.js';
+import { requireBuiltin, threadId } from './schema/this-thread.js';
+import { loadNativeAddon } from './session/native-addon.js';
 
 /**
  * What became of a bundle's code cache when this thread ran it: used; rejected (damaged, or made by
@@ -31,22 +32,10 @@ const CACHE_HEADER_BYTES = 12;
 const MAX_CACHE_BYTES = 32 << 20;
 
 type Checksum = (bytes: Uint8Array) => number;
-let checksum: Checksum | null | undefined;
 
-/** The addon's checksum, or null where the addon is off (TRACEPIPE_GC_HOOK=0) or was not built. */
-function codeCacheChecksum(): Checksum | null {
-  if (checksum !== undefined) return checksum;
-  checksum = null;
-  if (process.env.TRACEPIPE_GC_HOOK === '0') return checksum;
-  const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
-  const module = { exports: {} as { checksum?: Checksum } };
-  try {
-    process.dlopen(module, fileURLToPath(new URL('../../native/gc-hook/build/Release/code_cache.node', import.meta.url)));
-    checksum = module.exports.checksum ?? null;
-  } catch {
-    // Not built: the bundles compile from source.
-  }
-  return checksum;
+/** The addon's checksum, or undefined where the addon is off (TRACEPIPE_GC_HOOK=0) or was not built. */
+function codeCacheChecksum(): Checksum | undefined {
+  return loadNativeAddon<{ checksum: Checksum }>('code_cache').addon?.checksum;
 }
 
 /** V8's bytes of a cache file, or undefined when the file is not whole or was made from another body. */
