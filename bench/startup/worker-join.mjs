@@ -1,6 +1,6 @@
 // What a worker thread joining a running session costs the main thread: the longest gap between
-// turns of a 1 ms interval, and CPU (the main thread's where Node counts it, process.threadCpuUsage;
-// else the whole process's), from the worker's creation to its exit; and whether either thread
+// turns of a 1 ms interval, and the main thread's time on a CPU (its schedstat), from the worker's
+// creation to its exit; and whether either thread
 // loaded undici by then (a BroadcastChannel's MessageEvent does on Node 22 and 24): the main thread
 // when it hears the worker's hello, the worker when it hears the main thread's answer.
 // Rounds alternate between this build and another's dist/ when one is given:
@@ -11,6 +11,8 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median } from '../support/stats.mjs';
+import { threadCpu } from '../support/thread-cpu.mjs';
 
 if (process.argv[2] === 'child') {
   const { Worker } = await import('node:worker_threads');
@@ -24,8 +26,7 @@ if (process.argv[2] === 'child') {
     worstGapMs = Math.max(worstGapMs, now - last);
     last = now;
   }, 1);
-  const cpuUsage = process.threadCpuUsage ?? process.cpuUsage;
-  const cpu0 = cpuUsage();
+  const cpu0 = threadCpu();
   const worker = new Worker(
     `import(${JSON.stringify(entry)}).then(({ defineProvider }) => {
       defineProvider('Bench.Join', { events: { Mark: { id: 1, fields: [] } } }).Mark.write();
@@ -38,10 +39,10 @@ if (process.argv[2] === 'child') {
   const [workerUndici] = await once(worker, 'message');
   await exited;
   clearInterval(tick);
-  const cpu = cpuUsage(cpu0);
+  const cpu1 = threadCpu();
   await session.stop();
   const mainUndici = process.moduleLoadList.some((m) => m.includes('undici'));
-  process.stdout.write(JSON.stringify({ worstGapMs, cpuMs: (cpu.user + cpu.system) / 1000, cpuOf: process.threadCpuUsage ? 'main thread' : 'process', mainUndici, workerUndici }));
+  process.stdout.write(JSON.stringify({ worstGapMs, cpuMs: cpu0 && cpu1 ? (cpu1.runNs - cpu0.runNs) / 1e6 : NaN, mainUndici, workerUndici }));
 } else {
   const rounds = Number(process.argv[2] ?? 5);
   const builds = { 'this build': new URL('../../dist/index.js', import.meta.url).href };
@@ -57,10 +58,9 @@ if (process.argv[2] === 'child') {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   console.log(`Node ${process.version}, ${rounds} processes each:`);
   for (const [name, list] of Object.entries(runs)) {
     const undici = (k) => `${list.filter((r) => r[k]).length}/${list.length}`;
-    console.log(`  ${name}: main thread's longest gap ${median(list.map((r) => r.worstGapMs)).toFixed(1)} ms, ${list[0].cpuOf}'s CPU ${median(list.map((r) => r.cpuMs)).toFixed(0)} ms (medians); undici loaded by main ${undici('mainUndici')}, by the worker ${undici('workerUndici')}`);
+    console.log(`  ${name}: main thread's longest gap ${median(list.map((r) => r.worstGapMs)).toFixed(1)} ms, on-CPU ${median(list.map((r) => r.cpuMs)).toFixed(0)} ms (medians); undici loaded by main ${undici('mainUndici')}, by the worker ${undici('workerUndici')}`);
   }
 }
