@@ -126,6 +126,9 @@ const machinery = [...machineryGraph].filter((f) => !imported.has(f) && !registe
 const DEFAULT_PROFILE = `${DIST}providers/default-profile.js`;
 const defaultProfileGraph = (await staticGraph([relative(DIST, DEFAULT_PROFILE)])).files;
 const machineryTools = [...new Set([...machineryGraph, ...defaultProfileGraph])].filter((f) => toolSide.has(f) && !imported.has(f) && !registersOwn.has(f));
+// The script bundles' bodies (below) import register-own: its namespace, which its loader hands them
+// when it runs them without their ES modules (src/bundle-script.ts), is its own import of itself.
+const OWN_BUNDLE_NAMED = `import * as ownBundle from ${JSON.stringify(`${BUNDLES}register-own.js`)};\nimport { ownBundleIs } from ${JSON.stringify(DIST + BUNDLE_SCRIPT)};\nownBundleIs(ownBundle, import.meta.url);\n`;
 const stages = [
   // What register imports (this thread, the first-use seam): two files it and the public import read first.
   { bundle: `${BUNDLES}register-own.js`, members: [...registersOwn].filter((f) => f !== `${DIST}register.js`) },
@@ -217,7 +220,7 @@ for (const stage of stages) {
   }
   await build({
     ...esm,
-    stdin: { contents: entry, resolveDir: DIST, sourcefile: `${relative(DIST, stage.bundle)} (entry)`, loader: 'js' },
+    stdin: { contents: entry + (stage === stages[0] ? OWN_BUNDLE_NAMED : ''), resolveDir: DIST, sourcefile: `${relative(DIST, stage.bundle)} (entry)`, loader: 'js' },
     outfile: stage.bundle,
     // A home bundle replaces its root's file, which it reads.
     allowOverwrite: true,
@@ -255,7 +258,14 @@ for (const part of parts.values()) {
 // namespaces and its exports returned, line for line (its source map still holds). The exports are
 // read once the body has run: no module of tracepipe's exports a binding it reassigns, and a bundle
 // imports only bundles before it (above), which have run by then.
-const SCRIPT_BUNDLES = [MACHINERY_ROOT, 'bundles/public-api.js', 'providers/default-profile.js', 'bundles/session-base.js', 'bundles/session-tools.js'];
+//
+// Each body ends with its manifest: what it imports and its cache's file. requireNow() runs a body
+// with the bodies it imports, in the order their modules would have run, without the ES modules'
+// files (BENCHMARKS.md §42): so a script bundle imports only script bundles and register-own, whose
+// namespace it hands them.
+const SCRIPT_BUNDLES = [GC_HOOK, 'bundles/register-shared.js', 'bundles/shared.js', MACHINERY_ROOT, 'bundles/public-api.js', 'providers/default-profile.js', 'bundles/session-base.js', 'bundles/session-tools.js'];
+const MANIFEST_MARK = '//# tracepipe.bundle=';
+const scriptFiles = new Set([...SCRIPT_BUNDLES.map((rel) => DIST + rel), `${BUNDLES}register-own.js`]);
 const IMPORT = /^import (?:(.+) from )?"([^"]+)";$/;
 const loader = parts.get(DIST + BUNDLE_SCRIPT);
 const runName = loader.names.find((n) => n.name === 'runBundleScript').inBundle;
@@ -276,6 +286,7 @@ for (const rel of SCRIPT_BUNDLES) {
     const m = IMPORT.exec(line);
     if (!m) continue;
     lines[i] = '';
+    if (!scriptFiles.has(resolve(dirname(file), m[2]))) throw new Error(`${rel}: imports ${m[2]}, neither a script bundle nor register-own`);
     if (!specs.includes(m[2])) specs.push(m[2]);
     const from = `__imports[${specs.indexOf(m[2])}]`;
     if (m[1] === undefined) continue;
@@ -293,10 +304,10 @@ for (const rel of SCRIPT_BUNDLES) {
   for (const [what, pattern] of [['an import or export', /^(import|export)\b/m], ['import.meta', /\bimport\.meta\b(?!`)/], ['an import()', /\bimport\(/]]) {
     if (pattern.test(text)) throw new Error(`${rel}: its body still has ${what}, which a script cannot: ${pattern.exec(text)[0]}`);
   }
-  text = `(function (__imports, __bundleUrl) {"use strict";${takes.length ? ` const ${takes.join(', ')};` : ''} ${text}\n})\n${trailer.join('\n')}`;
+  text = `(function (__imports, __bundleUrl) {"use strict";${takes.length ? ` const ${takes.join(', ')};` : ''} ${text}\n})\n`;
   const body = `${basename(rel, '.js')}.script.cjs`;
   const cache = `${basename(rel, '.js')}.${createHash('sha256').update(text).digest('hex').slice(0, 12)}.cache`;
-  await writeFile(join(dirname(file), body), text);
+  await writeFile(join(dirname(file), body), `${text}${MANIFEST_MARK}${JSON.stringify({ imports: specs, cache })}\n${trailer.join('\n')}`);
   const fromHere = (target) => JSON.stringify(importPath(file, DIST + target));
   await writeFile(
     file,

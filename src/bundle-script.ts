@@ -1,4 +1,4 @@
-import { requireBuiltin, threadId } from './schema/this-thread.js';
+import { requireBuiltin, runScriptBundlesWith, threadId } from './schema/this-thread.js';
 import { loadNativeAddon } from './session/native-addon.js';
 
 /**
@@ -48,6 +48,24 @@ function cacheBytes(file: Buffer, bodySum: number, sum: Checksum): Buffer | unde
 type Body = (imports: readonly object[], bundleUrl: string) => Record<string, unknown>;
 
 /**
+ * The last line of a body, before its source map's: what it imports (specifiers relative to its
+ * bundle) and its code cache's file, as the build wrote them (scripts/bundle-main-thread.mjs).
+ */
+const MANIFEST_MARK = '\n//# tracepipe.bundle=';
+
+/** Each bundle this thread has run, by its URL; LOADING while its imports or its body run. */
+const bundles = new Map<string, Record<string, unknown> | typeof LOADING>();
+const LOADING = Symbol('loading');
+
+/** The bundle this module is part of (register-own), which the build names here as it runs: bodies import it. */
+let ownBundle: { readonly url: string; readonly namespace: object } | undefined;
+
+/** Called by the bundle this module is part of, with its own namespace and URL (the build adds the call). */
+export function ownBundleIs(namespace: object, url: string): void {
+  ownBundle = { url, namespace };
+}
+
+/**
  * Runs the body of the bundle at `bundleUrl` (the file `body` beside it), compiled by node:vm with
  * V8's code cache `cache` (beside it too), and returns its exports. The bundles a session loads are
  * ~270 KB of JavaScript, and compiling it, eagerly and then function by function as it first runs,
@@ -55,13 +73,70 @@ type Body = (imports: readonly object[], bundleUrl: string) => Record<string, un
  * modules. The cache is made by the build after a startup session and an API session have run, so
  * it holds every function they compiled. The bundle's own file is an ES module that imports what the
  * body imports and passes their namespaces in, in `imports`, so modules load in the order they did.
+ * A bundle that requireNow() has run already is not run again: its exports are the same.
  */
 export function runBundleScript(bundleUrl: string, body: URL, cache: URL, imports: readonly object[]): Record<string, unknown> {
+  const known = bundles.get(bundleUrl);
+  if (known !== undefined && known !== LOADING) return known;
+  const { readFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
+  const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
+  return run(bundleUrl, readFileSync(fileURLToPath(body)), fileURLToPath(cache), imports);
+}
+
+/**
+ * The exports of the script bundle at `href`, run now with what it imports (in their order, as its
+ * ES module would have run them), for requireNow: without its ES module's file, nor those of what it
+ * imports. Node's loader cost ~1 ms a file, and a startup session went through six of them and its
+ * first require() of an ES module (BENCHMARKS.md §42). Undefined when `href` is not one (no body
+ * beside it: a build without bundles) or is running already (its body's own top level asked for it).
+ */
+function scriptBundle(href: string): object | undefined {
+  if (href === ownBundle?.url) return ownBundle.namespace;
+  const known = bundles.get(href);
+  if (known !== undefined) return known === LOADING ? undefined : known;
+  const { readFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
+  const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
+  if (!href.endsWith('.js')) return undefined;
+  let source: Buffer;
+  try {
+    source = readFileSync(fileURLToPath(`${href.slice(0, -3)}.script.cjs`));
+  } catch {
+    return undefined;
+  }
+  const manifest = manifestOf(source.toString('utf8'));
+  if (!manifest) return undefined;
+  const { imports, cache } = manifest;
+  bundles.set(href, LOADING);
+  try {
+    const namespaces: object[] = [];
+    for (const spec of imports) {
+      const imported = scriptBundle(new URL(spec, href).href);
+      if (imported === undefined) return undefined;
+      namespaces.push(imported);
+    }
+    return run(href, source, fileURLToPath(new URL(cache, href)), namespaces);
+  } finally {
+    if (bundles.get(href) === LOADING) bundles.delete(href);
+  }
+}
+
+/** A body's manifest line, or undefined where it has none that reads as one (a body edited by hand). */
+function manifestOf(text: string): { imports: string[]; cache: string } | undefined {
+  const at = text.lastIndexOf(MANIFEST_MARK);
+  if (at < 0) return undefined;
+  const end = text.indexOf('\n', at + 1);
+  try {
+    const m = JSON.parse(text.slice(at + MANIFEST_MARK.length, end < 0 ? undefined : end)) as { imports?: unknown; cache?: unknown };
+    const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+    return strings(m.imports) && typeof m.cache === 'string' ? { imports: m.imports, cache: m.cache } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function run(bundleUrl: string, source: Buffer, cachePath: string, imports: readonly object[]): Record<string, unknown> {
   const { readFileSync, renameSync, statSync, writeFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
   const { Script } = requireBuiltin('node:vm') as typeof import('node:vm');
-  const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
-  const cachePath = fileURLToPath(cache);
-  const source = readFileSync(fileURLToPath(body));
   const sum = codeCacheChecksum();
   const bodySum = sum?.(source) ?? 0;
   let file: Buffer | undefined;
@@ -87,5 +162,14 @@ export function runBundleScript(bundleUrl: string, body: URL, cache: URL, import
       renameSync(temp, cachePath);
     });
   }
-  return (script.runInThisContext() as Body)(imports, bundleUrl);
+  bundles.set(bundleUrl, LOADING);
+  try {
+    const exports = (script.runInThisContext() as Body)(imports, bundleUrl);
+    bundles.set(bundleUrl, exports);
+    return exports;
+  } finally {
+    if (bundles.get(bundleUrl) === LOADING) bundles.delete(bundleUrl);
+  }
 }
+
+runScriptBundlesWith(scriptBundle);

@@ -15,7 +15,7 @@ import { writeCodeCaches } from '../scripts/code-cache.mjs';
 import { tempDir } from './helpers/temp-dir.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SCRIPTS = ['bundles/public-api.js', 'bundles/session-base.js', 'bundles/session-tools.js', 'providers/default-profile.js', 'session-machinery.js'];
+const SCRIPTS = ['bundles/public-api.js', 'bundles/register-shared.js', 'bundles/session-base.js', 'bundles/session-tools.js', 'bundles/shared.js', 'providers/default-profile.js', 'providers/gc-hook.js', 'session-machinery.js'];
 // The caches' checksum is the native addon's: without it no cache is read or written.
 const built = existsSync(join(ROOT, 'native/gc-hook/build/Release/code_cache.node')) && process.env.TRACEPIPE_GC_HOOK !== '0';
 const skip = built ? false : 'the native addon is not built here (or turned off)';
@@ -81,4 +81,47 @@ test('a damaged code cache, or one made from a body since edited, is rejected an
   assert.equal(run.caches['bundles/public-api.js'], 'missing');
   assert.equal(run.caches['providers/default-profile.js'], 'used');
   for (const name of ['Runtime.Process/Process', 'Runtime.GCHeap/HeapStats']) assert.ok(run.names.has(name), `${name} in the trace`);
+});
+
+// requireNow() runs a script bundle's body, and the bodies it imports, without their ES modules'
+// files: a startup session reads register's two modules and no other through Node's loader. The
+// application's import of tracepipe afterwards evaluates the bundles' ES modules, which hand back
+// the exports of the bodies that ran: each body runs once, so there is one provider registry and
+// one host: the application's session records its provider, and sees the startup session.
+test("a startup session runs the script bundles without their ES modules; the application's import then gets the same exports", { skip, timeout: 180_000 }, async (t) => {
+  const log = fileURLToPath(new URL('./fixtures/module-log.mjs', import.meta.url));
+  const dir = await tempDir(t);
+  {
+    const output = join(dir, 'startup.tptrace');
+    const code = `
+      process.stderr.write('app\\n');
+      const required = Object.keys((await import('node:module')).createRequire(import.meta.url).cache);
+      const { bundleScriptRuns } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/bundle-script.js')).href)});
+      const before = bundleScriptRuns().length;
+      const t = await import('tracepipe');
+      const p = t.defineProvider('Test.SameBundles', { events: { Mark: { id: 1, fields: [['n', 'u32']] } } });
+      const s = await t.startSession({ providers: 'Test.SameBundles', output: ${JSON.stringify(join(dir, 'api.tptrace'))} });
+      p.Mark.write(7);
+      await s.stop();
+      process.stdout.write(JSON.stringify({ required, before, runs: bundleScriptRuns().map((r) => r.bundle), live: t.liveSessions().length }));`;
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_')));
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', log, '--import', 'tracepipe/register', '--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: { ...env, TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output },
+      timeout: 60_000,
+    });
+    const [atStart] = stderr.split('\napp\n');
+    const loaded = (text) => text.split('\n').filter((l) => l.startsWith('loaded ')).map((l) => l.slice('loaded '.length)).sort();
+    assert.deepEqual(loaded(atStart), ['bundles/register-own.js', 'register.js']);
+    const r = JSON.parse(stdout);
+    // Nor through require(), which Node 20's loader hooks do not see: it would have put them in its cache.
+    assert.deepEqual(r.required, []);
+    const runs = r.runs.map((u) => fileURLToPath(u).slice(join(ROOT, 'dist/').length));
+    assert.deepEqual([...runs].sort(), SCRIPTS, 'each script bundle ran once');
+    assert.equal(r.before, SCRIPTS.length);
+    assert.equal(r.live, 1, 'the startup session, seen through the import');
+    const marks = [];
+    for await (const e of readTrace(join(dir, 'api.tptrace'))) if (e.name === 'Mark') marks.push(e.fields.n);
+    assert.deepEqual(marks, [7]);
+  }
 });

@@ -88,6 +88,12 @@ export function canRequireModules(): boolean {
 }
 
 let moduleRequire: NodeJS.Require | undefined;
+let scriptBundles: ((href: string) => object | undefined) | undefined;
+
+/** How requireNow runs the bundles that run as scripts: src/bundle-script.ts, as it loads. */
+export function runScriptBundlesWith(load: (href: string) => object | undefined): void {
+  scriptBundles = load;
+}
 
 /**
  * The ES module at `url` (a file: URL of one of tracepipe's own), loaded now with require() where this
@@ -95,9 +101,12 @@ let moduleRequire: NodeJS.Require | undefined;
  * may not, or where Node 20's require() refuses a module that an import() under way (the
  * application's own, of tracepipe/export or the trace reader, which share modules with it) has
  * reached but not yet evaluated: the caller imports it then, which says what any other failure was.
+ * A bundle that runs as a script runs without its ES module (src/bundle-script.ts).
  */
 export function requireNow(url: string | URL): unknown {
   if (!canRequireModules()) return undefined;
+  const bundle = scriptBundles?.(String(url));
+  if (bundle !== undefined) return bundle;
   // One require() for every module (each is named by its whole path): making one is path work of its own.
   moduleRequire ??= createRequire(import.meta.url);
   const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
