@@ -126,9 +126,6 @@ const machinery = [...machineryGraph].filter((f) => !imported.has(f) && !registe
 const DEFAULT_PROFILE = `${DIST}providers/default-profile.js`;
 const defaultProfileGraph = (await staticGraph([relative(DIST, DEFAULT_PROFILE)])).files;
 const machineryTools = [...new Set([...machineryGraph, ...defaultProfileGraph])].filter((f) => toolSide.has(f) && !imported.has(f) && !registersOwn.has(f));
-// The script bundles' bodies (below) import register-own: its namespace, which its loader hands them
-// when it runs them without their ES modules (src/bundle-script.ts), is its own import of itself.
-const OWN_BUNDLE_NAMED = `import * as ownBundle from ${JSON.stringify(`${BUNDLES}register-own.js`)};\nimport { ownBundleIs } from ${JSON.stringify(DIST + BUNDLE_SCRIPT)};\nownBundleIs(ownBundle, import.meta.url);\n`;
 const stages = [
   // What register imports (this thread, the first-use seam): two files it and the public import read first.
   { bundle: `${BUNDLES}register-own.js`, members: [...registersOwn].filter((f) => f !== `${DIST}register.js`) },
@@ -205,6 +202,20 @@ const importsFrom = (file, ownStage, inline = new Set()) => ({
   },
 });
 
+/**
+ * The script bundles' bodies (below) import register-own: what its loader hands them when it runs
+ * them without their ES modules (src/bundle-script.ts) is its exports, as register-own names them.
+ * (An import of itself would cost every process that loads register a resolution.)
+ */
+function ownBundleNamed(stage) {
+  const own = stage.members.flatMap((file) => parts.get(file).names.map((n) => ({ file, ...n })));
+  const imports = stage.members.map((file) => {
+    const names = own.filter((n) => n.file === file).map((n) => `${n.name} as __${n.inBundle}`);
+    return names.length ? `import { ${names.join(', ')} } from ${JSON.stringify(file)};\n` : '';
+  });
+  return `${imports.join('')}import { ownBundleIs as __ownBundleIs } from ${JSON.stringify(DIST + BUNDLE_SCRIPT)};\n__ownBundleIs({ ${own.map((n) => `${n.inBundle}: __${n.inBundle}`).join(', ')} }, import.meta.url);\n`;
+}
+
 const rootImports = rootMeta.inputs[relative(REPO, ROOT)].imports.map((i) => inRepo(i.path));
 for (const stage of stages) {
   // The entry's imports first, in its order, so that the modules run in the order they ran as files.
@@ -220,7 +231,7 @@ for (const stage of stages) {
   }
   await build({
     ...esm,
-    stdin: { contents: entry + (stage === stages[0] ? OWN_BUNDLE_NAMED : ''), resolveDir: DIST, sourcefile: `${relative(DIST, stage.bundle)} (entry)`, loader: 'js' },
+    stdin: { contents: entry + (stage === stages[0] ? ownBundleNamed(stage) : ''), resolveDir: DIST, sourcefile: `${relative(DIST, stage.bundle)} (entry)`, loader: 'js' },
     outfile: stage.bundle,
     // A home bundle replaces its root's file, which it reads.
     allowOverwrite: true,

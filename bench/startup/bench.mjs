@@ -12,7 +12,7 @@ const VARIANT = fileURLToPath(new URL('./variant.mjs', import.meta.url));
 const EMPTY_MODULE = fileURLToPath(new URL('../../test/helpers/empty-import.mjs', import.meta.url));
 const IMPORT_ROUNDS = 21;
 const SESSION_ROUNDS = 11;
-const PROCESS_ROUNDS = 11;
+const PROCESS_ROUNDS = 21;
 const TIME = '/usr/bin/time';
 /** Targets of issue 24. */
 const TARGET_IMPORT_MS = 15;
