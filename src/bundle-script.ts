@@ -53,9 +53,21 @@ type Body = (imports: readonly object[], bundleUrl: string) => Record<string, un
  */
 const MANIFEST_MARK = '\n//# tracepipe.bundle=';
 
-/** Each bundle this thread has run, by its URL; LOADING while its imports or its body run. */
-const bundles = new Map<string, Record<string, unknown> | typeof LOADING>();
-const LOADING = Symbol('loading');
+/**
+ * Each bundle this thread has begun to run, by its URL, as Node's loader keeps a module: running (its
+ * imports or its body), ran (its exports), or failed (what its body threw, thrown again to whoever
+ * asks later: a body runs once, whichever way it is reached).
+ */
+type BundleState = { readonly state: 'running' } | { readonly state: 'ran'; readonly exports: Record<string, unknown> } | { readonly state: 'failed'; readonly error: unknown };
+const bundles = new Map<string, BundleState>();
+const RUNNING: BundleState = { state: 'running' };
+
+/** A bundle's exports once it ran; what it threw if it failed; an error if it is running (a body that asked for itself). */
+function settled(bundleUrl: string, known: BundleState): Record<string, unknown> {
+  if (known.state === 'ran') return known.exports;
+  if (known.state === 'failed') throw known.error;
+  throw new Error(`tracepipe: ${bundleUrl} was asked for while it runs`);
+}
 
 /** The bundle this module is part of (register-own), which the build names here as it runs: bodies import it. */
 let ownBundle: { readonly url: string; readonly namespace: object } | undefined;
@@ -77,7 +89,7 @@ export function ownBundleIs(namespace: object, url: string): void {
  */
 export function runBundleScript(bundleUrl: string, body: URL, cache: URL, imports: readonly object[]): Record<string, unknown> {
   const known = bundles.get(bundleUrl);
-  if (known !== undefined && known !== LOADING) return known;
+  if (known) return settled(bundleUrl, known);
   const { readFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
   const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
   return run(bundleUrl, readFileSync(fileURLToPath(body)), fileURLToPath(cache), imports);
@@ -88,12 +100,13 @@ export function runBundleScript(bundleUrl: string, body: URL, cache: URL, import
  * ES module would have run them), for requireNow: without its ES module's file, nor those of what it
  * imports. Node's loader cost ~1 ms a file, and a startup session went through six of them and its
  * first require() of an ES module (BENCHMARKS.md §42). Undefined when `href` is not one (no body
- * beside it: a build without bundles) or is running already (its body's own top level asked for it).
+ * beside it, or no manifest that reads as one: a build without bundles, a body edited by hand); it
+ * throws what the body (or one it imports) threw, or that it is running already.
  */
 function scriptBundle(href: string): object | undefined {
   if (href === ownBundle?.url) return ownBundle.namespace;
   const known = bundles.get(href);
-  if (known !== undefined) return known === LOADING ? undefined : known;
+  if (known) return settled(href, known);
   const { readFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
   const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
   if (!href.endsWith('.js')) return undefined;
@@ -106,18 +119,19 @@ function scriptBundle(href: string): object | undefined {
   const manifest = manifestOf(source.toString('utf8'));
   if (!manifest) return undefined;
   const { imports, cache } = manifest;
-  bundles.set(href, LOADING);
+  bundles.set(href, RUNNING);
+  let namespaces: object[] | undefined = [];
   try {
-    const namespaces: object[] = [];
     for (const spec of imports) {
       const imported = scriptBundle(new URL(spec, href).href);
-      if (imported === undefined) return undefined;
-      namespaces.push(imported);
+      if (imported === undefined) namespaces = undefined;
+      else namespaces?.push(imported);
     }
-    return run(href, source, fileURLToPath(new URL(cache, href)), namespaces);
   } finally {
-    if (bundles.get(href) === LOADING) bundles.delete(href);
+    // Its imports' failures are theirs: through its ES module, it fails with the first of them.
+    bundles.delete(href);
   }
+  return namespaces && run(href, source, fileURLToPath(new URL(cache, href)), namespaces);
 }
 
 /** A body's manifest line, or undefined where it has none that reads as one (a body edited by hand). */
@@ -127,14 +141,28 @@ function manifestOf(text: string): { imports: string[]; cache: string } | undefi
   const end = text.indexOf('\n', at + 1);
   try {
     const m = JSON.parse(text.slice(at + MANIFEST_MARK.length, end < 0 ? undefined : end)) as { imports?: unknown; cache?: unknown };
-    const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
-    return strings(m.imports) && typeof m.cache === 'string' ? { imports: m.imports, cache: m.cache } : undefined;
+    // Files beside it or below its folder's parent, as the build names them; nothing else is read.
+    const relative = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string' && /^\.\.?\/[\w./-]+\.js$/.test(x));
+    return relative(m.imports) && typeof m.cache === 'string' && /^[\w.-]+\.cache$/.test(m.cache) ? { imports: m.imports, cache: m.cache } : undefined;
   } catch {
     return undefined;
   }
 }
 
+/** Compiles and runs a body, once: what it returned, or what it threw, is what every later ask gets. */
 function run(bundleUrl: string, source: Buffer, cachePath: string, imports: readonly object[]): Record<string, unknown> {
+  bundles.set(bundleUrl, RUNNING);
+  try {
+    const exports = compile(bundleUrl, source, cachePath)(imports, bundleUrl);
+    bundles.set(bundleUrl, { state: 'ran', exports });
+    return exports;
+  } catch (error) {
+    bundles.set(bundleUrl, { state: 'failed', error });
+    throw error;
+  }
+}
+
+function compile(bundleUrl: string, source: Buffer, cachePath: string): Body {
   const { readFileSync, renameSync, statSync, writeFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
   const { Script } = requireBuiltin('node:vm') as typeof import('node:vm');
   const sum = codeCacheChecksum();
@@ -162,14 +190,7 @@ function run(bundleUrl: string, source: Buffer, cachePath: string, imports: read
       renameSync(temp, cachePath);
     });
   }
-  bundles.set(bundleUrl, LOADING);
-  try {
-    const exports = (script.runInThisContext() as Body)(imports, bundleUrl);
-    bundles.set(bundleUrl, exports);
-    return exports;
-  } finally {
-    if (bundles.get(bundleUrl) === LOADING) bundles.delete(bundleUrl);
-  }
+  return script.runInThisContext() as Body;
 }
 
 runScriptBundlesWith(scriptBundle);

@@ -125,3 +125,72 @@ test("a startup session runs the script bundles without their ES modules; the ap
     assert.deepEqual(marks, [7]);
   }
 });
+
+/** A copy of the build (dist/, package.json, the native addons through a link), as built: its caches no longer fit a body edited here, which then compiles from source. */
+async function editedCopy(t, edit) {
+  const dir = await tempDir(t);
+  await cp(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+  await cp(join(ROOT, 'package.json'), join(dir, 'package.json'));
+  await symlink(join(ROOT, 'native'), join(dir, 'native'));
+  const body = join(dir, 'dist/session-machinery.script.cjs');
+  await writeFile(body, edit(await readFile(body, 'utf8')));
+  return dir;
+}
+
+async function runIn(dir, code) {
+  await writeFile(join(dir, 'app.mjs'), code);
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_')));
+  const { stdout } = await promisify(execFile)(process.execPath, [join(dir, 'app.mjs')], { cwd: dir, env, timeout: 60_000 });
+  return stdout.trim();
+}
+
+// As Node's loader keeps a module, a body runs once whichever way it is reached: one that throws
+// is not run again (its side effects twice), and what it threw is what every later ask gets,
+// through the promise startSession returns, never thrown at its caller.
+test('a script body that throws runs once: the session start rejects with what it threw, and so does its ES module', { timeout: 120_000 }, async (t) => {
+  const dir = await editedCopy(t, (text) => text.replace('"use strict";', '"use strict"; globalThis.ran = (globalThis.ran ?? 0) + 1; throw new Error("boom");'));
+  const out = await runIn(
+    dir,
+    `const t = await import('./dist/index.js');
+    const outcome = [];
+    try { await t.startSession({ providers: 'Runtime.GC', output: 'x.tptrace' }).catch((e) => outcome.push('rejected ' + e.message)); } catch (e) { outcome.push('threw ' + e.message); }
+    await import('./dist/session-machinery.js').catch((e) => outcome.push('import rejected ' + e.message));
+    console.log(JSON.stringify({ outcome, ran: globalThis.ran }));`,
+  );
+  assert.deepEqual(JSON.parse(out), { outcome: ['rejected boom', 'import rejected boom'], ran: 1 });
+});
+
+test('a script body that asks for itself while it runs runs once: one set of exports', { timeout: 120_000 }, async (t) => {
+  const dir = await editedCopy(t, (text) => text.replace('"use strict";', '"use strict"; globalThis.ran = (globalThis.ran ?? 0) + 1; __imports[1].m0$requireNow(__bundleUrl);'));
+  const out = await runIn(
+    dir,
+    `const own = await import('./dist/bundles/register-own.js');
+    const a = own.m0$requireNow(new URL('./dist/session-machinery.js', import.meta.url));
+    const b = await import('./dist/session-machinery.js');
+    console.log(JSON.stringify({ ran: globalThis.ran, same: a.startStartupSession === b.startStartupSession }));`,
+  );
+  assert.deepEqual(JSON.parse(out), { ran: 1, same: true });
+});
+
+// The manifest names files beside the body: one that names anything else is not followed (the
+// bundle loads through its ES module), and tracing, a worker's joining included, works as before.
+test('a manifest that names anything but files beside its body is not followed; tracing and a worker joining work', { timeout: 120_000 }, async (t) => {
+  const dir = await editedCopy(t, (text) => text.replace(/"cache":"session-machinery\.[0-9a-f]+\.cache"/, '"cache":"http://x/y.cache"'));
+  await writeFile(join(dir, 'w.mjs'), "const t = await import('./dist/index.js'); const p = t.defineProvider('Test.Manifest', { events: { Mark: { id: 1, fields: [['n', 'u32']] } } }); p.Mark.write(3);");
+  const out = await runIn(
+    dir,
+    `import { Worker } from 'node:worker_threads';
+    const t = await import('./dist/index.js');
+    const s = await t.startSession({ providers: 'Test.Manifest', output: 'x.tptrace' });
+    const w = new Worker(new URL('./w.mjs', import.meta.url));
+    const errors = [];
+    w.on('error', (e) => errors.push(e.message));
+    await new Promise((r) => w.on('exit', r));
+    await s.stop();
+    console.log(JSON.stringify({ errors }));`,
+  );
+  assert.deepEqual(JSON.parse(out), { errors: [] });
+  const marks = [];
+  for await (const e of readTrace(join(dir, 'x.tptrace'))) if (e.name === 'Mark') marks.push(e.fields.n);
+  assert.deepEqual(marks, [3]);
+});

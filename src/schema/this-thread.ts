@@ -105,8 +105,13 @@ export function runScriptBundlesWith(load: (href: string) => object | undefined)
  */
 export function requireNow(url: string | URL): unknown {
   if (!canRequireModules()) return undefined;
-  const bundle = scriptBundles?.(String(url));
-  if (bundle !== undefined) return bundle;
+  try {
+    const bundle = scriptBundles?.(String(url));
+    if (bundle !== undefined) return bundle;
+  } catch {
+    // Its body (or one it imports) failed, or is running: the caller's import() says what happened.
+    return undefined;
+  }
   // One require() for every module (each is named by its whole path): making one is path work of its own.
   moduleRequire ??= createRequire(import.meta.url);
   const { fileURLToPath } = requireBuiltin('node:url') as typeof import('node:url');
