@@ -5,7 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { BroadcastChannel } from 'node:worker_threads';
 import { promisify } from 'node:util';
 import { readTrace } from '../dist/index.js';
@@ -87,4 +90,46 @@ test('what onChannelData returns stops it hearing even the messages already on t
   last.close();
   sender.close();
   assert.equal(heard, 1);
+});
+
+// A session's open publishes it for the worker threads made later in the native addon's process-wide
+// list (src/session/published-sessions.ts), not in worker_threads' environment data: on a main thread
+// that has not loaded node:worker_threads no worker exists to tell, so a startup session loads
+// neither it nor node:stream (2–5 ms). A worker made afterwards still joins from its first event,
+// through another copy of tracepipe too (its own files and addon), as environment data did; and the
+// process lives on as that worker ends, though it unloads the other copy's addons (they stay mapped).
+const nativeDrain = join(fileURLToPath(new URL('..', import.meta.url)), 'native/gc-hook/build/Release/native_drain.node');
+const withAddon = existsSync(nativeDrain) && process.env.TRACEPIPE_GC_HOOK !== '0' ? false : 'the native addon is not built here (or turned off)';
+
+test("a startup session loads no worker_threads on the main thread; a worker made afterwards joins it from its first event, through this copy of tracepipe and another", { skip: withAddon, timeout: 120_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  // Another copy: its own files and its own addon's file (a link would load the same one).
+  const copy = join(dir, 'copy');
+  await cp(join(root, 'dist'), join(copy, 'dist'), { recursive: true });
+  await cp(join(root, 'package.json'), join(copy, 'package.json'));
+  await cp(join(root, 'native/gc-hook/build/Release'), join(copy, 'native/gc-hook/build/Release'), { recursive: true });
+  const file = join(dir, 'startup.tptrace');
+  const worker = (index, who) => `
+    const t = await import(${JSON.stringify(index)});
+    const p = t.defineProvider('Test.Published', { events: { Mark: { id: 1, fields: [['who', 'string']] } } });
+    p.Mark.write(${JSON.stringify(who)});`;
+  const code = `
+    const before = process.moduleLoadList.filter((m) => /^NativeModule (worker_threads|internal\\/worker|internal\\/worker\\/io|stream)$/.test(m));
+    const { Worker } = await import('node:worker_threads');
+    const { once } = await import('node:events');
+    for (const [index, who] of [[${JSON.stringify(INDEX)}, 'this copy'], [${JSON.stringify(pathToFileURL(join(copy, 'dist/index.js')).href)}, 'another copy']]) {
+      const w = new Worker((${worker.toString()})(index, who), { eval: true, type: 'module' });
+      await once(w, 'exit');
+    }
+    process.stdout.write(JSON.stringify(before));`;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_')));
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', new URL('../dist/register.js', import.meta.url).href, '--input-type=module', '-e', code], {
+    env: { ...env, TRACEPIPE_ENABLE: '1', TRACEPIPE_PROVIDERS: 'Runtime.GC,Test.Published', TRACEPIPE_OUTPUT: file },
+    timeout: 90_000,
+  });
+  assert.deepEqual(JSON.parse(stdout), [], 'the startup session loaded none of the worker machinery on the main thread');
+  const who = [];
+  for await (const e of readTrace(file)) if (e.name === 'Mark') who.push(e.fields.who);
+  assert.deepEqual(who.sort(), ['another copy', 'this copy'], "each worker's first event is in the trace");
 });

@@ -38,7 +38,7 @@ const EAGER = [
   /^api\/(tracepipe-host|on-first-use|worker-join|gc-pause-monitor)\.js$/,
   /^buffers\/clock\.js$/,
   /^format\/(drop-reason|format-error|read-options)\.js$/,
-  /^session\/(channel-data|control-names|native-addon|provider-spec|session-error|trace-profiles|version)\.js$/,
+  /^session\/(channel-data|control-names|native-addon|provider-spec|published-sessions|session-error|trace-profiles|version)\.js$/,
   /^ipc\/target-error\.js$/,
 ];
 

@@ -22,7 +22,7 @@
     },
     {
       "target_name": "native_drain",
-      "sources": ["native_drain.cc", "drain/drain_loop.cc", "drain/chunk_scanner.cc", "drain/trace_writer.cc"]
+      "sources": ["native_drain.cc", "session_registry.cc", "drain/drain_loop.cc", "drain/chunk_scanner.cc", "drain/trace_writer.cc"]
     },
     {
       "target_name": "promise_state",

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include "pin_addon.h"
 
 namespace {
 
@@ -41,6 +42,7 @@ void Checksum(const v8::FunctionCallbackInfo<v8::Value>& info) {
 
 // Context-aware: worker threads that import tracepipe load their bundles as the main thread does.
 NODE_MODULE_INIT(/* exports, module, context */) {
+  PinThisAddon();
   v8::Isolate* isolate = context->GetIsolate();
   exports->Set(context, v8::String::NewFromUtf8Literal(isolate, "checksum"), v8::FunctionTemplate::New(isolate, Checksum)->GetFunction(context).ToLocalChecked()).Check();
 }

@@ -36,6 +36,7 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+#include "pin_addon.h"
 
 namespace {
 
@@ -599,6 +600,7 @@ void Cleanup(void* arg) {
 }  // namespace
 
 NODE_MODULE_INIT(/* exports, module, context */) {
+  PinThisAddon();
   v8::Isolate* isolate = context->GetIsolate();
   IsolateData* data = new IsolateData();
   node::AddEnvironmentCleanupHook(isolate, Cleanup, data);

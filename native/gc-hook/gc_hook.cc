@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include "pin_addon.h"
 
 namespace {
 
@@ -213,6 +214,7 @@ void Cleanup(void* data) {
 
 // Context-aware, so each worker thread that loads it gets its own hook for its own isolate.
 NODE_MODULE_INIT(/* exports, module, context */) {
+  PinThisAddon();
   v8::Isolate* isolate = context->GetIsolate();
   Hook* hook = new Hook();
   hook->isolate = isolate;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "snapshot_transcoder.h"
+#include "pin_addon.h"
 
 namespace {
 
@@ -350,6 +351,7 @@ void Export(v8::Local<v8::Context> context, v8::Local<v8::Object> exports, const
 
 // Context-aware: a worker thread that loads it snapshots its own isolate.
 NODE_MODULE_INIT(/* exports, module, context */) {
+  PinThisAddon();
   Export(context, exports, "takeHeapSnapshot", TakeHeapSnapshot);
   Export(context, exports, "transcodeHeapSnapshot", TranscodeHeapSnapshot);
   Export(context, exports, "transcodeJson", TranscodeJson);

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include "pin_addon.h"
 
 namespace {
 
@@ -252,6 +253,7 @@ void Cleanup(void* data) {
 
 // Context-aware: the main thread captures its loop, and the watchdog's worker reads it.
 NODE_MODULE_INIT(/* exports, module, context */) {
+  PinThisAddon();
   v8::Isolate* isolate = context->GetIsolate();
   Reader* reader = new Reader();
   node::AddEnvironmentCleanupHook(isolate, Cleanup, reader);

@@ -6,6 +6,7 @@
 // output descriptor (a file it owns from then on, or a client's socket), the trace origin, the stream
 // header's document, a client's prologue and a function it calls on this thread, through the loop,
 // with the result once the stream has ended; it writes the first bytes before it returns.
+// publishSessions() and publishedSessions() are the process's list of sessions (session_registry.cc).
 // wakeSession() is the doorbell of whoever notifies the drain (a producer on any thread, the owner
 // for a stop), abandon() gives a drain up, join() is the exit flush's bounded wait.
 
@@ -26,6 +27,8 @@
 #include <unordered_map>
 
 #include "drain/drain_loop.h"
+#include "session_registry.h"
+#include "pin_addon.h"
 
 namespace {
 
@@ -66,6 +69,7 @@ struct Drain {
 struct Drains {
   std::unordered_map<int, Drain*> live;
   int next_id = 1;
+  v8::Isolate* isolate = nullptr;
 };
 
 void Throw(v8::Isolate* isolate, const char* message) {
@@ -341,6 +345,8 @@ void Layout(const v8::FunctionCallbackInfo<v8::Value>& info) {
 // environment (its memory stays mapped: it is never freed).
 void Cleanup(void* arg) {
   Drains* drains = static_cast<Drains*>(arg);
+  // What this thread published goes with it (session_registry.cc).
+  tracepipe::ForgetPublished(drains->isolate);
   for (auto& [id, d] : drains->live) {
     (void)id;
     d->memory.Store(tracepipe::ctl::kExiting, 1);
@@ -369,8 +375,10 @@ void Cleanup(void* arg) {
 }  // namespace
 
 NODE_MODULE_INIT(/* exports, module, context */) {
+  PinThisAddon();
   v8::Isolate* isolate = context->GetIsolate();
   auto* drains = new Drains();
+  drains->isolate = isolate;
   v8::Local<v8::External> data = v8::External::New(isolate, drains);
   auto method = [&](const char* name, v8::FunctionCallback f) {
     exports->Set(context, v8::String::NewFromUtf8(isolate, name).ToLocalChecked(), v8::FunctionTemplate::New(isolate, f, data)->GetFunction(context).ToLocalChecked())
@@ -382,5 +390,7 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   method("join", Join);
   method("ref", Ref);
   method("layout", Layout);
+  method("publishSessions", tracepipe::PublishSessions);
+  method("publishedSessions", tracepipe::PublishedSessions);
   node::AddEnvironmentCleanupHook(isolate, Cleanup, drains);
 }

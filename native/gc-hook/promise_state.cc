@@ -5,6 +5,7 @@
 
 #include <node.h>
 #include <v8.h>
+#include "pin_addon.h"
 
 namespace {
 
@@ -34,6 +35,7 @@ void Outcome(const v8::FunctionCallbackInfo<v8::Value>& info) {
 
 // Context-aware: worker threads load it too (each thread watches its own spans' promises).
 NODE_MODULE_INIT(/* exports, module, context */) {
+  PinThisAddon();
   v8::Isolate* isolate = context->GetIsolate();
   auto method = [&](const char* name, v8::FunctionCallback fn) {
     exports->Set(context, v8::String::NewFromUtf8(isolate, name).ToLocalChecked(), v8::FunctionTemplate::New(isolate, fn)->GetFunction(context).ToLocalChecked()).Check();

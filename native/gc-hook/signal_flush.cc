@@ -33,6 +33,7 @@
 #include <cstring>
 #include <memory>
 #include <thread>
+#include "pin_addon.h"
 
 namespace {
 
@@ -377,6 +378,7 @@ void Export(v8::Local<v8::Context> context, v8::Local<v8::Object> exports, const
 
 // The handler and its tables are the process's: only the main thread calls these (exit-flush.ts).
 NODE_MODULE_INIT(/* exports, module, context */) {
+  PinThisAddon();
   Export(context, exports, "configure", Configure);
   Export(context, exports, "start", Start);
   Export(context, exports, "claim", Claim);

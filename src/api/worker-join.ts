@@ -9,7 +9,8 @@
 import { loadSessionMachinery, loadSessionMachineryNow } from '../machinery.js';
 import { errorMessage } from '../schema/error-message.js';
 import { onChannelData } from '../session/channel-data.js';
-import { CONTROL_CHANNEL, SESSIONS_ENV_KEY } from '../session/control-names.js';
+import { CONTROL_CHANNEL } from '../session/control-names.js';
+import { publishedSessions } from '../session/published-sessions.js';
 import { isMainThread, workerThreads } from '../schema/this-thread.js';
 
 function join(): void {
@@ -18,11 +19,9 @@ function join(): void {
 }
 
 if (!isMainThread()) {
-  const { BroadcastChannel, getEnvironmentData } = workerThreads();
-  const known = getEnvironmentData(SESSIONS_ENV_KEY) as readonly unknown[] | undefined;
-  if (known !== undefined && known.length > 0) join();
+  if (publishedSessions().length > 0) join();
   else {
-    const channel = new BroadcastChannel(CONTROL_CHANNEL);
+    const channel = new (workerThreads().BroadcastChannel)(CONTROL_CHANNEL);
     const stopHearing = onChannelData(channel, () => {
       stopHearing();
       channel.close();

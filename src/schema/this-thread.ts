@@ -36,6 +36,16 @@ export function isMainThread(): boolean {
   return main;
 }
 
+/**
+ * Whether this thread has loaded node:worker_threads, asked without loading it. On the main thread
+ * no worker thread exists before it has: a worker is made only through it. Where Node lists its loaded
+ * modules otherwise than as this reads them, it says yes.
+ */
+export function workerThreadsLoaded(): boolean {
+  const list = (process as { moduleLoadList?: unknown }).moduleLoadList;
+  return !Array.isArray(list) || !list.some((m) => typeof m === 'string' && m.startsWith('NativeModule ')) || list.includes('NativeModule worker_threads');
+}
+
 /** This thread's id as worker_threads numbers it: 0 on the main thread. */
 export function threadId(): number {
   return isMainThread() ? 0 : workerThreads().threadId;

@@ -1,13 +1,14 @@
-import { isMainThread, workerThreads } from '../schema/this-thread.js';
+import { isMainThread, workerThreads, workerThreadsLoaded } from '../schema/this-thread.js';
 import type { SessionDescriptor } from './session-descriptor.js';
 import { threadSessions } from './thread-sessions.js';
-import { CONTROL_CHANNEL as CHANNEL, SESSIONS_ENV_KEY as ENV_KEY } from './control-names.js';
+import { CONTROL_CHANNEL as CHANNEL } from './control-names.js';
+import { publishedSessions, publishSessions } from './published-sessions.js';
 import { onChannelData } from './channel-data.js';
 
 /**
  * How worker threads learn about sessions the main thread owns: workers created after a session
- * started see it synchronously in their environment data; workers that exist already hear of it on a
- * process-wide broadcast channel (when their event loop turns; until then their buffers detach on
+ * started find it published at once (published-sessions.ts); workers that exist already hear of it on
+ * a process-wide broadcast channel (when their event loop turns; until then their buffers detach on
  * their own when they find the session stopped).
  */
 type ControlMessage =
@@ -19,10 +20,10 @@ const active = new Map<number, SessionDescriptor>();
 let channel: import('node:worker_threads').BroadcastChannel | undefined;
 
 /**
- * The process-wide channel, made on first use. On the main thread that is its first session's open,
- * once the drain runs: worker_threads (and node:stream with it, ~3 ms) loads after the session's
- * first events rather than before them. A worker's hello sent earlier goes unheard, but then no
- * session was open to tell it of, and the open that follows reaches it.
+ * The process-wide channel, made on first use. On the main thread that is the first session's open
+ * or close once node:worker_threads has loaded (tellWorkers), after the session's first events. A
+ * worker's hello sent earlier goes unheard, but then no session was open to tell it of, or it found
+ * them published, and the open that follows reaches it.
  */
 function controlChannel(): import('node:worker_threads').BroadcastChannel {
   if (channel) return channel;
@@ -49,13 +50,18 @@ function controlChannel(): import('node:worker_threads').BroadcastChannel {
  */
 export function joinRunningSessions(): void {
   if (isMainThread()) return;
-  const known = workerThreads().getEnvironmentData(ENV_KEY) as SessionDescriptor[] | undefined;
-  for (const desc of known ?? []) threadSessions.open(desc);
+  for (const desc of publishedSessions()) threadSessions.open(desc);
   controlChannel().postMessage({ type: 'hello' } satisfies ControlMessage);
 }
 
-function publishEnvironment(): void {
-  workerThreads().setEnvironmentData(ENV_KEY, [...active.values()] as unknown as string);
+/**
+ * Tells the worker threads that exist. On the main thread, none does before node:worker_threads has
+ * loaded (a worker is made only through it), and those made later find the sessions published: its
+ * channel, and worker_threads with it, wait until then.
+ */
+function tellWorkers(msg: ControlMessage): void {
+  if (channel === undefined && isMainThread() && !workerThreadsLoaded()) return;
+  controlChannel().postMessage(msg);
 }
 
 /**
@@ -68,14 +74,14 @@ export function announceStarting(desc: SessionDescriptor): void {
 
 export function announceOpen(desc: SessionDescriptor): void {
   active.set(desc.id, desc);
-  publishEnvironment();
+  publishSessions([...active.values()]);
   threadSessions.open(desc);
-  controlChannel().postMessage({ type: 'open', desc } satisfies ControlMessage);
+  tellWorkers({ type: 'open', desc });
 }
 
 export function announceClose(id: number): void {
   active.delete(id);
-  publishEnvironment();
+  publishSessions([...active.values()]);
   threadSessions.close(id);
-  controlChannel().postMessage({ type: 'close', id } satisfies ControlMessage);
+  tellWorkers({ type: 'close', id });
 }
