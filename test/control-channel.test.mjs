@@ -95,13 +95,14 @@ test('what onChannelData returns stops it hearing even the messages already on t
 // A session's open publishes it for the worker threads made later in the native addon's process-wide
 // list (src/session/published-sessions.ts), not in worker_threads' environment data: on a main thread
 // that has not loaded node:worker_threads no worker exists to tell, so a startup session loads
-// neither it nor node:stream (2–5 ms). A worker made afterwards still joins from its first event,
+// neither it nor node:stream (2–5 ms); nor does Runtime.GCHeap's first sample load node:v8 (which
+// loads node:stream too), reading V8's heap statistics through the addon. A worker made afterwards still joins from its first event,
 // through another copy of tracepipe too (its own files and addon), as environment data did; and the
 // process lives on as that worker ends, though it unloads the other copy's addons (they stay mapped).
 const nativeDrain = join(fileURLToPath(new URL('..', import.meta.url)), 'native/gc-hook/build/Release/native_drain.node');
 const withAddon = existsSync(nativeDrain) && process.env.TRACEPIPE_GC_HOOK !== '0' ? false : 'the native addon is not built here (or turned off)';
 
-test("a startup session loads no worker_threads on the main thread; a worker made afterwards joins it from its first event, through this copy of tracepipe and another", { skip: withAddon, timeout: 120_000 }, async (t) => {
+test("a startup session loads no worker_threads, node:stream or node:v8 on the main thread; a worker made afterwards joins it from its first event, through this copy of tracepipe and another", { skip: withAddon, timeout: 120_000 }, async (t) => {
   const dir = await tempDir(t);
   const root = fileURLToPath(new URL('..', import.meta.url));
   // Another copy: its own files and its own addon's file (a link would load the same one).
@@ -115,7 +116,7 @@ test("a startup session loads no worker_threads on the main thread; a worker mad
     const p = t.defineProvider('Test.Published', { events: { Mark: { id: 1, fields: [['who', 'string']] } } });
     p.Mark.write(${JSON.stringify(who)});`;
   const code = `
-    const before = process.moduleLoadList.filter((m) => /^NativeModule (worker_threads|internal\\/worker|internal\\/worker\\/io|stream)$/.test(m));
+    const before = process.moduleLoadList.filter((m) => /^NativeModule (worker_threads|internal\\/worker|internal\\/worker\\/io|stream|v8)$/.test(m));
     const { Worker } = await import('node:worker_threads');
     const { once } = await import('node:events');
     for (const [index, who] of [[${JSON.stringify(INDEX)}, 'this copy'], [${JSON.stringify(pathToFileURL(join(copy, 'dist/index.js')).href)}, 'another copy']]) {

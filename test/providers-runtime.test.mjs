@@ -68,6 +68,10 @@ test('Runtime.GCHeap: heap and per-space statistics at start, on the interval an
   const reasons = new Set(stats.map((e) => e.fields.reason));
   for (const r of ['start', 'interval', 'mark-compact']) assert.ok(reasons.has(r), `a HeapStats for ${r}`);
   assert.ok(stats.every((e) => e.fields.usedBytes > 0n && e.fields.usedBytes <= e.fields.totalBytes && e.fields.limitBytes > 0n));
+  // What v8.getHeapStatistics() says, whether read through the GC hook's addon or node:v8.
+  const { getHeapStatistics } = await import('node:v8');
+  const h = getHeapStatistics();
+  assert.ok(stats.every((e) => e.fields.limitBytes === BigInt(h.heap_size_limit) && e.fields.nativeContexts >= 1 && e.fields.mallocedBytes > 0n), JSON.stringify(stats[0].fields, (k, v) => (typeof v === 'bigint' ? String(v) : v)));
   const spaces = new Set(events.filter((e) => e.name === 'HeapSpace').map((e) => e.fields.space));
   assert.ok(spaces.has('old_space') && spaces.has('new_space'), [...spaces].join());
 });

@@ -204,6 +204,29 @@ void Detach(const v8::FunctionCallbackInfo<v8::Value>& info) {
   Unregister(static_cast<Hook*>(info.Data().As<v8::External>()->Value()));
 }
 
+// heapStatistics(out): this isolate's heap statistics, what v8.getHeapStatistics() reads, into a
+// Float64Array(7): used, total, limit, external, malloced, native contexts, detached contexts.
+// node:v8 loads node:stream and ~25 more of Node's modules (~2 ms of a startup session, whose
+// Runtime.GCHeap takes a first sample, BENCHMARKS.md §42).
+void HeapStatistics(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Isolate* isolate = info.GetIsolate();
+  if (info.Length() < 1 || !info[0]->IsFloat64Array() || info[0].As<v8::Float64Array>()->Length() < 7) {
+    isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8Literal(isolate, "heapStatistics(Float64Array(7))")));
+    return;
+  }
+  v8::HeapStatistics s;
+  isolate->GetHeapStatistics(&s);
+  v8::Local<v8::Float64Array> out = info[0].As<v8::Float64Array>();
+  double* d = reinterpret_cast<double*>(static_cast<uint8_t*>(out->Buffer()->Data()) + out->ByteOffset());
+  d[0] = static_cast<double>(s.used_heap_size());
+  d[1] = static_cast<double>(s.total_heap_size());
+  d[2] = static_cast<double>(s.heap_size_limit());
+  d[3] = static_cast<double>(s.external_memory());
+  d[4] = static_cast<double>(s.malloced_memory());
+  d[5] = static_cast<double>(s.number_of_native_contexts());
+  d[6] = static_cast<double>(s.number_of_detached_contexts());
+}
+
 void Cleanup(void* data) {
   Hook* hook = static_cast<Hook*>(data);
   Unregister(hook);
@@ -222,4 +245,5 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   v8::Local<v8::External> data = v8::External::New(isolate, hook);
   exports->Set(context, v8::String::NewFromUtf8Literal(isolate, "attach"), v8::FunctionTemplate::New(isolate, Attach, data)->GetFunction(context).ToLocalChecked()).Check();
   exports->Set(context, v8::String::NewFromUtf8Literal(isolate, "detach"), v8::FunctionTemplate::New(isolate, Detach, data)->GetFunction(context).ToLocalChecked()).Check();
+  exports->Set(context, v8::String::NewFromUtf8Literal(isolate, "heapStatistics"), v8::FunctionTemplate::New(isolate, HeapStatistics)->GetFunction(context).ToLocalChecked()).Check();
 }
