@@ -46,18 +46,29 @@ extern "C" __attribute__((visibility("default"))) void tracepipe_visit_sessions_
 
 namespace {
 
-// Each loaded addon's list visitor (this copy's among them), once.
-int FindVisitors(dl_phdr_info* info, size_t, void* out) {
-  auto* visitors = static_cast<std::vector<VisitAll>*>(out);
+// The loaded addons' files (any Node addon: a copy of tracepipe's is one of them). Only collected here:
+// the loader's lock is held while it iterates, and dlopen takes it.
+int FindAddons(dl_phdr_info* info, size_t, void* out) {
   const char* name = info->dlpi_name;
   const size_t length = name == nullptr ? 0 : std::strlen(name);
-  if (length < 5 || std::strcmp(name + length - 5, ".node") != 0) return 0;
-  void* handle = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == nullptr) return 0;
-  auto visit = reinterpret_cast<VisitAll>(dlsym(handle, kVisitSymbol));
-  if (visit != nullptr && std::find(visitors->begin(), visitors->end(), visit) == visitors->end()) visitors->push_back(visit);
-  dlclose(handle);
+  if (length >= 5 && std::strcmp(name + length - 5, ".node") == 0) static_cast<std::vector<std::string>*>(out)->emplace_back(name, length);
   return 0;
+}
+
+// Each loaded copy's list visitor (this copy's among them), once.
+std::vector<VisitAll> FindVisitors() {
+  std::vector<std::string> addons;
+  dl_iterate_phdr(FindAddons, &addons);
+  std::vector<VisitAll> visitors{&tracepipe_visit_sessions_v1};
+  for (const std::string& name : addons) {
+    // Already loaded (NOLOAD): nothing of it runs; its handle is only a way to its symbols.
+    void* handle = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    auto visit = reinterpret_cast<VisitAll>(dlsym(handle, kVisitSymbol));
+    if (visit != nullptr && std::find(visitors.begin(), visitors.end(), visit) == visitors.end()) visitors.push_back(visit);
+    dlclose(handle);
+  }
+  return visitors;
 }
 
 struct Reading {
@@ -106,12 +117,8 @@ void PublishSessions(const v8::FunctionCallbackInfo<v8::Value>& info) {
 
 void PublishedSessions(const v8::FunctionCallbackInfo<v8::Value>& info) {
   v8::Isolate* isolate = info.GetIsolate();
-  std::vector<VisitAll> visitors;
-  dl_iterate_phdr(FindVisitors, &visitors);
-  // This copy's, should the search find none (an addon linked in rather than loaded).
-  if (std::find(visitors.begin(), visitors.end(), &tracepipe_visit_sessions_v1) == visitors.end()) visitors.push_back(&tracepipe_visit_sessions_v1);
   Reading r{isolate, isolate->GetCurrentContext(), v8::Array::New(isolate)};
-  for (VisitAll visit : visitors) visit(Add, &r);
+  for (VisitAll visit : FindVisitors()) visit(Add, &r);
   info.GetReturnValue().Set(r.out);
 }
 
