@@ -134,3 +134,29 @@ test("a startup session loads no worker_threads, node:stream or node:v8 on the m
   for await (const e of readTrace(file)) if (e.name === 'Mark') who.push(e.fields.who);
   assert.deepEqual(who.sort(), ['another copy', 'this copy'], "each worker's first event is in the trace");
 });
+
+// A worker that cannot read the published list (its environment turns the addon off, or another copy
+// of tracepipe without one loads first in it) hears of a startup session that opened before the main
+// thread loaded worker_threads once it asks: the main thread makes its channel as the first worker is
+// made, and answers the worker's hello. Its events from then on are recorded (those before, at its
+// very start, are not: environment data was copied as the worker was made).
+test('a worker made right after a startup session, without the addon, joins it as the main thread answers its hello', { skip: withAddon, timeout: 120_000 }, async (t) => {
+  const file = join(await tempDir(t), 'startup.tptrace');
+  const code = `
+    const { Worker } = await import('node:worker_threads');
+    const { once } = await import('node:events');
+    const w = new Worker(\`
+      const t = await import(${JSON.stringify(INDEX)});
+      const p = t.defineProvider('Test.Published', { events: { Mark: { id: 1, fields: [['who', 'string']] } } });
+      await new Promise((r) => setTimeout(r, 300));
+      p.Mark.write('later');\`, { eval: true, type: 'module', env: { ...process.env, TRACEPIPE_GC_HOOK: '0' } });
+    await once(w, 'exit');`;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_')));
+  await promisify(execFile)(process.execPath, ['--import', new URL('../dist/register.js', import.meta.url).href, '--input-type=module', '-e', code], {
+    env: { ...env, TRACEPIPE_ENABLE: '1', TRACEPIPE_PROVIDERS: 'Runtime.GC,Test.Published', TRACEPIPE_OUTPUT: file },
+    timeout: 90_000,
+  });
+  const who = [];
+  for await (const e of readTrace(file)) if (e.name === 'Mark') who.push(e.fields.who);
+  assert.deepEqual(who, ['later']);
+});

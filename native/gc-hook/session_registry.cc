@@ -46,44 +46,39 @@ extern "C" __attribute__((visibility("default"))) void tracepipe_visit_sessions_
 
 namespace {
 
-// The loaded addons' files (any Node addon: a copy of tracepipe's is one of them). Only collected here:
-// the loader's lock is held while it iterates, and dlopen takes it.
-int FindAddons(dl_phdr_info* info, size_t, void* out) {
+// The loaded copies of this addon's file (tracepipe's, wherever each copy is installed), and no other
+// library: opening and closing another's could be what unloads it, its destructors then running here.
+// Only collected here: the loader holds its lock while it iterates, and dlopen takes it.
+int FindCopies(dl_phdr_info* info, size_t, void* out) {
+  constexpr const char kFile[] = "/native_drain.node";
+  constexpr size_t kFileLength = sizeof(kFile) - 1;
   const char* name = info->dlpi_name;
   const size_t length = name == nullptr ? 0 : std::strlen(name);
-  if (length >= 5 && std::strcmp(name + length - 5, ".node") == 0) static_cast<std::vector<std::string>*>(out)->emplace_back(name, length);
+  if (length >= kFileLength && std::strcmp(name + length - kFileLength, kFile) == 0) static_cast<std::vector<std::string>*>(out)->emplace_back(name, length);
   return 0;
 }
 
-// Each loaded copy's list visitor (this copy's among them), once.
-std::vector<VisitAll> FindVisitors() {
-  std::vector<std::string> addons;
-  dl_iterate_phdr(FindAddons, &addons);
+// What each copy's list holds, copied out under that copy's lock (no JavaScript runs meanwhile).
+std::vector<Published> ReadAllCopies() {
+  std::vector<std::string> copies;
+  dl_iterate_phdr(FindCopies, &copies);
   std::vector<VisitAll> visitors{&tracepipe_visit_sessions_v1};
-  for (const std::string& name : addons) {
-    // Already loaded (NOLOAD): nothing of it runs; its handle is only a way to its symbols.
+  // Held until every list is read: a copy's file stays mapped (tracepipe's are never unloaded once
+  // their init ran, pin_addon.h; these handles cover one whose init did not).
+  std::vector<void*> handles;
+  for (const std::string& name : copies) {
     void* handle = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
     if (handle == nullptr) continue;
+    handles.push_back(handle);
     auto visit = reinterpret_cast<VisitAll>(dlsym(handle, kVisitSymbol));
     if (visit != nullptr && std::find(visitors.begin(), visitors.end(), visit) == visitors.end()) visitors.push_back(visit);
-    dlclose(handle);
   }
-  return visitors;
-}
-
-struct Reading {
-  v8::Isolate* isolate;
-  v8::Local<v8::Context> context;
-  v8::Local<v8::Array> out;
-  uint32_t next = 0;
-};
-
-void Add(void* context, const std::shared_ptr<v8::BackingStore>& store, const char* info, size_t length) {
-  auto* r = static_cast<Reading*>(context);
-  v8::Local<v8::String> text;
-  if (!v8::String::NewFromUtf8(r->isolate, info, v8::NewStringType::kNormal, static_cast<int>(length)).ToLocal(&text)) return;
-  v8::Local<v8::Value> pair[] = {v8::SharedArrayBuffer::New(r->isolate, store), text};
-  r->out->Set(r->context, r->next++, v8::Array::New(r->isolate, pair, 2)).Check();
+  std::vector<Published> all;
+  for (VisitAll visit : visitors) {
+    visit([](void* out, const std::shared_ptr<v8::BackingStore>& store, const char* info, size_t length) { static_cast<std::vector<Published>*>(out)->push_back({nullptr, store, std::string(info, length)}); }, &all);
+  }
+  for (void* handle : handles) dlclose(handle);
+  return all;
 }
 
 void Throw(v8::Isolate* isolate, const char* message) {
@@ -117,9 +112,17 @@ void PublishSessions(const v8::FunctionCallbackInfo<v8::Value>& info) {
 
 void PublishedSessions(const v8::FunctionCallbackInfo<v8::Value>& info) {
   v8::Isolate* isolate = info.GetIsolate();
-  Reading r{isolate, isolate->GetCurrentContext(), v8::Array::New(isolate)};
-  for (VisitAll visit : FindVisitors()) visit(Add, &r);
-  info.GetReturnValue().Set(r.out);
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  std::vector<Published> all = ReadAllCopies();
+  v8::Local<v8::Array> out = v8::Array::New(isolate, static_cast<int>(all.size()));
+  for (uint32_t i = 0; i < all.size(); i++) {
+    v8::Local<v8::String> text;
+    if (!v8::String::NewFromUtf8(isolate, all[i].info.data(), v8::NewStringType::kNormal, static_cast<int>(all[i].info.size())).ToLocal(&text)) return;
+    v8::Local<v8::Value> pair[] = {v8::SharedArrayBuffer::New(isolate, all[i].store), text};
+    // Own properties: an array's setters (Array.prototype's, an application's) are not called.
+    if (out->CreateDataProperty(context, i, v8::Array::New(isolate, pair, 2)).IsNothing()) return;
+  }
+  info.GetReturnValue().Set(out);
 }
 
 void ForgetPublished(v8::Isolate* isolate) {

@@ -22,12 +22,17 @@ if (!isMainThread()) {
   if (publishedSessions().length > 0) join();
   else {
     const channel = new (workerThreads().BroadcastChannel)(CONTROL_CHANNEL);
-    const stopHearing = onChannelData(channel, () => {
+    const stopHearing = onChannelData(channel, (data) => {
+      // Other workers' hellos are not sessions.
+      if ((data as { type?: unknown } | null)?.type !== 'open') return;
       stopHearing();
       channel.close();
       join();
     });
     // Never keep a worker alive just to hear about sessions.
     (channel as unknown as { unref(): void }).unref();
+    // The main thread answers with the sessions that run, should this thread have found none that
+    // runs published (it reads no published list without the addon: control-channel.ts).
+    channel.postMessage({ type: 'hello' });
   }
 }

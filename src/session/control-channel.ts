@@ -54,13 +54,27 @@ export function joinRunningSessions(): void {
   controlChannel().postMessage({ type: 'hello' } satisfies ControlMessage);
 }
 
+let awaitingWorker = false;
+
 /**
  * Tells the worker threads that exist. On the main thread, none does before node:worker_threads has
  * loaded (a worker is made only through it), and those made later find the sessions published: its
- * channel, and worker_threads with it, wait until then.
+ * channel, and worker_threads with it, wait until the first worker is made. Then environment data
+ * carries the sessions to the workers made after it, and the channel answers the hello of one that
+ * could not read the published list (no addon in it, or another copy of tracepipe without one): it
+ * joins as it hears the answer, its events from then on recorded.
  */
 function tellWorkers(msg: ControlMessage): void {
-  if (channel === undefined && isMainThread() && !workerThreadsLoaded()) return;
+  if (channel === undefined && isMainThread() && !workerThreadsLoaded()) {
+    if (!awaitingWorker) {
+      awaitingWorker = true;
+      process.once('worker', () => {
+        publishSessions([...active.values()]);
+        controlChannel();
+      });
+    }
+    return;
+  }
   controlChannel().postMessage(msg);
 }
 
