@@ -72,7 +72,7 @@ function settled(bundleUrl: string, known: BundleState): Record<string, unknown>
 /** The bundle this module is part of (register-own), which the build names here as it runs: bodies import it. */
 let ownBundle: { readonly url: string; readonly namespace: object } | undefined;
 
-/** Called by the bundle this module is part of, with its own namespace and URL (the build adds the call). */
+/** Called by the bundle this module is part of as it runs, with its exports (an object of them) and its URL: the build adds the call. */
 export function ownBundleIs(namespace: object, url: string): void {
   ownBundle = { url, namespace };
 }
