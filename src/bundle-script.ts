@@ -116,7 +116,8 @@ function scriptBundle(href: string): object | undefined {
   } catch {
     return undefined;
   }
-  const manifest = manifestOf(source.toString('utf8'));
+  const text = source.toString('utf8');
+  const manifest = manifestOf(text);
   if (!manifest) return undefined;
   const { imports, cache } = manifest;
   bundles.set(href, RUNNING);
@@ -131,7 +132,7 @@ function scriptBundle(href: string): object | undefined {
     // Its imports' failures are theirs: through its ES module, it fails with the first of them.
     bundles.delete(href);
   }
-  return namespaces && run(href, source, fileURLToPath(new URL(cache, href)), namespaces);
+  return namespaces && run(href, source, fileURLToPath(new URL(cache, href)), namespaces, text);
 }
 
 /** A body's manifest line, or undefined where it has none that reads as one (a body edited by hand). */
@@ -150,10 +151,10 @@ function manifestOf(text: string): { imports: string[]; cache: string } | undefi
 }
 
 /** Compiles and runs a body, once: what it returned, or what it threw, is what every later ask gets. */
-function run(bundleUrl: string, source: Buffer, cachePath: string, imports: readonly object[]): Record<string, unknown> {
+function run(bundleUrl: string, source: Buffer, cachePath: string, imports: readonly object[], text?: string): Record<string, unknown> {
   bundles.set(bundleUrl, RUNNING);
   try {
-    const exports = compile(bundleUrl, source, cachePath)(imports, bundleUrl);
+    const exports = compile(bundleUrl, source, cachePath, text)(imports, bundleUrl);
     bundles.set(bundleUrl, { state: 'ran', exports });
     return exports;
   } catch (error) {
@@ -162,7 +163,8 @@ function run(bundleUrl: string, source: Buffer, cachePath: string, imports: read
   }
 }
 
-function compile(bundleUrl: string, source: Buffer, cachePath: string): Body {
+/** `text`: the source decoded already (requireNow read its manifest from it). */
+function compile(bundleUrl: string, source: Buffer, cachePath: string, text = source.toString('utf8')): Body {
   const { readFileSync, renameSync, statSync, writeFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
   const { Script } = requireBuiltin('node:vm') as typeof import('node:vm');
   const sum = codeCacheChecksum();
@@ -175,7 +177,7 @@ function compile(bundleUrl: string, source: Buffer, cachePath: string): Body {
   }
   const cachedData = file && sum ? cacheBytes(file, bodySum, sum) : undefined;
   // Named by the bundle's own URL, as the module was: stack traces name it as before.
-  const script = new Script(source.toString('utf8'), { filename: bundleUrl, ...(cachedData ? { cachedData } : {}) });
+  const script = new Script(text, { filename: bundleUrl, ...(cachedData ? { cachedData } : {}) });
   runs.push({ bundle: bundleUrl, cache: file === undefined ? 'missing' : cachedData === undefined || script.cachedDataRejected === true ? 'rejected' : 'used' });
   if (sum && process.env[WRITE_CACHE_ENV] === '1') {
     process.once('exit', () => {
