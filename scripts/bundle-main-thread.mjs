@@ -53,7 +53,7 @@ const SHIM_MARK = '// tracepipe: this module is part of ';
  * and no collection their loading causes comes before the hook. What of it the public API imports
  * too is the register-shared bundle; register's own three files stay files.
  */
-const REGISTER_ROOTS = ['register.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
+const REGISTER_ROOTS = ['register-start.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
 /**
  * The session machinery (src/session-machinery.ts), with the startup session: loaded on first use,
  * as one file. Their ~20 modules one by one, with Node's worker machinery, took 2.6× as long to load
@@ -112,7 +112,12 @@ const besideGcHook = (await staticGraph(REGISTER_ROOTS.filter((r) => r !== GC_HO
 const gcHookOwn = [...(await staticGraph([GC_HOOK])).files].filter((f) => !besideGcHook.has(f));
 // With the loader of the bundles that run as scripts (below), which every one of them imports.
 const BUNDLE_SCRIPT = 'bundle-script.js';
-const registersOwn = (await staticGraph(['register.js', BUNDLE_SCRIPT])).files;
+/**
+ * What register's entry imports (src/register.ts, when something is asked for or its server starts):
+ * the entry imports the bundle itself, one file fewer, which exports it under its own names too.
+ */
+const REGISTER_START = `${DIST}register-start.js`;
+const registersOwn = (await staticGraph([relative(DIST, REGISTER_START), BUNDLE_SCRIPT])).files;
 const tools = (await staticGraph(TOOL_ROOTS)).files;
 const { files: imported, metafile: rootMeta } = await staticGraph([relative(DIST, ROOT)]);
 const members = [...imported].filter((f) => f !== ROOT && !RUNS_AFTER.has(f) && !registersOwn.has(f));
@@ -128,7 +133,7 @@ const defaultProfileGraph = (await staticGraph([relative(DIST, DEFAULT_PROFILE)]
 const machineryTools = [...new Set([...machineryGraph, ...defaultProfileGraph])].filter((f) => toolSide.has(f) && !imported.has(f) && !registersOwn.has(f));
 const stages = [
   // What register imports (this thread, the first-use seam): two files it and the public import read first.
-  { bundle: `${BUNDLES}register-own.js`, members: [...registersOwn].filter((f) => f !== `${DIST}register.js`) },
+  { bundle: `${BUNDLES}register-own.js`, members: [...registersOwn] },
   { bundle: `${BUNDLES}register-shared.js`, members: members.filter((f) => registers.has(f)) },
   { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !toolSide.has(f) && !gcHookOwn.includes(f)) },
   { bundle: DIST + GC_HOOK, members: gcHookOwn.filter((f) => !imported.has(f)), roots: [DIST + GC_HOOK] },
@@ -192,6 +197,7 @@ const importsFrom = (file, ownStage, inline = new Set()) => ({
       if (args.namespace === 'member') return { path: args.path, external: true };
       if (args.kind === 'entry-point') return undefined;
       const target = /^[./]/.test(args.path) ? resolve(args.resolveDir, args.path) : undefined;
+      if (target === REGISTER_START && args.kind === 'dynamic-import') return { path: importPath(file, parts.get(target).stage.bundle), external: true };
       const part = target && args.kind !== 'dynamic-import' ? parts.get(target) : undefined;
       if ((part && part.stage === ownStage) || (target && inline.has(target))) return undefined;
       if (part && ownStage && stages.indexOf(part.stage) > stages.indexOf(ownStage)) throw new Error(`${relative(REPO, target)} is in a later bundle than ${relative(REPO, args.importer)}`);
@@ -226,7 +232,7 @@ for (const stage of stages) {
   for (const file of stage.members) {
     const { names } = parts.get(file);
     // A home bundle's root: its exports under their own names as well, for those who load the bundle as the root.
-    const own = file === stage.bundle ? names.map((n) => n.name) : [];
+    const own = file === stage.bundle || file === REGISTER_START ? names.map((n) => n.name) : [];
     if (names.length) entry += `export { ${[...names.map((n) => `${n.name} as ${n.inBundle}`), ...own].join(', ')} } from ${JSON.stringify(file)};\n`;
   }
   await build({

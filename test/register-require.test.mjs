@@ -1,0 +1,76 @@
+// `--require tracepipe/register` (src/register.cts): a process made attachable without Node's ES
+// module loader; a startup session, a flight recorder and TRACEPIPE_CPU_READY, which need --import,
+// refused in one line unless --import tracepipe/register is given too (as `tracepipe collect` adds it).
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { readTrace } from '../dist/index.js';
+import { startCli, useTmpdir } from './helpers/ipc-processes.mjs';
+
+const TMP = await useTmpdir(after);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const REGISTER_URL = new URL('../dist/register.js', import.meta.url).href;
+/** The environment without tracepipe's variables, plus `extra`. */
+const envWith = (dir, extra = {}) => ({ ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRACEPIPE_') && k !== 'NODE_OPTIONS')), TMPDIR: dir, ...extra });
+
+async function eventNames(file) {
+  const names = [];
+  for await (const e of readTrace(file)) names.push(`${e.provider}/${e.name}`);
+  return names;
+}
+
+test('--require tracepipe/register: no ES module loader before the application, and a client attaches', async (t) => {
+  const dir = await mkdtemp(join(TMP, 't-'));
+  const app = join(dir, 'app.cjs');
+  await writeFile(app, "console.log(JSON.stringify(process.moduleLoadList.filter((m) => m.startsWith('NativeModule internal/modules/esm/')))); setInterval(() => {}, 1000);\n");
+  const child = spawn(process.execPath, ['--require', 'tracepipe/register', app], { cwd: ROOT, env: envWith(dir), stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const first = await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next();
+  const esm = JSON.parse(first.value);
+  // Resolving the package's exports uses the resolver's own modules; the loader (its reads, its module jobs) is not started.
+  for (const m of ['load', 'module_job', 'translators']) assert.ok(!esm.includes(`NativeModule internal/modules/esm/${m}`), esm.join(' '));
+  const file = join(dir, 'attached.tptrace');
+  const r = await startCli(t, dir, ['collect', '--pid', String(child.pid), '--providers', 'Runtime.Process', '--duration', '1s', '-o', file]).done;
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok((await eventNames(file)).includes('Runtime.Process/Process'));
+  assert.equal(stderr, '');
+});
+
+const REFUSED = /^tracepipe: nothing started: TRACEPIPE_ENABLE, TRACEPIPE_FLIGHT_RECORDER, TRACEPIPE_CPU_READY needs --import tracepipe\/register: under --require the application would run before it started\n$/;
+
+test('--require tracepipe/register alone refuses a session in one line (the main thread\'s only): the application runs and exits as untraced', async () => {
+  const dir = await mkdtemp(join(TMP, 't-'));
+  const env = envWith(dir, { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: join(dir, 's-{pid}.tptrace'), TRACEPIPE_FLIGHT_RECORDER: '16', TRACEPIPE_FLIGHT_DIR: dir, TRACEPIPE_CPU_READY: '1' });
+  const code = "const { Worker } = require('node:worker_threads'); new Worker('0', { eval: true }).on('exit', () => { console.log('ran'); process.exitCode = 3; });";
+  const r = await promisify(execFile)(process.execPath, ['--require', 'tracepipe/register', '-e', code], { cwd: ROOT, env, timeout: 60_000 }).catch((e) => e);
+  assert.equal(r.code, 3);
+  assert.equal(r.stdout, 'ran\n');
+  assert.match(r.stderr, REFUSED);
+  assert.deepEqual((await readdir(dir)).filter((f) => f.endsWith('.tptrace')), []);
+});
+
+for (const [how, nodeArgs, nodeOptions] of [
+  ['on the command line', ['--require', 'tracepipe/register', '--import', 'tracepipe/register'], undefined],
+  ['in NODE_OPTIONS, the import by URL (as tracepipe collect adds it)', [], `--require tracepipe/register --import=${REGISTER_URL}`],
+]) {
+  test(`--require and --import tracepipe/register together ${how}: the import starts the session, nothing refused`, async () => {
+    const dir = await mkdtemp(join(TMP, 't-'));
+    const output = join(dir, 'startup.tptrace');
+    const env = envWith(dir, { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) });
+    const child = spawn(process.execPath, [...nodeArgs, '-e', "console.log('ran')"], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const [exit] = await once(child, 'exit');
+    assert.equal(exit, 0, stderr);
+    assert.equal(stderr, '');
+    assert.ok((await eventNames(output)).includes('Runtime.Process/Process'));
+  });
+}
