@@ -55,4 +55,4 @@ const failed = (what: string) => (e: unknown) => void process.stderr.write(`trac
 if (asked.length && !registerImported() && require('node:worker_threads').isMainThread) {
   failed('nothing started')(`${asked.join(', ')} needs --import tracepipe/register: under --require the application would run before it started`);
 }
-setTimeout(() => void import('./register-start.js').then((r) => r.startServer(), failed('diagnostics server not started')), SERVER_DELAY_MS).unref();
+setTimeout(() => void import('./register-start.js').then((r) => r.startServer()).catch(failed('diagnostics server not started')), SERVER_DELAY_MS).unref();

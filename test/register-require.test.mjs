@@ -5,7 +5,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -85,4 +85,37 @@ for (const [how, nodeArgs, nodeOptions] of [
     assert.equal(stderr, '');
     assert.ok((await eventNames(output)).includes('Runtime.Process/Process'));
   });
+}
+
+// A broken install (register's own bundle throws as it loads, or what it does fails): each entry
+// says so in one line and the application runs, exits and prints as untraced, whether register's
+// work runs at once (a session asked for) or in the server's timer (an unhandled rejection there
+// would have ended the application).
+const SERVER_LINE = 'tracepipe: diagnostics server not started: a broken install\n';
+const BROKEN = {
+  'throws as it loads': (names) => `throw new Error('a broken install');\nexport const ${names.map((n) => `${n} = 0`).join(', ')};\n`,
+  'fails as it runs': (names) => `const broken = async () => { throw new Error('a broken install'); };\nexport const ${names.map((n) => `${n} = broken`).join(', ')};\n`,
+};
+for (const [how, bundle] of Object.entries(BROKEN)) {
+  for (const [entry, flag, env, lines] of [
+    // The server is tried as well, and says why it did not start too.
+    ['register.js', '--import', { TRACEPIPE_ENABLE: '1' }, `tracepipe: tracing not started: a broken install\n${SERVER_LINE}`],
+    ['register.js', '--import', {}, SERVER_LINE],
+    ['register.cjs', '--require', {}, SERVER_LINE],
+  ]) {
+    test(`${flag} of ${entry}, its bundle ${how}${env.TRACEPIPE_ENABLE ? ', a session asked for' : ''}: a line for what did not start, the application unchanged`, async () => {
+      const dir = await mkdtemp(join(TMP, 't-'));
+      await mkdir(join(dir, 'dist', 'bundles'), { recursive: true });
+      for (const f of ['register.js', 'register.cjs', 'register-start.js']) await copyFile(join(ROOT, 'dist', f), join(dir, 'dist', f));
+      // What the entries and register-start's one-line file name in it.
+      const names = [...new Set([...(await readFile(join(ROOT, 'dist', 'register-start.js'), 'utf8')).matchAll(/\bm\d+\$\w+/g)].map((m) => m[0]))];
+      await writeFile(join(dir, 'dist', 'bundles', 'register-own.js'), bundle([...names, 'startAsked', 'startServer']));
+      await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
+      const code = "setTimeout(() => { console.log('ran'); process.exitCode = 3; }, 300);";
+      const r = await promisify(execFile)(process.execPath, [flag, join(dir, 'dist', entry), '-e', code], { cwd: dir, env: envWith(dir, env), timeout: 60_000 }).catch((e) => e);
+      assert.equal(r.code, 3, r.stderr);
+      assert.equal(r.stdout, 'ran\n');
+      assert.equal(r.stderr, lines);
+    });
+  }
 }
