@@ -4,7 +4,7 @@
  * the main thread does anything (worker threads inherit --import, and NODE_OPTIONS' --require).
  */
 import { isMainThread, trackImport } from './schema/this-thread.js';
-import { loadDiagnosticsServer, loadFlightRecorder, loadGcHook, loadSessionMachinery, loadSessionMachineryNow } from './machinery.js';
+import { loadDiagnosticsServer, loadFlightRecorder, loadGcHook, loadSessionMachinery, loadSessionMachineryNow, type SessionMachinery } from './machinery.js';
 
 /** What the environment asks register for (src/register.ts reads it). */
 export interface RegisterAsks {
@@ -37,30 +37,35 @@ export async function startAsked({ enable, recorder, cpuReady }: RegisterAsks): 
   // First, before loading the rest: the collections tracepipe's own loading causes wait in the GC ring
   // for the sessions asked for (docs/PROVIDERS.md, "Collections before the session").
   const releaseGcPauses = enable || recorder ? (await loadGcHook()).holdGcPauses() : undefined;
-  // Asked for: the main thread's CPU profiler made now, so that a sampler attached later starts warm
-  // and names the functions V8 inlined before it (docs/PROVIDERS.md, "Names of optimized code").
-  if (cpuReady) {
-    const { loadNativeAddon } = await trackImport(import('./session/native-addon.js'));
-    loadNativeAddon<{ prepare(): void }>('cpu_sampler').addon?.prepare();
-  }
-  if (!enable && !recorder) return;
-  // The machinery defines the built-in providers first: sessions naming them then get their events.
-  // If it cannot load, tracing steps aside and the application starts as it would untraced.
-  // At once where Node can: require() reads the bundle in this thread, without import()'s round
-  // trips (per file, they made the machinery ~14 ms later, BENCHMARKS.md §31.3).
-  const loaded = await Promise.resolve()
-    .then(() => loadSessionMachineryNow() ?? loadSessionMachinery())
-    .catch((e: unknown) => void warn('tracing not started', e));
-  // A session that needs a drain worker gets one booting on its own thread while this one starts
-  // the sessions before it (the flight recorder's, after a natively drained startup session).
-  if (loaded && (recorder || loaded.startupDrainIsWorker())) loaded.warmDrainThread();
-  if (loaded) {
+  let loaded: SessionMachinery | void = undefined;
+  // Whatever throws below, the ring is released and a warm drain worker discarded.
+  try {
+    // Asked for: the main thread's CPU profiler made now, so that a sampler attached later starts warm
+    // and names the functions V8 inlined before it (docs/PROVIDERS.md, "Names of optimized code").
+    if (cpuReady) {
+      const { loadNativeAddon } = await trackImport(import('./session/native-addon.js'));
+      loadNativeAddon<{ prepare(): void }>('cpu_sampler').addon?.prepare();
+    }
+    if (!enable && !recorder) return;
+    // The machinery defines the built-in providers first: sessions naming them then get their events.
+    // If it cannot load, tracing steps aside and the application starts as it would untraced.
+    // At once where Node can: require() reads the bundle in this thread, without import()'s round
+    // trips (per file, they made the machinery ~14 ms later, BENCHMARKS.md §31.3).
+    loaded = await Promise.resolve()
+      .then(() => loadSessionMachineryNow() ?? loadSessionMachinery())
+      .catch((e: unknown) => void warn('tracing not started', e));
+    if (!loaded) return;
+    // A session that needs a drain worker gets one booting on its own thread while this one starts
+    // the sessions before it (the flight recorder's, after a natively drained startup session).
+    if (recorder || loaded.startupDrainIsWorker()) loaded.warmDrainThread();
     await loaded.startStartupSession().catch((e: unknown) => warn('startup session not started', e));
     if (recorder) {
-      const { startFlightRecorderFromEnv } = await loadFlightRecorder();
-      await startFlightRecorderFromEnv().catch((e: unknown) => warn('flight recorder not started', e));
+      await loadFlightRecorder()
+        .then((r) => r.startFlightRecorderFromEnv())
+        .catch((e: unknown) => warn('flight recorder not started', e));
     }
+  } finally {
+    loaded?.discardWarmDrainThread();
+    releaseGcPauses?.();
   }
-  loaded?.discardWarmDrainThread();
-  releaseGcPauses?.();
 }

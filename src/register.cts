@@ -10,11 +10,12 @@
  * cannot make it do. Under --require alone they are refused in one line on stderr and the
  * application runs untraced, rather than have its first events and collections silently missing.
  */
-import { realpathSync } from 'node:fs';
+import { readlinkSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 const SERVER_DELAY_MS = 100;
+/** Set by src/register.ts (any copy's) as it starts what is asked for. */
+const IMPORTED = Symbol.for('tracepipe.register.started');
 
 const env = process.env;
 // As src/register.ts reads them.
@@ -24,35 +25,70 @@ const asked = [
   env.TRACEPIPE_CPU_READY === '1' && 'TRACEPIPE_CPU_READY',
 ].filter((v): v is string => typeof v === 'string');
 
-/** A path as the file it names (its links followed), or undefined if it names none. */
-function realFile(path: string): string | undefined {
+/** Whether this is the main thread, without loading node:worker_threads there (as src/schema/this-thread.ts asks). */
+function onMainThread(): boolean {
   try {
-    return realpathSync(path);
+    return readlinkSync('/proc/thread-self') === `${process.pid}/task/${process.pid}`;
   } catch {
-    return undefined;
+    return require('node:worker_threads').isMainThread;
   }
 }
 
-/**
- * Whether Node was told to --import tracepipe/register as well, on its command line or in
- * NODE_OPTIONS (`tracepipe collect` adds it there): that import starts what is asked for.
- */
-function registerImported(): boolean {
-  const own = realFile(join(__dirname, 'register.js'));
-  const lists = [process.execArgv, (env.NODE_OPTIONS ?? '').split(/\s+/).map((a) => a.replace(/^(["'])(.*)\1$/, '$2'))];
-  return lists.some((args) =>
-    args.some((arg, i) => {
-      const spec = arg.startsWith('--import=') ? arg.slice('--import='.length) : arg === '--import' ? args[i + 1] : undefined;
-      if (spec === undefined) return false;
-      if (spec === 'tracepipe/register') return true;
-      const path = spec.startsWith('file:') ? fileURLToPath(spec) : /^[./]/.test(spec) ? resolve(spec) : undefined;
-      return path !== undefined && realFile(path) === own;
-    }),
+/** NODE_OPTIONS as Node splits it: at spaces, but not within double quotes, where a backslash escapes the next character. */
+function nodeOptions(): string[] {
+  const args: string[] = [];
+  let quoted = false;
+  let fresh = true;
+  const text = env.NODE_OPTIONS ?? '';
+  for (let i = 0; i < text.length; i++) {
+    let c = text[i];
+    if (c === '\\' && quoted && i + 1 < text.length) c = text[++i];
+    else if (c === ' ' && !quoted) {
+      fresh = true;
+      continue;
+    } else if (c === '"') {
+      quoted = !quoted;
+      continue;
+    }
+    if (fresh) args.push(c);
+    else args[args.length - 1] += c;
+    fresh = false;
+  }
+  return args;
+}
+
+/** What Node was told to --import, on its command line and in NODE_OPTIONS. */
+function imports(): string[] {
+  return [process.execArgv, nodeOptions()].flatMap((args) =>
+    args.flatMap((arg, i) => (arg.startsWith('--import=') ? [arg.slice('--import='.length)] : arg === '--import' && i + 1 < args.length ? [args[i + 1]] : [])),
   );
 }
 
-const failed = (what: string) => (e: unknown) => void process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
-if (asked.length && !registerImported() && require('node:worker_threads').isMainThread) {
-  failed('nothing started')(`${asked.join(', ')} needs --import tracepipe/register: under --require the application would run before it started`);
+/** Whether `spec` (an --import's) names this copy's src/register.ts. */
+function namesOurRegister(spec: string): boolean {
+  if (spec === 'tracepipe/register') return true;
+  try {
+    // node:url only here: a worker thread has not loaded it.
+    const fromUrl = (url: string): string => (require('node:url') as typeof import('node:url')).fileURLToPath(url);
+    const path = spec.startsWith('file:') ? fromUrl(spec) : /^[./]/.test(spec) ? resolve(spec) : undefined;
+    return path !== undefined && realpathSync(path) === realpathSync(join(__dirname, 'register.js'));
+  } catch {
+    // A URL or path that names no file: Node says why as it imports it.
+    return false;
+  }
 }
-setTimeout(() => void import('./register-start.js').then((r) => r.startServer()).catch(failed('diagnostics server not started')), SERVER_DELAY_MS).unref();
+
+const failed = (what: string) => (e: unknown) => void process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
+const refuse = (): void =>
+  failed('nothing started')(`${asked.join(', ')} need${asked.length > 1 ? '' : 's'} --import tracepipe/register: under --require the application would run before ${asked.length > 1 ? 'they' : 'it'} started`);
+const main = onMainThread();
+const imported = asked.length && main ? imports() : [];
+// Asked for, with no --import that may start it: said now. With an --import that is not this copy's
+// register (another copy's, or a module that imports it), what it starts before the application has
+// set IMPORTED by the time the server's timer fires, or it is said then.
+const askedLater = asked.length > 0 && main && imported.length > 0 && !imported.some(namesOurRegister);
+if (asked.length && main && imported.length === 0) refuse();
+setTimeout(() => {
+  if (askedLater && !(globalThis as Record<symbol, unknown>)[IMPORTED]) refuse();
+  if (main) void import('./register-start.js').then((r) => r.startServer()).catch(failed('diagnostics server not started'));
+}, SERVER_DELAY_MS).unref();

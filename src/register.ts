@@ -32,6 +32,12 @@ const asks = {
 };
 const failed = (what: string) => (e: unknown) => void process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
 const registerStart = (): Promise<typeof import('./register-start.js')> => import('./register-start.js');
-// Whatever fails, loading included, is one line: the application starts as it would untraced.
-if (asks.enable || asks.recorder || asks.cpuReady) await registerStart().then((r) => r.startAsked(asks)).catch(failed('tracing not started'));
+if (asks.enable || asks.recorder || asks.cpuReady) {
+  // Told to --require tracepipe/register (src/register.cts), which leaves what is asked to this import.
+  (globalThis as Record<symbol, unknown>)[Symbol.for('tracepipe.register.started')] = true;
+  // Whatever fails, loading included, is one line: the application starts as it would untraced.
+  await registerStart()
+    .then((r) => r.startAsked(asks))
+    .catch(failed('tracing not started'));
+}
 setTimeout(() => void registerStart().then((r) => r.startServer()).catch(failed('diagnostics server not started')), SERVER_DELAY_MS).unref();

@@ -56,7 +56,17 @@ test('--require tracepipe/register: no ES module loader before the application, 
   assert.equal(required.stderr(), '');
 });
 
-const REFUSED = /^tracepipe: nothing started: TRACEPIPE_ENABLE, TRACEPIPE_FLIGHT_RECORDER, TRACEPIPE_CPU_READY needs --import tracepipe\/register: under --require the application would run before it started\n$/;
+test('--require tracepipe/register in a worker thread: nothing, even once the server\'s timer has fired', async () => {
+  // The worker reports what of Node it has loaded 300 ms in; the same worker untraced is the yardstick.
+  const code = "const { Worker } = require('node:worker_threads'); new Worker(\"setTimeout(() => require('node:worker_threads').parentPort.postMessage(process.moduleLoadList), 300)\", { eval: true }).on('message', (m) => console.log(JSON.stringify(m)));";
+  const run = (nodeArgs) => promisify(execFile)(process.execPath, [...nodeArgs, '-e', code], { cwd: ROOT, env: envWith(TMP), timeout: 60_000 });
+  const untraced = new Set(JSON.parse((await run([])).stdout));
+  const traced = await run(['--require', 'tracepipe/register']);
+  assert.equal(traced.stderr, '');
+  assert.deepEqual(JSON.parse(traced.stdout).filter((m) => !untraced.has(m) && !RESOLVER.test(m)), []);
+});
+
+const REFUSED = /^tracepipe: nothing started: TRACEPIPE_ENABLE, TRACEPIPE_FLIGHT_RECORDER, TRACEPIPE_CPU_READY need --import tracepipe\/register: under --require the application would run before they started\n$/;
 
 test('--require tracepipe/register alone refuses a session in one line (the main thread\'s only): the application runs and exits as untraced', async () => {
   const dir = await mkdtemp(join(TMP, 't-'));
@@ -69,23 +79,58 @@ test('--require tracepipe/register alone refuses a session in one line (the main
   assert.deepEqual((await readdir(dir)).filter((f) => f.endsWith('.tptrace')), []);
 });
 
-for (const [how, nodeArgs, nodeOptions] of [
-  ['on the command line', ['--require', 'tracepipe/register', '--import', 'tracepipe/register'], undefined],
-  ['in NODE_OPTIONS, the import by URL (as tracepipe collect adds it)', [], `--require tracepipe/register --import=${REGISTER_URL}`],
+const EMPTY_IMPORT = fileURLToPath(new URL('./helpers/empty-import.mjs', import.meta.url));
+const APP_300MS = "setTimeout(() => console.log('ran'), 300)";
+
+/** `node ...nodeArgs -e code` with TRACEPIPE_ENABLE=1 (and NODE_OPTIONS when given), cwd the repository: exit code, stdout, stderr and the trace's event names. */
+async function startupRun(nodeArgs, { nodeOptions, code = "console.log('ran')", setup } = {}) {
+  const dir = await mkdtemp(join(TMP, 't-'));
+  await setup?.(dir);
+  const output = join(dir, 'startup.tptrace');
+  const env = envWith(dir, { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions(dir) } : {}) });
+  const r = await promisify(execFile)(process.execPath, [...nodeArgs(dir), '-e', code], { cwd: ROOT, env, timeout: 60_000 }).catch((e) => e);
+  const events = await eventNames(output).catch(() => []);
+  return { code: r.code ?? 0, stdout: r.stdout, stderr: r.stderr, events };
+}
+
+for (const [how, nodeArgs, nodeOptions, setup] of [
+  ['on the command line', () => ['--require', 'tracepipe/register', '--import', 'tracepipe/register']],
+  ['in NODE_OPTIONS, the import by URL (as tracepipe collect adds it)', () => [], () => `--require tracepipe/register --import=${REGISTER_URL}`],
+  ['in NODE_OPTIONS, the import\'s path in double quotes', () => [], () => `--require tracepipe/register --import="${fileURLToPath(REGISTER_URL)}"`],
+  [
+    'through a module the application imports that imports it',
+    (dir) => ['--require', 'tracepipe/register', '--import', join(dir, 'instrument.mjs')],
+    undefined,
+    (dir) => writeFile(join(dir, 'instrument.mjs'), `import ${JSON.stringify(REGISTER_URL)};\n`),
+  ],
 ]) {
   test(`--require and --import tracepipe/register together ${how}: the import starts the session, nothing refused`, async () => {
-    const dir = await mkdtemp(join(TMP, 't-'));
-    const output = join(dir, 'startup.tptrace');
-    const env = envWith(dir, { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) });
-    const child = spawn(process.execPath, [...nodeArgs, '-e', "console.log('ran')"], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    const [exit] = await once(child, 'exit');
-    assert.equal(exit, 0, stderr);
-    assert.equal(stderr, '');
-    assert.ok((await eventNames(output)).includes('Runtime.Process/Process'));
+    const r = await startupRun(nodeArgs, { nodeOptions, setup, code: APP_300MS });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'ran\n');
+    assert.equal(r.stderr, '');
+    assert.ok(r.events.includes('Runtime.Process/Process'), r.events.join(' '));
   });
 }
+
+test('--require tracepipe/register with an --import of something else: refused once the server\'s timer fires, the application unchanged', async () => {
+  const r = await startupRun(() => ['--require', 'tracepipe/register', '--import', EMPTY_IMPORT], { code: APP_300MS });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'ran\n');
+  assert.match(r.stderr, /^tracepipe: nothing started: TRACEPIPE_ENABLE needs --import tracepipe\/register: under --require the application would run before it started\n$/);
+  assert.deepEqual(r.events, []);
+});
+
+test('--require tracepipe/register beside an --import Node refuses (a file URL it cannot take): Node\'s own error and exit code', async () => {
+  const bad = () => ['--import=file:///tmp/a%2Fb.mjs'];
+  const untraced = await startupRun(bad);
+  const traced = await startupRun(() => ['--require', 'tracepipe/register', ...bad()]);
+  assert.notEqual(untraced.code, 0);
+  assert.equal(traced.code, untraced.code);
+  assert.match(untraced.stderr, /ERR_INVALID_MODULE_SPECIFIER/);
+  assert.match(traced.stderr, /ERR_INVALID_MODULE_SPECIFIER/);
+  assert.doesNotMatch(traced.stderr, /tracepipe/);
+});
 
 // A broken install (register's own bundle throws as it loads, or what it does fails): each entry
 // says so in one line and the application runs, exits and prints as untraced, whether register's

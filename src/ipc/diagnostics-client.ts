@@ -89,7 +89,7 @@ async function connectTarget(pid: number): Promise<net.Socket> {
     // Bounded here too: however the age was read, the wait ends YOUNG_PROCESS_MS after it began.
     deadline ??= performance.now() + YOUNG_PROCESS_MS;
     const left = Math.min(YOUNG_PROCESS_MS - (age ?? YOUNG_PROCESS_MS), deadline - performance.now());
-    if (left <= 0) throw new TargetError(`process ${pid} is not attachable: start it with 'node --import tracepipe/register' (or put that in NODE_OPTIONS)`);
+    if (left <= 0) throw new TargetError(`process ${pid} is not attachable: start it with 'node --import tracepipe/register' or 'node --require tracepipe/register' (or put that in NODE_OPTIONS)`);
     await new Promise((resolve) => setTimeout(resolve, Math.min(YOUNG_POLL_MS, left)));
   }
 }
