@@ -3,7 +3,7 @@
  * only then): starts the sessions the environment asks for, and later the diagnostics server. Only
  * the main thread does anything (worker threads inherit --import, and NODE_OPTIONS' --require).
  */
-import { isMainThread, trackImport } from './schema/this-thread.js';
+import { isMainThread, requireBuiltin, trackImport } from './schema/this-thread.js';
 import { loadDiagnosticsServer, loadFlightRecorder, loadGcHook, loadSessionMachinery, loadSessionMachineryNow, type SessionMachinery } from './machinery.js';
 
 /** What the environment asks register for (src/register.ts reads it). */
@@ -16,7 +16,14 @@ export interface RegisterAsks {
   readonly cpuReady: boolean;
 }
 
-const warn = (what: string, e: unknown): boolean => process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
+/** One line on stderr; a closed stderr loses it rather than end the application with EPIPE. */
+function warn(what: string, e: unknown): void {
+  try {
+    (requireBuiltin('node:fs') as typeof import('node:fs')).writeSync(2, `tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
+  } catch {
+    // Nowhere to say it.
+  }
+}
 
 /** Starts the diagnostics server (on the main thread): the process becomes attachable. */
 export async function startServer(): Promise<void> {

@@ -7,15 +7,15 @@
  *
  * A startup session, a flight recorder and TRACEPIPE_CPU_READY need --import: they start before the
  * application runs because Node waits for an imported module's top-level await, which --require
- * cannot make it do. Under --require alone they are refused in one line on stderr and the
- * application runs untraced, rather than have its first events and collections silently missing.
+ * cannot make it do. This file starts none of them; when nothing else has (an --import of
+ * tracepipe/register, or of a module that imports it, sets STARTED before the application runs),
+ * it says so in one line on stderr, and the application runs untraced.
  */
-import { readlinkSync, realpathSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readlinkSync, writeSync } from 'node:fs';
 
 const SERVER_DELAY_MS = 100;
 /** Set by src/register.ts (any copy's) as it starts what is asked for. */
-const IMPORTED = Symbol.for('tracepipe.register.started');
+const STARTED = Symbol.for('tracepipe.register.started');
 
 const env = process.env;
 // As src/register.ts reads them.
@@ -25,70 +25,44 @@ const asked = [
   env.TRACEPIPE_CPU_READY === '1' && 'TRACEPIPE_CPU_READY',
 ].filter((v): v is string => typeof v === 'string');
 
-/** Whether this is the main thread, without loading node:worker_threads there (as src/schema/this-thread.ts asks). */
+/**
+ * Whether this is the main thread, as src/schema/this-thread.ts asks: /proc where it agrees, without
+ * loading node:worker_threads on the main thread; worker_threads where it does not (a PID namespace
+ * whose /proc is another's), which a worker thread has loaded already.
+ */
 function onMainThread(): boolean {
   try {
-    return readlinkSync('/proc/thread-self') === `${process.pid}/task/${process.pid}`;
+    if (readlinkSync('/proc/thread-self') === `${process.pid}/task/${process.pid}`) return true;
   } catch {
-    return require('node:worker_threads').isMainThread;
+    // No /proc.
   }
+  return (require('node:worker_threads') as typeof import('node:worker_threads')).isMainThread;
 }
 
-/** NODE_OPTIONS as Node splits it: at spaces, but not within double quotes, where a backslash escapes the next character. */
-function nodeOptions(): string[] {
-  const args: string[] = [];
-  let quoted = false;
-  let fresh = true;
-  const text = env.NODE_OPTIONS ?? '';
-  for (let i = 0; i < text.length; i++) {
-    let c = text[i];
-    if (c === '\\' && quoted && i + 1 < text.length) c = text[++i];
-    else if (c === ' ' && !quoted) {
-      fresh = true;
-      continue;
-    } else if (c === '"') {
-      quoted = !quoted;
-      continue;
-    }
-    if (fresh) args.push(c);
-    else args[args.length - 1] += c;
-    fresh = false;
-  }
-  return args;
-}
-
-/** What Node was told to --import, on its command line and in NODE_OPTIONS. */
-function imports(): string[] {
-  return [process.execArgv, nodeOptions()].flatMap((args) =>
-    args.flatMap((arg, i) => (arg.startsWith('--import=') ? [arg.slice('--import='.length)] : arg === '--import' && i + 1 < args.length ? [args[i + 1]] : [])),
-  );
-}
-
-/** Whether `spec` (an --import's) names this copy's src/register.ts. */
-function namesOurRegister(spec: string): boolean {
-  if (spec === 'tracepipe/register') return true;
+/** One line on stderr; a closed stderr loses it rather than end the application with EPIPE. */
+function say(what: string, e: unknown): void {
   try {
-    // node:url only here: a worker thread has not loaded it.
-    const fromUrl = (url: string): string => (require('node:url') as typeof import('node:url')).fileURLToPath(url);
-    const path = spec.startsWith('file:') ? fromUrl(spec) : /^[./]/.test(spec) ? resolve(spec) : undefined;
-    return path !== undefined && realpathSync(path) === realpathSync(join(__dirname, 'register.js'));
+    writeSync(2, `tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
   } catch {
-    // A URL or path that names no file: Node says why as it imports it.
-    return false;
+    // Nowhere to say it.
   }
 }
 
-const failed = (what: string) => (e: unknown) => void process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
-const refuse = (): void =>
-  failed('nothing started')(`${asked.join(', ')} need${asked.length > 1 ? '' : 's'} --import tracepipe/register: under --require the application would run before ${asked.length > 1 ? 'they' : 'it'} started`);
 const main = onMainThread();
-const imported = asked.length && main ? imports() : [];
-// Asked for, with no --import that may start it: said now. With an --import that is not this copy's
-// register (another copy's, or a module that imports it), what it starts before the application has
-// set IMPORTED by the time the server's timer fires, or it is said then.
-const askedLater = asked.length > 0 && main && imported.length > 0 && !imported.some(namesOurRegister);
-if (asked.length && main && imported.length === 0) refuse();
+let told = false;
+/** Said once, if nothing started what is asked: this file cannot, and no --import of register has. */
+function tellIfNotStarted(): void {
+  if (told || (globalThis as Record<symbol, unknown>)[STARTED]) return;
+  told = true;
+  say('nothing started', `${asked.join(', ')} need${asked.length > 1 ? '' : 's'} --import tracepipe/register: --require tracepipe/register cannot start ${asked.length > 1 ? 'them' : 'it'} before the application runs`);
+}
+// By the process's exit at the latest; and when the server's timer fires if the application (a
+// CommonJS one) runs by then, which it does only after every --import has run. Before that, or with
+// an ES module application, an --import may still be loading.
+if (asked.length && main) process.once('exit', tellIfNotStarted);
 setTimeout(() => {
-  if (askedLater && !(globalThis as Record<symbol, unknown>)[IMPORTED]) refuse();
-  if (main) void import('./register-start.js').then((r) => r.startServer()).catch(failed('diagnostics server not started'));
+  if (!main) return;
+  // A CommonJS application's module is the one whose id is '.' (process.mainModule, deprecated).
+  if (asked.length && Object.values(require.cache).some((m) => m?.id === '.')) tellIfNotStarted();
+  import('./register-start.js').then((r) => r.startServer()).catch((e: unknown) => say('diagnostics server not started', e));
 }, SERVER_DELAY_MS).unref();

@@ -30,7 +30,18 @@ const asks = {
   recorder: !['', '0', undefined].includes(env.TRACEPIPE_FLIGHT_RECORDER?.trim()),
   cpuReady: env.TRACEPIPE_CPU_READY === '1',
 };
-const failed = (what: string) => (e: unknown) => void process.stderr.write(`tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
+// One line on stderr; a closed stderr loses it rather than end the application with EPIPE (through
+// process.stderr on a Node without process.getBuiltinModule, before 20.16).
+const failed = (what: string) => (e: unknown) => {
+  const line = `tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`;
+  try {
+    const fs = process.getBuiltinModule?.('node:fs') as typeof import('node:fs') | undefined;
+    if (fs) fs.writeSync(2, line);
+    else process.stderr.write(line);
+  } catch {
+    // Nowhere to say it.
+  }
+};
 const registerStart = (): Promise<typeof import('./register-start.js')> => import('./register-start.js');
 if (asks.enable || asks.recorder || asks.cpuReady) {
   // Told to --require tracepipe/register (src/register.cts), which leaves what is asked to this import.
