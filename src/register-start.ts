@@ -16,12 +16,17 @@ export interface RegisterAsks {
   readonly cpuReady: boolean;
 }
 
-/** One line on stderr; a closed stderr loses it rather than end the application with EPIPE. */
+/**
+ * One line on stderr, written at once: a full pipe that the application made non-blocking takes it
+ * after the application's own writes; a closed one loses it rather than end the application with
+ * EPIPE, as process.stderr's error would.
+ */
 function warn(what: string, e: unknown): void {
+  const line = `tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`;
   try {
-    (requireBuiltin('node:fs') as typeof import('node:fs')).writeSync(2, `tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
-  } catch {
-    // Nowhere to say it.
+    (requireBuiltin('node:fs') as typeof import('node:fs')).writeSync(2, line);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EAGAIN') process.stderr.write(line);
   }
 }
 

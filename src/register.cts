@@ -39,12 +39,15 @@ function onMainThread(): boolean {
   return (require('node:worker_threads') as typeof import('node:worker_threads')).isMainThread;
 }
 
-/** One line on stderr; a closed stderr loses it rather than end the application with EPIPE. */
+/** One line on stderr, as src/register-start.ts writes it. */
 function say(what: string, e: unknown): void {
+  const line = `tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`;
   try {
-    writeSync(2, `tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`);
-  } catch {
-    // Nowhere to say it.
+    writeSync(2, line);
+  } catch (error) {
+    // A full pipe the application made non-blocking: after its own writes. A closed one loses the
+    // line rather than end the application with EPIPE.
+    if ((error as NodeJS.ErrnoException).code === 'EAGAIN') process.stderr.write(line);
   }
 }
 
@@ -62,7 +65,7 @@ function tellIfNotStarted(): void {
 if (asked.length && main) process.once('exit', tellIfNotStarted);
 setTimeout(() => {
   if (!main) return;
-  // A CommonJS application's module is the one whose id is '.' (process.mainModule, deprecated).
-  if (asked.length && Object.values(require.cache).some((m) => m?.id === '.')) tellIfNotStarted();
+  // Set once Node runs a CommonJS application (deprecated in the documentation only: no warning).
+  if (asked.length && process.mainModule) tellIfNotStarted();
   import('./register-start.js').then((r) => r.startServer()).catch((e: unknown) => say('diagnostics server not started', e));
 }, SERVER_DELAY_MS).unref();

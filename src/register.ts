@@ -30,17 +30,18 @@ const asks = {
   recorder: !['', '0', undefined].includes(env.TRACEPIPE_FLIGHT_RECORDER?.trim()),
   cpuReady: env.TRACEPIPE_CPU_READY === '1',
 };
-// One line on stderr; a closed stderr loses it rather than end the application with EPIPE (through
-// process.stderr on a Node without process.getBuiltinModule, before 20.16).
+// One line on stderr, as src/register-start.ts writes it (which may be what failed to load): node:fs
+// through process.getBuiltinModule, or (before Node 20.16) an import of it, only then.
 const failed = (what: string) => (e: unknown) => {
   const line = `tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`;
-  try {
-    const fs = process.getBuiltinModule?.('node:fs') as typeof import('node:fs') | undefined;
-    if (fs) fs.writeSync(2, line);
-    else process.stderr.write(line);
-  } catch {
-    // Nowhere to say it.
-  }
+  const fs = process.getBuiltinModule ? Promise.resolve(process.getBuiltinModule('node:fs') as typeof import('node:fs')) : import('node:fs');
+  return fs.then(({ writeSync }) => {
+    try {
+      writeSync(2, line);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') process.stderr.write(line);
+    }
+  });
 };
 const registerStart = (): Promise<typeof import('./register-start.js')> => import('./register-start.js');
 if (asks.enable || asks.recorder || asks.cpuReady) {

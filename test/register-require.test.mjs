@@ -158,12 +158,32 @@ for (const [how, setup, nodeArgs] of [
   });
 }
 
-test('--require tracepipe/register, a CommonJS application: told as soon as it runs 100 ms, not only at its exit', async () => {
+for (const [how, nodeArgs] of [
+  ['', []],
+  // Node then loads the application through its ES module loader, once every --import has run.
+  [' after an --import of something else', ['--import', EMPTY_IMPORT]],
+]) {
+  test(`--require tracepipe/register, a CommonJS application${how}: told as soon as it runs 100 ms, not only at its exit`, async () => {
+    const dir = await mkdtemp(join(TMP, 't-'));
+    await writeFile(join(dir, 'app.cjs'), "setTimeout(() => process.stderr.write('ran\\n'), 300);\n");
+    const r = await promisify(execFile)(process.execPath, ['--require', 'tracepipe/register', ...nodeArgs, join(dir, 'app.cjs')], { cwd: ROOT, env: envWith(dir, { TRACEPIPE_ENABLE: '1' }), timeout: 60_000 });
+    // On one stream: the server's timer (100 ms) fires before the application's (300 ms).
+    assert.equal(r.stderr, `${refusal('TRACEPIPE_ENABLE')}ran\n`);
+  });
+}
+
+test('--require tracepipe/register, an ES module application in a package of no "type" that reaches tracepipe/register after 200 ms: nothing refused', async () => {
+  // Node 20 first tries such an application as CommonJS, which leaves it in require's cache.
   const dir = await mkdtemp(join(TMP, 't-'));
-  await writeFile(join(dir, 'app.cjs'), "setTimeout(() => process.stderr.write('ran\\n'), 300);\n");
-  const r = await promisify(execFile)(process.execPath, ['--require', 'tracepipe/register', join(dir, 'app.cjs')], { cwd: ROOT, env: envWith(dir, { TRACEPIPE_ENABLE: '1' }), timeout: 60_000 });
-  // On one stream: the server's timer (100 ms) fires before the application's (300 ms).
-  assert.equal(r.stderr, `${refusal('TRACEPIPE_ENABLE')}ran\n`);
+  await writeFile(join(dir, 'package.json'), '{}\n');
+  await writeFile(join(dir, 'slow.mjs'), `await new Promise((r) => setTimeout(r, 200));\nawait import(${JSON.stringify(REGISTER_URL)});\n`);
+  await writeFile(join(dir, 'main.js'), "import './slow.mjs';\nsetTimeout(() => console.log('ran'), 100);\n");
+  const output = join(dir, 'startup.tptrace');
+  const r = await promisify(execFile)(process.execPath, ['--require', 'tracepipe/register', join(dir, 'main.js')], { cwd: ROOT, env: envWith(dir, { TRACEPIPE_ENABLE: '1', TRACEPIPE_OUTPUT: output }), timeout: 60_000 });
+  assert.equal(r.stdout, 'ran\n');
+  // Node's own warning of a package of no "type" may be there; none of tracepipe's.
+  assert.doesNotMatch(r.stderr, /^tracepipe:/m);
+  assert.ok((await eventNames(output)).includes('Runtime.Process/Process'));
 });
 
 test('--require tracepipe/register beside an --import Node refuses (a file URL it cannot take): Node\'s own error and exit code', async () => {
