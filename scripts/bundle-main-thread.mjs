@@ -7,8 +7,9 @@
 // provider registry). What loads on first use (src/machinery.ts, a provider's machinery) still loads
 // on first use: a bundle of its own is evaluated only when one of its modules is first imported.
 //
-// - dist/bundles/register-own.js: what `tracepipe/register` imports itself (which thread this is, the
-//   seam to what loads on first use), which the public import and the tools import as well.
+// - dist/bundles/register-own.js: what `tracepipe/register` does once asked (src/register-start.ts),
+//   which thread this is, the seam to what loads on first use; the public import and the tools
+//   import it as well.
 // - dist/bundles/register-shared.js: what `tracepipe/register`'s diagnostics server and GC hook share
 //   with the public API (the thread's host, record layouts, errors, the GC tally): small modules,
 //   which register loads without the public API.
@@ -51,7 +52,7 @@ const SHIM_MARK = '// tracepipe: this module is part of ';
  * GC hook, which holds the collections the loading causes for the session): none of it is in the
  * public API's bundles, so an attachable process that never traces loads none of the public API,
  * and no collection their loading causes comes before the hook. What of it the public API imports
- * too is the register-shared bundle; register's own three files stay files.
+ * too is the register-shared bundle.
  */
 const REGISTER_ROOTS = ['register-start.js', 'ipc/diagnostics-server.js', 'schema/provider-host.js', 'ipc/diagnostics-requests.js', 'providers/gc-hook.js'];
 /**
@@ -132,7 +133,7 @@ const DEFAULT_PROFILE = `${DIST}providers/default-profile.js`;
 const defaultProfileGraph = (await staticGraph([relative(DIST, DEFAULT_PROFILE)])).files;
 const machineryTools = [...new Set([...machineryGraph, ...defaultProfileGraph])].filter((f) => toolSide.has(f) && !imported.has(f) && !registersOwn.has(f));
 const stages = [
-  // What register imports (this thread, the first-use seam): two files it and the public import read first.
+  // What register imports once asked (its work, this thread, the first-use seam): the public import reads it first too.
   { bundle: `${BUNDLES}register-own.js`, members: [...registersOwn] },
   { bundle: `${BUNDLES}register-shared.js`, members: members.filter((f) => registers.has(f)) },
   { bundle: `${BUNDLES}session-base.js`, members: [...registers].filter((f) => machineryGraph.has(f) && !imported.has(f) && !registersOwn.has(f) && !toolSide.has(f) && !gcHookOwn.includes(f)) },
