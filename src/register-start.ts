@@ -3,6 +3,7 @@
  * only then): starts the sessions the environment asks for, and later the diagnostics server. Only
  * the main thread does anything (worker threads inherit --import, and NODE_OPTIONS' --require).
  */
+import { errorMessage } from './schema/error-message.js';
 import { isMainThread, requireBuiltin, trackImport } from './schema/this-thread.js';
 import { loadDiagnosticsServer, loadFlightRecorder, loadGcHook, loadSessionMachinery, loadSessionMachineryNow, type SessionMachinery } from './machinery.js';
 
@@ -22,7 +23,7 @@ export interface RegisterAsks {
  * EPIPE, as process.stderr's error would.
  */
 function warn(what: string, e: unknown): void {
-  const line = `tracepipe: ${what}: ${(e as Error)?.message ?? String(e)}\n`;
+  const line = `tracepipe: ${what}: ${errorMessage(e)}\n`;
   try {
     (requireBuiltin('node:fs') as typeof import('node:fs')).writeSync(2, line);
   } catch (error) {
